@@ -1,0 +1,185 @@
+"""Read an action out of model text: a tool call, a final answer, giving up, or an error.
+
+Two syntaxes, chosen per env:
+
+* ``react``: the official TravelPlanner action syntax, ``Name[arg1, arg2]`` with arguments
+  split on ``", "``. An optional ``Action k:`` prefix and preceding thoughts are allowed; the
+  action is the text after the last ``Action k:`` marker, or else the last line.
+* ``json``: function calling as chat models emit it,
+  ``<tool_call>{"name": ..., "arguments": {...}}</tool_call>``.
+
+In both, ``<answer>...</answer>`` submits a final answer (the last complete one counts), and
+the control actions ``Finish[...]`` / ``GiveUp[...]`` (or tools ``finish`` / ``give_up``) end
+the episode. Nothing here raises on model text: problems come back as ``ActionError``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from agentgym.core.tools import Tool, ToolBox
+from agentgym.core.types import ActionError, ErrorCode
+
+__all__ = ["Call", "Answer", "GiveUp", "Parsed", "parse_action", "FORMATS"]
+
+FORMATS = ("react", "json")
+
+_ACTION_MARKER = re.compile(r"Action\s*\d*\s*:", re.IGNORECASE)
+_REACT = re.compile(r"(\w+)\[(.*)\]", re.DOTALL)
+_ANSWER = re.compile(r"<answer>(.*?)</answer>", re.DOTALL | re.IGNORECASE)
+_TOOL_CALL = re.compile(r"<tool_call>(.*?)</tool_call>", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class Call:
+    tool: Tool
+    arguments: dict[str, str]
+
+
+@dataclass(frozen=True)
+class Answer:
+    text: str
+
+
+@dataclass(frozen=True)
+class GiveUp:
+    reason: str
+
+
+Parsed = Call | Answer | GiveUp | ActionError
+
+
+def parse_action(text: str, tools: ToolBox, fmt: str) -> Parsed:
+    """Parse one turn of model text in format ``fmt`` (``react`` or ``json``)."""
+    if not text.strip():
+        return _error(ErrorCode.EMPTY_ACTION, "No feedback from the environment due to the null action. "
+                      + _usage(fmt, tools))
+    answer = _find_answer(text)
+    if answer is not None:
+        return answer
+    return _parse_react(text, tools) if fmt == "react" else _parse_json(text, tools)
+
+
+# -- answers ---------------------------------------------------------------------------------
+def _find_answer(text: str) -> Answer | ActionError | None:
+    if "<answer>" not in text.lower():
+        return None
+    found = _ANSWER.findall(text)
+    if not found:
+        return _error(ErrorCode.UNPARSEABLE_ACTION,
+                      "The <answer> tag is not closed. Write the whole answer as <answer>...</answer>.")
+    return Answer(found[-1].strip())
+
+
+# -- react -----------------------------------------------------------------------------------
+def _parse_react(text: str, tools: ToolBox) -> Parsed:
+    match = _react_match(text)
+    if match is None:
+        return _error(ErrorCode.UNPARSEABLE_ACTION,
+                      f"Could not find an action in your reply. {_usage('react', tools)}")
+    name, arg = match.group(1), match.group(2).strip()
+    if name == "Finish":
+        return Answer(arg)
+    if name == "GiveUp":
+        return GiveUp(arg)
+    tool = tools.by_action(name)
+    if tool is None:
+        return _unknown(name, [t.action for t in tools] + ["Finish", "GiveUp"], tools, "react")
+    values = arg.split(", ") if arg else []
+    if len(values) != len(tool.params):
+        return _error(ErrorCode.WRONG_ARITY, f"{name} takes {len(tool.params)} argument(s) separated by ', ', "
+                      f"got {len(values)}. Use {tool.signature}.")
+    return Call(tool, {p.name: v for p, v in zip(tool.params, values)})
+
+
+def _react_match(text: str) -> re.Match[str] | None:
+    markers = list(_ACTION_MARKER.finditer(text))
+    segment = text[markers[-1].end():] if markers else text
+    segment = segment.strip()
+    match = _REACT.fullmatch(segment)
+    if match is None:
+        lines = [line.strip() for line in segment.splitlines() if line.strip()]
+        match = _REACT.fullmatch(lines[-1]) if lines else None
+    return match
+
+
+# -- json ------------------------------------------------------------------------------------
+def _parse_json(text: str, tools: ToolBox) -> Parsed:
+    blocks = _TOOL_CALL.findall(text)
+    if not blocks:
+        stripped = text.strip()
+        if "<tool_call>" in text:
+            return _error(ErrorCode.UNPARSEABLE_ACTION,
+                          "The <tool_call> tag is not closed. " + _usage("json", tools))
+        if not stripped.startswith("{"):
+            return _error(ErrorCode.UNPARSEABLE_ACTION, "No <tool_call> or <answer> found. " + _usage("json", tools))
+        blocks = [stripped]
+    try:
+        obj = json.loads(blocks[0])
+    except (json.JSONDecodeError, RecursionError) as exc:
+        return _error(ErrorCode.UNPARSEABLE_ACTION, f"The tool call is not valid JSON ({_short(exc)}). "
+                      + _usage("json", tools))
+    return _json_call(obj, tools)
+
+
+def _json_call(obj: Any, tools: ToolBox) -> Parsed:
+    if not isinstance(obj, dict) or not isinstance(obj.get("name"), str):
+        return _error(ErrorCode.UNPARSEABLE_ACTION,
+                      'A tool call must be a JSON object with a "name" string and an "arguments" object.')
+    name, arguments = obj["name"], obj.get("arguments", obj.get("parameters", {}))
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments) if arguments.strip() else {}
+        except (json.JSONDecodeError, RecursionError):
+            arguments = None
+    if not isinstance(arguments, dict):
+        return _error(ErrorCode.UNPARSEABLE_ACTION, f'"arguments" of {name} must be a JSON object.')
+    if name in ("finish", "give_up"):
+        text = arguments.get("plan", arguments.get("answer", arguments.get("reason", "")))
+        text = text if isinstance(text, str) else json.dumps(text)
+        return Answer(text) if name == "finish" else GiveUp(text)
+    tool = tools.by_name(name) or tools.by_action(name)
+    if tool is None:
+        return _unknown(name, [t.name for t in tools] + ["finish", "give_up"], tools, "json")
+    return _bind(tool, arguments)
+
+
+def _bind(tool: Tool, arguments: dict[str, Any]) -> Parsed:
+    expected = [p.name for p in tool.params]
+    missing = [n for n in expected if n not in arguments]
+    extra = [n for n in arguments if n not in expected]
+    if missing or extra:
+        what = f"missing {missing}" if missing else f"unexpected {extra}"
+        return _error(ErrorCode.WRONG_ARITY, f"{tool.name} takes arguments {expected}; {what}.")
+    bad = [n for n in expected if not isinstance(arguments[n], (str, int, float)) or isinstance(arguments[n], bool)]
+    if bad:
+        return _error(ErrorCode.INVALID_ARGUMENT, f"{tool.name}: argument {bad[0]!r} must be a string.")
+    return Call(tool, {n: str(arguments[n]) for n in expected})
+
+
+# -- messages --------------------------------------------------------------------------------
+def _unknown(name: str, valid: list[str], tools: ToolBox, fmt: str) -> ActionError:
+    close = difflib.get_close_matches(name, valid, n=1)
+    hint = f" Did you mean {close[0]}?" if close else ""
+    return _error(ErrorCode.UNKNOWN_TOOL, f"Unknown action {_short(name)!r}.{hint} Valid actions: {', '.join(valid)}.")
+
+
+def _usage(fmt: str, tools: ToolBox) -> str:
+    if fmt == "react":
+        example = tools.tools[0].signature if len(tools) else "Tool[arg]"
+        return f"Write one action per turn, e.g. {example}, or Finish[<answer>]."
+    return ('Call a tool as <tool_call>{"name": "...", "arguments": {...}}</tool_call>, '
+            "or give the final answer as <answer>...</answer>.")
+
+
+def _short(value: Any, limit: int = 80) -> str:
+    text = str(value)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _error(code: ErrorCode, message: str) -> ActionError:
+    return ActionError(code=code, message=message)

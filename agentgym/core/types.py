@@ -1,0 +1,96 @@
+"""Typed records of what happened in a step: the parsed action, the tool call, its result, errors.
+
+They are pydantic models inside agentgym and plain dicts at the Gymnasium boundary:
+``StepInfo.to_info()`` gives the ``info`` dict and ``StepInfo.from_info(info)`` reads it back.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "ErrorCode",
+    "ActionError",
+    "ToolCall",
+    "ToolResult",
+    "StepInfo",
+]
+
+
+class ErrorCode(StrEnum):
+    """Why an action could not be carried out. The observation explains the fix."""
+
+    EMPTY_ACTION = "empty_action"
+    ACTION_TOO_LONG = "action_too_long"
+    UNPARSEABLE_ACTION = "unparseable_action"
+    UNKNOWN_TOOL = "unknown_tool"
+    WRONG_ARITY = "wrong_arity"
+    INVALID_ARGUMENT = "invalid_argument"
+    INVALID_PLAN = "invalid_plan"
+    TOOL_FAILED = "tool_failed"
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class ActionError(_Record):
+    code: ErrorCode
+    """Machine-readable reason, stable across versions."""
+    message: str
+    """One line naming the problem and how to fix it (also shown to the agent)."""
+
+
+class ToolCall(_Record):
+    name: str
+    """Canonical tool name, e.g. ``FlightSearch``."""
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    """Arguments by parameter name, as parsed from the action text."""
+
+
+class ToolResult(_Record):
+    content: str
+    """Text shown to the agent as the next observation."""
+    n_rows: int = 0
+    """Rows in a table result; 0 for messages."""
+    error: ErrorCode | None = None
+    """Set when the tool rejected its arguments (e.g. an unknown city or a malformed date)."""
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+class StepInfo(_Record):
+    """What a step did. ``info`` in ``reset``/``step`` is ``StepInfo.to_info()``."""
+
+    turn: int
+    """Number of actions taken so far in the episode (0 after reset)."""
+    action: Literal["reset", "tool", "answer", "give_up", "invalid"] = "reset"
+    """What kind of action the text was read as."""
+    tool_call: ToolCall | None = None
+    tool_result: ToolResult | None = None
+    error: ActionError | None = None
+    """Set when the action could not be carried out; ``error.code`` is an ``ErrorCode``."""
+    terminated_reason: str | None = None
+    """Why the episode ended on this step: ``answer``, ``give_up`` or ``max_turns``."""
+    task_id: str | None = None
+    evaluation: dict[str, Any] | None = None
+    """The env's final evaluation report (env specific), set on the terminal step."""
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def error_code(self) -> ErrorCode | None:
+        return None if self.error is None else self.error.code
+
+    def to_info(self) -> dict[str, Any]:
+        """The plain ``dict`` Gymnasium expects as ``info``."""
+        return self.model_dump(mode="json")
+
+    @classmethod
+    def from_info(cls, info: dict[str, Any]) -> StepInfo:
+        """Read an ``info`` dict produced by :meth:`to_info` back into a ``StepInfo``."""
+        return cls.model_validate(info)

@@ -1,0 +1,1 @@
+"""agentgym's environments. Each subpackage is one env family."""

@@ -1,0 +1,74 @@
+"""Reference information for sole-planning mode, computed with the env's own tools.
+
+The official dataset's ``reference_information`` follows the query's annotated route: for each
+visited city its attractions, restaurants and accommodations, then for each leg the flights on
+that leg's date and the self-driving and taxi distances. When a query has an annotated plan we
+collect exactly that. Without one, the route is unknown, so we collect the same entries for
+candidate cities: the destination city, or the first ``max_candidates`` cities of the
+destination state (in ``citySet_with_states`` order), with legs from the origin on the first
+day, back to the origin on the last day, and between candidates on the middle travel days
+(every other day, as in the official 5- and 7-day routes).
+"""
+
+from __future__ import annotations
+
+from itertools import permutations
+from typing import Any
+
+from agentgym.envs.travelplanner.queries import TravelQuery
+from agentgym.envs.travelplanner.tools import distance_matrix, strip_state
+from agentgym.envs.travelplanner.world import World
+
+__all__ = ["reference_information", "route_of_plan"]
+
+
+def reference_information(query: TravelQuery, world: World, tools, *, max_candidates: int = 4) -> list[dict[str, Any]]:
+    """``[{'Description': ..., 'Content': ...}]`` entries, in the official order."""
+    route = route_of_plan(query)
+    if route is not None:
+        cities, legs = route
+    else:
+        cities, legs = _candidate_route(query, world, max_candidates)
+    entries = []
+    for city in cities:
+        for label, action in (("Attractions", "AttractionSearch"), ("Restaurants", "RestaurantSearch"),
+                              ("Accommodations", "AccommodationSearch")):
+            entries.append(_entry(f"{label} in {city}", tools.by_action(action).run(city).content))
+    for a, b, date in legs:
+        entries.append(_entry(f"Flight from {a} to {b} on {date}", tools.by_action("FlightSearch").run(a, b, date).content))
+        entries.append(_entry(f"Self-driving from {a} to {b}", distance_matrix(world, a, b, "self-driving").content))
+        entries.append(_entry(f"Taxi from {a} to {b}", distance_matrix(world, a, b, "taxi").content))
+    return entries
+
+
+def route_of_plan(query: TravelQuery) -> tuple[list[str], list[tuple[str, str, str]]] | None:
+    """Visited cities and (from, to, date) legs of the query's annotated plan, if it has one."""
+    if not query.annotated_plan:
+        return None
+    cities: list[str] = []
+    legs: list[tuple[str, str, str]] = []
+    for i, day in enumerate(query.annotated_plan[: query.days]):
+        current = str(day.get("current_city", ""))
+        if current.startswith("from ") and " to " in current:
+            a, b = (strip_state(x) for x in current[5:].split(" to ", 1))
+            legs.append((a, b, query.date[i] if i < len(query.date) else ""))
+            if b != query.org and b not in cities:
+                cities.append(b)
+    return cities, legs
+
+
+def _candidate_route(query: TravelQuery, world: World, max_candidates: int):
+    if query.visiting_city_number <= 1:
+        cities = [query.dest]
+    else:
+        cities = list((world.cities_in_state(query.dest) or ())[:max_candidates])
+    first, last = query.date[0], query.date[-1]
+    legs = [(query.org, c, first) for c in cities]
+    middle = query.date[2:-1:2]  # travel days 3, 5 of 5- and 7-day trips
+    legs += [(a, b, d) for d in middle for a, b in permutations(cities, 2)]
+    legs += [(c, query.org, last) for c in cities]
+    return cities, legs
+
+
+def _entry(description: str, content: str) -> dict[str, Any]:
+    return {"Description": description, "Content": content}

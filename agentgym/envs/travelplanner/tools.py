@@ -1,0 +1,162 @@
+"""The TravelPlanner tools, with the official semantics and message strings.
+
+Each tool is a small function of the world and its string arguments returning a
+``ToolResult`` whose ``content`` is what the official agent would observe. Results are
+memoised per tool and arguments: the world is read-only, and GRPO-style training replays the
+same queries many times, so the same lookups recur.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from functools import lru_cache, partial
+from typing import Any
+
+from agentgym.core.tools import Param, Tool, ToolBox
+from agentgym.core.types import ErrorCode, ToolResult
+from agentgym.envs.travelplanner._render import render_table
+from agentgym.envs.travelplanner.world import Accommodation, Attraction, Flight, Restaurant, World
+
+__all__ = ["make_toolbox", "distance_cost", "Notebook", "strip_state", "CACHE_SIZE"]
+
+CACHE_SIZE = 65_536
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_STATE_SUFFIX = re.compile(r"\(.*?\)")
+
+
+def strip_state(city: str) -> str:
+    """``Abilene(Texas)`` -> ``Abilene``: every official lookup drops a parenthesised suffix."""
+    return _STATE_SUFFIX.sub("", city).strip() if "(" in city else city
+
+
+def distance_cost(mode: str, distance_km: float) -> int | None:
+    """The official cost rule: 5 cents per km when driving, 1 dollar per km by taxi."""
+    if "driving" in mode:
+        return int(distance_km * 0.05)
+    if mode == "taxi":
+        return int(distance_km)
+    return None
+
+
+def _ok(content: str, n_rows: int = 0) -> ToolResult:
+    return ToolResult(content=content, n_rows=n_rows)
+
+
+def _fail(content: str) -> ToolResult:
+    return ToolResult(content=content, error=ErrorCode.INVALID_ARGUMENT)
+
+
+def _table(row_type: Any, rows: Any, index: Any = None) -> ToolResult:
+    return _ok(render_table(row_type.COLUMNS, rows, index), len(rows))
+
+
+def _invalid_city(world: World, city: str) -> ToolResult | None:
+    if city in world.city_set:
+        return None
+    return _fail(f"{city} is not valid city in {list(world.cities)}.")
+
+
+# -- the tools -------------------------------------------------------------------------------
+def flight_search(world: World, origin: str, destination: str, date: str) -> ToolResult:
+    if not _DATE.match(date):
+        return _fail(f"'{date}' is not in the format YYYY-MM-DD")
+    for city in (origin, destination):
+        if (bad := _invalid_city(world, city)) is not None:
+            return bad
+    rows = world.flights(origin, destination, date)
+    if not rows:
+        return _ok(f"There is no flight from {origin} to {destination} on {date}.")
+    return _table(Flight, rows)
+
+
+def _city_search(world: World, lookup: Callable[[str], tuple], row_type: Any, empty: str, city: str) -> ToolResult:
+    if (bad := _invalid_city(world, city)) is not None:
+        return bad
+    rows = lookup(city)
+    if not rows:
+        return _ok(empty)
+    # The official RestaurantSearch alone prints pandas' row labels (``to_string()``).
+    index = world.restaurant_labels(city) if row_type is Restaurant else None
+    return _table(row_type, rows, index)
+
+
+def city_search(world: World, state: str) -> ToolResult:
+    cities = world.cities_in_state(state)
+    # Official quirk: the tool *returns* a ValueError, which is printed, so it is not an error.
+    return _ok("Invalid State") if cities is None else _ok(str(list(cities)), len(cities))
+
+
+def distance_matrix(world: World, origin: str, destination: str, mode: str) -> ToolResult:
+    origin, destination = strip_state(origin), strip_state(destination)
+    row = world.distance(origin, destination)
+    if row is None:
+        return _ok(f"{mode}, from {origin} to {destination}, no valid information.")
+    if row.duration is None or row.distance is None or "day" in row.duration:
+        return _ok("No valid information.")
+    try:
+        km = float(row.distance.replace("km", "").replace(",", "").strip())
+    except ValueError:
+        return _ok("No valid information.")
+    cost = distance_cost(mode, km)
+    return _ok(f"{mode}, from {origin} to {destination}, duration: {row.duration}, "
+               f"distance: {row.distance}, cost: {cost}")
+
+
+def make_toolbox(world: World) -> ToolBox:
+    """The seven TravelPlanner search tools bound to ``world`` (NotebookWrite is per episode)."""
+    cached = partial(lru_cache, maxsize=CACHE_SIZE)
+    return ToolBox([
+        Tool("search_flights", "FlightSearch", "Flights from one city to another on a date.",
+             (Param("origin", "Departure City", "Departure city, e.g. New York"),
+              Param("destination", "Destination City", "Destination city"),
+              Param("date", "Date", "Departure date as YYYY-MM-DD")),
+             cached()(partial(flight_search, world))),
+        Tool("search_accommodations", "AccommodationSearch", "Accommodations in a city.",
+             (Param("city", "City", "City name"),),
+             cached()(partial(_city_search, world, world.accommodations, Accommodation,
+                              "There is no attraction in this city."))),  # official wording
+        Tool("search_restaurants", "RestaurantSearch", "Restaurants in a city.",
+             (Param("city", "City", "City name"),),
+             cached()(partial(_city_search, world, world.restaurants, Restaurant,
+                              "There is no restaurant in this city."))),
+        Tool("search_attractions", "AttractionSearch", "Attractions in a city.",
+             (Param("city", "City", "City name"),),
+             cached()(partial(_city_search, world, world.attractions, Attraction,
+                              "There is no attraction in this city."))),
+        Tool("search_cities", "CitySearch", "Cities of a state.",
+             (Param("state", "State", "State name, e.g. Texas"),),
+             cached()(partial(city_search, world))),
+        Tool("distance_matrix", "GoogleDistanceMatrix",
+             "Duration, distance and cost of driving between two cities.",
+             (Param("origin", "Origin", "Origin city"),
+              Param("destination", "Destination", "Destination city"),
+              Param("mode", "Mode", "Travel mode", enum=("self-driving", "taxi"))),
+             cached()(partial(distance_matrix, world))),
+        Tool("notebook_write", "NotebookWrite",
+             "Store the last search result in the notebook under a short description.",
+             (Param("description", "Short Description", "Short description of the stored result"),),
+             _notebook_placeholder),
+    ])
+
+
+def _notebook_placeholder(description: str) -> ToolResult:
+    # The env routes NotebookWrite to its per-episode Notebook; this never runs.
+    raise RuntimeError("NotebookWrite is handled by the episode's Notebook")
+
+
+class Notebook:
+    """Per-episode store of search results, as the official NotebookWrite keeps them."""
+
+    def __init__(self) -> None:
+        self.entries: list[dict[str, str]] = []
+        self.last_result: str | None = None
+
+    def remember(self, tool: Tool, result: ToolResult) -> None:
+        # CitySearch never becomes "the last result" in the official agent.
+        if tool.action not in ("CitySearch", "NotebookWrite"):
+            self.last_result = result.content
+
+    def write(self, description: str) -> ToolResult:
+        self.entries.append({"Short Description": description, "Content": str(self.last_result)})
+        return _ok(f"The information has been recorded in Notebook, and its index is {len(self.entries) - 1}.")

@@ -1,0 +1,1 @@
+"""Bridges to training frameworks. Each integration imports its framework lazily."""

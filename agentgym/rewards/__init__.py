@@ -1,0 +1,1 @@
+"""Reward shapers (composable, declarative, scheduled); see the rewards issue."""
