@@ -25,7 +25,6 @@ FLIGHT_COLUMNS = (
     "FlightDate", "OriginCityName", "DestCityName", "Distance",
 )
 _NUMBER, _ORIGIN, _DEST, _DATE = 0, 6, 7, 5
-_MAX_CATEGORIES = 1 << 20  # above this a string column is stored as raw bytes
 
 
 class FlightTable:
@@ -33,18 +32,17 @@ class FlightTable:
 
     def __init__(self, folder: Path) -> None:
         meta = json.loads((folder / "meta.json").read_text())
-        self._vocab: dict[int, list[Any]] = {int(k): v for k, v in meta["vocab"].items()}
-        self._kinds: list[str] = meta["kinds"]
-        self._cols = [np.load(folder / f"col{j}.npy", mmap_mode="r") for j in range(len(FLIGHT_COLUMNS))]
+        vocab = {int(k): v for k, v in meta["vocab"].items()}
+        self._records = np.load(folder / "records.npy", mmap_mode="r")
         self._keys = np.load(folder / "keys.npy")
         self._starts = np.load(folder / "starts.npy")
         self._by_number = np.load(folder / "by_number.npy", mmap_mode="r")
         self._sorted_numbers = np.load(folder / "sorted_numbers.npy", mmap_mode="r")
-        cities = self._vocab[_ORIGIN]
-        self._city_code = {c: i for i, c in enumerate(cities)}
-        self._date_code = {d: i for i, d in enumerate(self._vocab[_DATE])}
-        self._n_cities, self._n_dates = len(cities), len(self._vocab[_DATE])
-        self.n_rows = int(self._cols[0].shape[0])
+        self._categories = sorted(vocab.items())
+        self._city_code = {c: i for i, c in enumerate(vocab[_ORIGIN])}
+        self._date_code = {d: i for i, d in enumerate(vocab[_DATE])}
+        self._n_cities, self._n_dates = len(vocab[_ORIGIN]), len(vocab[_DATE])
+        self.n_rows = int(self._records.shape[0])
 
     def route_date(self, origin: str, dest: str, date: str) -> list[tuple[Any, ...]]:
         """Rows for one route on one date, in file order."""
@@ -55,30 +53,24 @@ class FlightTable:
         i = int(np.searchsorted(self._keys, key))
         if i == len(self._keys) or self._keys[i] != key:
             return []
-        return self._rows(slice(int(self._starts[i]), int(self._starts[i + 1])))
+        return self._decode(self._records[int(self._starts[i]) : int(self._starts[i + 1])].tolist())
 
     def by_number(self, number: str) -> list[tuple[Any, ...]]:
         """All rows with this flight number, in file order."""
         target = np.bytes_(number.encode("utf-8", "replace"))
         lo = int(np.searchsorted(self._sorted_numbers, target, side="left"))
         hi = int(np.searchsorted(self._sorted_numbers, target, side="right"))
-        return [self._row(int(p)) for p in self._by_number[lo:hi]]
+        return self._decode([self._records[int(p)].tolist() for p in self._by_number[lo:hi]])
 
-    def _rows(self, sl: slice) -> list[tuple[Any, ...]]:
-        columns = [self._decode(j, col[sl]) for j, col in enumerate(self._cols)]
-        return list(zip(*columns))
-
-    def _row(self, i: int) -> tuple[Any, ...]:
-        return tuple(self._decode(j, col[i : i + 1])[0] for j, col in enumerate(self._cols))
-
-    def _decode(self, j: int, values: np.ndarray) -> list[Any]:
-        kind = self._kinds[j]
-        if kind == "category":
-            vocab = self._vocab[j]
-            return [vocab[c] for c in values.tolist()]
-        if kind == "bytes":
-            return [b.decode("utf-8") for b in values.tolist()]
-        return values.tolist()
+    def _decode(self, records: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+        out = []
+        for rec in records:
+            row = list(rec)
+            row[_NUMBER] = row[_NUMBER].decode("utf-8")
+            for j, vocab in self._categories:
+                row[j] = vocab[row[j]]
+            out.append(tuple(row))
+        return out
 
 
 def build_flight_table(csv_path: Path, folder: Path) -> None:
@@ -93,8 +85,11 @@ def build_flight_table(csv_path: Path, folder: Path) -> None:
     keys = _route_key(cols, vocabs)[order]
     kinds, stored, meta_vocab = _store_columns([c[order] for c in cols], vocabs)
     folder.mkdir(parents=True, exist_ok=True)
+    # One record per row, so a route-date is one contiguous slice of one memory-mapped file.
+    records = np.empty(len(keys), dtype=[(f"c{j}", a.dtype) for j, a in enumerate(stored)])
     for j, arr in enumerate(stored):
-        np.save(folder / f"col{j}.npy", arr)
+        records[f"c{j}"] = arr
+    np.save(folder / "records.npy", records)
     unique, starts = np.unique(keys, return_index=True)
     np.save(folder / "keys.npy", unique)
     np.save(folder / "starts.npy", np.append(starts, len(keys)).astype(np.int64))
@@ -169,14 +164,14 @@ def _store_columns(cols: list[np.ndarray], vocabs: list[list[str]]):
     kinds, stored, meta_vocab = [], [], {}
     for j, (codes, vocab) in enumerate(zip(cols, vocabs)):
         convert = column_converter(vocab)
-        if j == _NUMBER or (convert.kind == "str" and len(vocab) > _MAX_CATEGORIES):
+        if j == _NUMBER:
             # Flight numbers are searched by value, so they are stored as sortable bytes.
             kinds.append("bytes")
             stored.append(np.array([v.encode("utf-8") for v in vocab], dtype=bytes)[codes])
         elif j in (_ORIGIN, _DEST, _DATE) or convert.kind == "str":
-            kinds.append("category")
+            kinds.append("category")  # few distinct values: times, dates, city names
             stored.append(codes.astype(np.int32))
-            meta_vocab[j] = [convert(v) for v in vocab]
+            meta_vocab[j] = [str(v) for v in vocab]
         else:
             kinds.append(convert.kind)
             dtype = np.int64 if convert.kind == "int" else np.float64

@@ -1,8 +1,14 @@
-"""Render result rows as text tables in the layout of pandas ``DataFrame.to_string(index=False)``.
+"""Render result rows as text tables in the layout of pandas ``DataFrame.to_string``.
 
 TravelPlanner's reference information and its official tools show tables that way, so agents
 trained on either see the same text here. pandas is not a runtime dependency; a test checks
-this renderer against pandas on the real database.
+this renderer byte for byte against pandas on the real database.
+
+The layout: each column right-aligned to its widest cell, one space between columns; a
+numeric column's header gets one extra space of padding; floats are printed with 6 decimals,
+then the trailing zeros every value of the column shares are dropped (keeping one); tabs and
+newlines inside cells are shown escaped. With ``index`` (row labels, as ``to_string()`` with
+the index prints them) the labels come first, left-aligned, and every cell gets one more space.
 """
 
 from __future__ import annotations
@@ -14,51 +20,42 @@ from typing import Any
 __all__ = ["render_table"]
 
 _FLOAT_DIGITS = 6  # pandas' default display precision
-_ESCAPES = str.maketrans({"\t": "\\t", "\r": "\\r", "\n": "\\n"})  # shown escaped, as pandas does
+_ESCAPES = str.maketrans({"\t": "\\t", "\r": "\\r", "\n": "\\n"})
 
 
 def render_table(columns: Sequence[str], rows: Sequence[Sequence[Any]], index: Sequence[int] | None = None) -> str:
-    """Right-align each column to its widest cell, one space between columns.
-
-    As in pandas, a numeric column's header gets one extra space of padding; with an
-    ``index`` (row labels, left-aligned in front, as ``to_string()`` shows them) every cell does.
-    """
-    cells = [_format_column([row[i] for row in rows]) for i in range(len(columns))]
     pad = index is not None
-    widths = [max(len(name) + _is_numeric(rows, i), max(map(len, col), default=0) + pad)
-              for i, (name, col) in enumerate(zip(columns, cells))]
-    labels = [str(i) for i in index] if index is not None else None
-    lead = max(map(len, labels), default=0) if labels is not None else 0
-    header = " ".join(name.rjust(w) for name, w in zip(columns, widths))
-    lines = [" " * lead + " " + header if labels is not None else header]
-    for r in range(len(rows)):
-        line = " ".join(col[r].rjust(w) for col, w in zip(cells, widths))
-        lines.append(labels[r].ljust(lead) + " " + line if labels is not None else line)
+    padded = []
+    for name, values in zip(columns, zip(*rows)):
+        cells, numeric = _format_column(values)
+        width = max(len(name) + numeric, max(map(len, cells)) + pad)
+        padded.append([name.rjust(width), *(c.rjust(width) for c in cells)])
+    lines = list(map(" ".join, zip(*padded)))
+    if index is not None:
+        labels = ["", *map(str, index)]
+        lead = max(map(len, labels))
+        lines = [f"{label.ljust(lead)} {line}" for label, line in zip(labels, lines)]
     return "\n".join(lines)
 
 
-def _is_numeric(rows: Sequence[Sequence[Any]], i: int) -> int:
-    return int(bool(rows) and all(type(r[i]) in (int, float) for r in rows))
+def _format_column(values: Sequence[Any]) -> tuple[list[str], int]:
+    kinds = set(map(type, values))
+    if kinds == {float}:
+        return _format_floats(values), 1
+    if kinds == {int}:
+        return list(map(str, values)), 1
+    cells = list(map(str, values))
+    joined = "".join(cells)
+    if "\n" in joined or "\t" in joined or "\r" in joined:
+        cells = [c.translate(_ESCAPES) for c in cells]
+    return cells, 0
 
 
-def _format_column(values: list[Any]) -> list[str]:
-    if values and all(type(v) is float for v in values):
-        return _format_floats(values)
-    return [str(v).translate(_ESCAPES) for v in values]
-
-
-def _format_floats(values: list[float]) -> list[str]:
-    # Fixed precision, then drop trailing zeros the whole column shares, keeping one decimal.
-    texts = ["NaN" if math.isnan(v) else f"{v:.{_FLOAT_DIGITS}f}" for v in values]
-    numeric = [i for i, t in enumerate(texts) if t != "NaN"]
-    trim = _FLOAT_DIGITS - 1
-    for i in numeric:
-        t = texts[i]
-        trailing = len(t) - len(t.rstrip("0"))
-        trim = min(trim, trailing)
-        if trim == 0:
-            break
-    if trim:
-        for i in numeric:
-            texts[i] = texts[i][:-trim]
-    return texts
+def _format_floats(values: Sequence[float]) -> list[str]:
+    texts = [f"{v:.{_FLOAT_DIGITS}f}" if not math.isnan(v) else "NaN" for v in values]
+    numeric = [t for t in texts if t != "NaN"]
+    trim = min((len(t) - len(t.rstrip("0")) for t in numeric), default=0)
+    trim = min(trim, _FLOAT_DIGITS - 1)
+    if not trim:
+        return texts
+    return [t[:-trim] if t != "NaN" else t for t in texts]

@@ -9,14 +9,13 @@ same queries many times, so the same lookups recur.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from functools import lru_cache, partial
 from typing import Any
 
 from agentgym.core.tools import Param, Tool, ToolBox
 from agentgym.core.types import ErrorCode, ToolResult
 from agentgym.envs.travelplanner._render import render_table
-from agentgym.envs.travelplanner.world import Accommodation, Attraction, Flight, Restaurant, World
+from agentgym.envs.travelplanner.world import Flight, World
 
 __all__ = ["make_toolbox", "distance_cost", "Notebook", "strip_state", "CACHE_SIZE"]
 
@@ -47,8 +46,8 @@ def _fail(content: str) -> ToolResult:
     return ToolResult(content=content, error=ErrorCode.INVALID_ARGUMENT)
 
 
-def _table(row_type: Any, rows: Any, index: Any = None) -> ToolResult:
-    return _ok(render_table(row_type.COLUMNS, rows, index), len(rows))
+def _table(row_type: Any, rows: Any) -> ToolResult:
+    return _ok(render_table(row_type.COLUMNS, rows), len(rows))
 
 
 def _invalid_city(world: World, city: str) -> ToolResult | None:
@@ -70,15 +69,11 @@ def flight_search(world: World, origin: str, destination: str, date: str) -> Too
     return _table(Flight, rows)
 
 
-def _city_search(world: World, lookup: Callable[[str], tuple], row_type: Any, empty: str, city: str) -> ToolResult:
+def _city_search(world: World, table: str, empty: str, city: str) -> ToolResult:
     if (bad := _invalid_city(world, city)) is not None:
         return bad
-    rows = lookup(city)
-    if not rows:
-        return _ok(empty)
-    # The official RestaurantSearch alone prints pandas' row labels (``to_string()``).
-    index = world.restaurant_labels(city) if row_type is Restaurant else None
-    return _table(row_type, rows, index)
+    text = world.city_table(table, city)
+    return _ok(empty) if text is None else _ok(text, text.count("\n"))
 
 
 def city_search(world: World, state: str) -> ToolResult:
@@ -114,16 +109,14 @@ def make_toolbox(world: World) -> ToolBox:
              cached()(partial(flight_search, world))),
         Tool("search_accommodations", "AccommodationSearch", "Accommodations in a city.",
              (Param("city", "City", "City name"),),
-             cached()(partial(_city_search, world, world.accommodations, Accommodation,
+             cached()(partial(_city_search, world, "accommodations",
                               "There is no attraction in this city."))),  # official wording
         Tool("search_restaurants", "RestaurantSearch", "Restaurants in a city.",
              (Param("city", "City", "City name"),),
-             cached()(partial(_city_search, world, world.restaurants, Restaurant,
-                              "There is no restaurant in this city."))),
+             cached()(partial(_city_search, world, "restaurants", "There is no restaurant in this city."))),
         Tool("search_attractions", "AttractionSearch", "Attractions in a city.",
              (Param("city", "City", "City name"),),
-             cached()(partial(_city_search, world, world.attractions, Attraction,
-                              "There is no attraction in this city."))),
+             cached()(partial(_city_search, world, "attractions", "There is no attraction in this city."))),
         Tool("search_cities", "CitySearch", "Cities of a state.",
              (Param("state", "State", "State name, e.g. Texas"),),
              cached()(partial(city_search, world))),

@@ -21,6 +21,7 @@ from typing import Any, NamedTuple
 
 from agentgym.envs.travelplanner._csv import read_table
 from agentgym.envs.travelplanner._flights import FlightTable, build_flight_table
+from agentgym.envs.travelplanner._render import render_table
 from agentgym.errors import DataError
 
 __all__ = [
@@ -37,7 +38,7 @@ __all__ = [
 
 DATABASE_ENV_VAR = "AGENTGYM_TRAVELPLANNER_DB"
 CACHE_ENV_VAR = "AGENTGYM_CACHE_DIR"
-_CACHE_VERSION = "2"
+_CACHE_VERSION = "4"
 _OPEN: dict[Path, World] = {}
 _DEFAULT_WORLD = ("default", 0)  # (scale preset, seed) of the embedded world
 
@@ -160,6 +161,11 @@ class World:
         """The pandas index labels of ``restaurants(city)``; the official RestaurantSearch prints them."""
         return self._small["restaurant_labels"].get(city, ())
 
+    def city_table(self, table: str, city: str) -> str | None:
+        """The city's ``accommodations``/``restaurants``/``attractions`` as the official tool prints
+        them (rendered once, when the cache is built); None when the city has no rows."""
+        return self._small["rendered"][table].get(city)
+
     def attractions(self, city: str) -> tuple[Attraction, ...]:
         return self._small["attractions"].get(city, ())
 
@@ -253,6 +259,8 @@ def _load_small_tables(root: Path) -> dict[str, Any]:
     if bad:
         raise DataError(f"{src['city_states']}: line {bad[0] + 1} is not 'city<TAB>state'")
     restaurants, restaurant_labels = _by_city(Restaurant, read_table(src["restaurants"], Restaurant.COLUMNS, dropna=True))
+    accommodations = _by_city(Accommodation, read_table(src["accommodations"], Accommodation.COLUMNS, dropna=True))[0]
+    attractions = _by_city(Attraction, read_table(src["attractions"], Attraction.COLUMNS, dropna=True))[0]
     cities_in_state: dict[str, list[str]] = {}
     for city, state in city_states:
         cities_in_state.setdefault(state, []).append(city)
@@ -261,10 +269,16 @@ def _load_small_tables(root: Path) -> dict[str, Any]:
         "state_set": tuple(_lines(src["state_set"])),
         "state_of": {city: state for city, state in reversed(city_states)},
         "cities_in_state": {s: tuple(c) for s, c in cities_in_state.items()},
-        "accommodations": _by_city(Accommodation, read_table(src["accommodations"], Accommodation.COLUMNS, dropna=True))[0],
+        "accommodations": accommodations,
         "restaurants": restaurants,
         "restaurant_labels": restaurant_labels,
-        "attractions": _by_city(Attraction, read_table(src["attractions"], Attraction.COLUMNS, dropna=True))[0],
+        "attractions": attractions,
+        "rendered": {
+            # The official RestaurantSearch alone prints pandas' row labels (``to_string()``).
+            "restaurants": {c: render_table(Restaurant.COLUMNS, r, restaurant_labels[c]) for c, r in restaurants.items()},
+            "accommodations": {c: render_table(Accommodation.COLUMNS, r) for c, r in accommodations.items()},
+            "attractions": {c: render_table(Attraction.COLUMNS, r) for c, r in attractions.items()},
+        },
         "distances": _first_per_pair(read_table(src["distances"], Distance.COLUMNS, dropna=False)),
     }
 

@@ -1,0 +1,337 @@
+"""The 8 commonsense checks, ``official`` mode: the official evaluator's verdicts, quirks included.
+
+Each check takes ``(query, days, index)`` (``days`` = the raw day list) and returns
+``(passed, reason)``. They are written to behave like the official code on every input it can
+read, including its quirks (numbered as in the quirk list of ``docs/travelplanner-evaluation.md``):
+
+* Q1  the current-city check iterates over the *characters* of the city on non-travel days;
+* Q2  attraction strings are split on ``;`` and the last piece is dropped;
+* Q3  venue names match by *substring* (plus exact city); the first matching row is used;
+* Q4  the minimum-nights rule applies only when exactly one row matches;
+* Q5  a flight is valid in the sandbox when its number *and* route exist (date ignored);
+* Q8  flight + taxi is not a transportation conflict;
+* Q9  transportation naming none of flight / self-driving / taxi is not checked in the sandbox;
+* Q10 inputs the official code cannot read raise here too (the caller turns the exception
+  into an ``evaluation_error`` verdict instead of aborting);
+* Q11 only the first ``query.days`` entries are evaluated;
+* Q12 ``is_not_absent`` counts every key with a value (``days``, ``current_city`` included).
+
+Where the official code returns a verdict for malformed input, so do these; where it raises,
+these raise (``OfficialCrash`` with a readable message where the cause is known).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentgym.envs.travelplanner._index import WorldIndex
+from agentgym.envs.travelplanner._plan_text import before_paren, from_to, mode_of, name_city
+from agentgym.envs.travelplanner.queries import TravelQuery
+
+__all__ = ["OfficialCrash", "CHECKS", "flight_number", "route_for", "filled"]
+
+Result = tuple[bool | None, str]
+_MEALS = ("breakfast", "lunch", "dinner")
+_PLACEHOLDER_DAY = "You don't need to fill in the information for this or later days."
+
+
+class OfficialCrash(Exception):
+    """The official evaluator would raise here and abort the whole run."""
+
+
+def filled(value: Any) -> bool:
+    """The official "has a value" test: truthy and not ``'-'``."""
+    return bool(value) and value != "-"
+
+
+def _span(q: TravelQuery, days: list[Any]) -> range:
+    return range(min(q.days, len(days)))  # Q11
+
+
+def _route(text: Any) -> tuple[Any, Any]:
+    """``from_to`` + suffix removal on both ends; a ``from`` without ``to`` crashes (Q10)."""
+    a, b = from_to(text)
+    if a is None or b is None:
+        raise OfficialCrash(f"'from' without a 'from A to B' route in {str(text)[:60]!r}")
+    return before_paren(a), before_paren(b)
+
+
+def flight_number(value: str) -> str:
+    """The text between ``Flight Number: `` (case-sensitive) and the next comma (Q10 if absent)."""
+    parts = value.split("Flight Number: ")
+    if len(parts) < 2:
+        raise OfficialCrash(f"no case-sensitive 'Flight Number: ' in {value[:60]!r}")
+    return parts[1].split(",")[0]
+
+
+def route_for(unit: Any, value: Any) -> tuple[Any, Any]:
+    """Route of a transportation entry: from its own text, else from ``current_city``."""
+    a, b = from_to(value)
+    if a is None or b is None:
+        a, b = from_to(unit["current_city"])
+    return a, b
+
+
+# -- 1. Reasonable City Route ---------------------------------------------------------------
+def reasonable_city(q: TravelQuery, days: list[Any], ix: WorldIndex) -> Result:
+    cities: list[Any] = []
+    for i in _span(q, days):
+        value = days[i]["current_city"]
+        if "from" in value:
+            a, b = _route(value)
+            if i == 0 and a != q.org:
+                return False, f"day 1 starts from {a!r}, not the origin {q.org!r}"
+            cities += [a, b]
+        else:
+            cities.append(before_paren(value))
+    if cities[0] != cities[-1]:
+        return False, f"the trip is not a closed circle ({cities[0]!r} ... {cities[-1]!r})"
+    if not _valid_sequence(cities):
+        return False, f"the city sequence {' > '.join(map(str, cities))} is invalid"
+    state_of = ix.world.state_of
+    for k, city in enumerate(cities):
+        if city not in state_of:
+            return False, f"{city!r} is not a valid city"
+        if k not in (0, len(cities) - 1) and q.days > 3 and state_of[city] != q.dest:
+            return False, f"{city!r} is not in {q.dest!r}"
+    return True, "the route is a closed loop through valid cities"
+
+
+def _valid_sequence(cities: list[Any]) -> bool:
+    """At least 3 entries; interior cities contiguous, never a run of one, never revisited."""
+    if len(cities) < 3:
+        return False
+    seen: set[Any] = set()
+    i, n = 0, len(cities)
+    while i < n:
+        city = cities[i]
+        if city in seen and i != 0 and i != n - 1:
+            return False
+        run = 0
+        while i < n and cities[i] == city:
+            run += 1
+            i += 1
+        if run == 1 and 0 < i - 1 < n - 1:
+            return False
+        seen.add(city)
+    return True
+
+
+# -- 2. Diverse Restaurants / 3. Diverse Attractions -----------------------------------------
+def diverse_restaurants(q: TravelQuery, days: list[Any], ix: WorldIndex) -> Result:
+    seen: list[Any] = []  # a list, as upstream: values need not be hashable
+    for i in _span(q, days):
+        unit = days[i]
+        for meal in _MEALS:
+            if meal in unit and filled(unit[meal]):
+                value = unit[meal]
+                if value in seen:  # exact string comparison
+                    return False, f"day {i + 1} {meal} {value!r} is repeated"
+                seen.append(value)
+    return True, "no restaurant is repeated"
+
+
+def diverse_attractions(q: TravelQuery, days: list[Any], ix: WorldIndex) -> Result:
+    seen: set[str] = set()
+    for i in _span(q, days):
+        unit = days[i]
+        if "attraction" in unit and filled(unit["attraction"]):
+            for piece in unit["attraction"].split(";")[:-1]:  # Q2
+                if piece in seen:
+                    return False, f"attraction {piece!r} on day {i + 1} is repeated"
+                seen.add(piece)
+    return True, "no attraction is repeated"
+
+
+# -- 4. Minimum Nights Stay -------------------------------------------------------------------
+def minimum_nights(q: TravelQuery, days: list[Any], ix: WorldIndex) -> Result:
+    stays: list[Any] = []
+    for i in _span(q, days):
+        unit = days[i]
+        if "accommodation" not in unit:
+            return False, f"day {i + 1} has no accommodation key"
+        stays.append(unit["accommodation"])
+    for value, nights in _runs(stays):
+        if value not in ("-", ""):
+            name, city = name_city(value)
+            row, only_one = ix.contains("accommodations", city, name)
+            if only_one and nights < row.minimum_nights:  # Q4
+                return False, f"{value!r} is booked for {nights} night(s), its minimum is {row.minimum_nights:g}"
+    return True, "every stay meets its minimum nights"
+
+
+def _runs(values: list[Any]) -> list[tuple[Any, int]]:
+    runs: list[tuple[Any, int]] = []
+    for v in values:
+        if runs and runs[-1][0] == v:
+            runs[-1] = (v, runs[-1][1] + 1)
+        else:
+            runs.append((v, 1))
+    return runs
+
+
+# -- 5. Non-conflicting Transportation --------------------------------------------------------
+def transport_conflict(q: TravelQuery, days: list[Any], ix: WorldIndex) -> Result:
+    first = days[0]["transportation"]  # day 1 = the first entry of the list
+    if not filled(first):
+        return False, "day 1 has no transportation"
+    modes = {mode_of(first)}
+    for i in _span(q, days):
+        unit = days[i]
+        if "transportation" in unit and filled(unit["transportation"]):
+            modes.add(mode_of(unit["transportation"]))
+    if "Self-driving" in modes and ("Flight" in modes or "Taxi" in modes):  # Q8: flight + taxi is fine
+        other = "flight" if "Flight" in modes else "taxi"
+        return False, f"self-driving is combined with {other}"
+    return True, "the transportation modes do not conflict"
+
+
+# -- 6. Within Current City ----------------------------------------------------------------
+def within_current_city(q: TravelQuery, days: list[Any], ix: WorldIndex) -> Result:
+    for i in _span(q, days):
+        unit = days[i]
+        current = unit["current_city"]
+        if "from" in current:
+            allowed: Any = list(_route(current))
+        else:
+            allowed = before_paren(current)  # Q1: a string; the loops below see its characters
+        bad = _current_city_miss(unit, allowed)
+        if bad:
+            return False, f"day {i + 1}: the {bad} is not in the current city"
+    return True, "every entry is in the day's city"
+
+
+def _current_city_miss(unit: Any, allowed: Any) -> str | None:
+    if "transportation" in unit and filled(unit["transportation"]):
+        for city in allowed:
+            if city not in unit["transportation"]:
+                return "transportation"
+    for meal in _MEALS:
+        if meal in unit and filled(unit[meal]):
+            if not any(city in unit[meal] for city in allowed):
+                return meal
+    if "attraction" in unit and filled(unit["attraction"]):
+        for piece in unit["attraction"].split(";")[:-1]:  # Q2
+            if not any(city in piece for city in allowed):
+                return "attraction"
+    if "accommodation" in unit and filled(unit["accommodation"]):
+        if allowed[-1] not in unit["accommodation"]:  # Q1: the last *character* on a stay day
+            return "accommodation"
+    return None
+
+
+# -- 7. Within Sandbox --------------------------------------------------------------------
+def within_sandbox(q: TravelQuery, days: list[Any], ix: WorldIndex) -> Result:
+    for i in _span(q, days):
+        unit = days[i]
+        bad = _sandbox_transport(unit, ix) or _sandbox_venues(unit, ix)
+        if bad:
+            return False, f"day {i + 1}: {bad}"
+    return True, "every entry exists in the database"
+
+
+def _sandbox_transport(unit: Any, ix: WorldIndex) -> str | None:
+    value = unit["transportation"]
+    if not filled(value):
+        return None
+    a, b = route_for(unit, value)
+    low = value.lower()
+    if "flight number" in low:
+        if a is None or b is None:
+            raise OfficialCrash(f"the flight {value[:60]!r} has no 'from A to B' route")
+        a, b = before_paren(a), before_paren(b)
+        number = flight_number(value)
+        if not any(f.origin == a and f.dest == b for f in ix.flights_by_number(number)):
+            return f"flight {number} from {a} to {b} is not in the database"
+    elif "self-driving" in low or "taxi" in low:
+        if a is None or b is None:
+            a = b = "-"
+        a, b = before_paren(a), before_paren(b)
+        mode = "self-driving" if "self-driving" in low else "taxi"
+        if ix.drive_cost(a, b, mode) is None:
+            return f"{mode} from {a} to {b} has no valid distance"
+    return None  # Q9: any other mode is not checked
+
+
+def _sandbox_venues(unit: Any, ix: WorldIndex) -> str | None:
+    for meal in _MEALS:
+        if meal in unit and filled(unit[meal]):
+            name, city = name_city(unit[meal])
+            if ix.contains("restaurants", city, name)[0] is None:  # Q3
+                return f"{meal} {unit[meal]!r} is not in the database"
+    if "attraction" in unit and filled(unit["attraction"]):
+        for piece in unit["attraction"].split(";")[:-1]:  # Q2
+            name, city = name_city(piece)
+            if ix.contains("attractions", city, name)[0] is None:
+                return f"attraction {piece!r} is not in the database"
+    if "accommodation" in unit and filled(unit["accommodation"]):
+        name, city = name_city(unit["accommodation"])
+        if ix.contains("accommodations", city, name)[0] is None:
+            return f"accommodation {unit['accommodation']!r} is not in the database"
+    return None
+
+
+# -- 8. Complete Information ------------------------------------------------------------------
+def not_absent(q: TravelQuery, days: list[Any], ix: WorldIndex) -> Result:
+    span = _span(q, days)
+    present = sum(1 for i in span if days[i] != {} and days[i]["current_city"] != _PLACEHOLDER_DAY)
+    if present != q.days:
+        return False, f"the plan has {present} filled day(s) of {q.days}"
+    bad = _city_count(q, days)
+    if bad:
+        return False, bad
+    total = 0
+    for i in span:
+        unit = days[i]
+        bad = _day_complete(q, unit, i)
+        if bad:
+            return False, f"day {i + 1}: {bad}"
+        total += sum(1 for key in unit if filled(unit[key]))  # Q12: every key counts
+    if total * 1.0 / (6 * q.days) < 0.5:
+        return False, f"only {total} of {6 * q.days} pieces of information are filled"
+    return True, "every required entry is present"
+
+
+def _city_count(q: TravelQuery, days: list[Any]) -> str | None:
+    cities: set[Any] = set()
+    for i in _span(q, days):
+        value = days[i]["current_city"]
+        if "from" in value:
+            a, b = _route(value)
+            if i == 0 and a != q.org:
+                return f"day 1 starts from {a!r}, not the origin {q.org!r}"
+            cities.update((a, b))
+        else:
+            cities.add(before_paren(value))
+    cities.discard(q.org)
+    if len(cities) != q.visiting_city_number:
+        return f"the plan visits {len(cities)} city(ies), the query asks for {q.visiting_city_number}"
+    return None
+
+
+def _day_complete(q: TravelQuery, unit: Any, i: int) -> str | None:
+    for key in ("transportation", "breakfast", "lunch", "dinner", "attraction", "accommodation"):
+        if key not in unit:
+            return f"no {key} key"
+    city = unit["current_city"]
+    if ("from " in city or "to " in city) and unit["transportation"] in ("", "-"):
+        return "a travel day without transportation"
+    if ("from " not in city and " to " not in city) and unit["attraction"] in ("", "-"):
+        return "no attraction"
+    if i != q.days - 1 and unit["accommodation"] in ("", "-"):
+        return "no accommodation"
+    if any(unit[m] in ("", "-") for m in _MEALS) and "from " not in city:
+        return "a missing meal"
+    return None
+
+
+CHECKS = {
+    "is_reasonable_visiting_city": reasonable_city,
+    "is_valid_restaurants": diverse_restaurants,
+    "is_valid_attractions": diverse_attractions,
+    "is_valid_accommodation": minimum_nights,
+    "is_valid_transportation": transport_conflict,
+    "is_valid_information_in_current_city": within_current_city,
+    "is_valid_information_in_sandbox": within_sandbox,
+    "is_not_absent": not_absent,
+}

@@ -1,0 +1,162 @@
+"""Per-world lookup structures for the evaluator, built lazily and memoized.
+
+The official evaluator filters whole tables for every lookup (``Name`` *contains* the name and
+``City`` equals the city). Here each (table, city) gets, on first use, one string holding the
+city's names joined by NUL, so a substring lookup is one or two ``str.find`` calls; results are
+memoized per (table, city, name). Strict lookups use a dict from normalized name to rows.
+
+Caches live in a ``weakref.WeakKeyDictionary`` keyed by the :class:`World` (worlds are
+immutable), so they go away with the world. Every memo is bounded.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+import weakref
+from typing import Any
+
+from agentgym.envs.travelplanner._plan_text import before_paren, norm
+from agentgym.envs.travelplanner.world import Flight, World
+
+__all__ = ["WorldIndex", "index_for", "TABLES"]
+
+TABLES = ("restaurants", "attractions", "accommodations")
+_MEMO_LIMIT = 200_000
+_INDEXES: weakref.WeakKeyDictionary[World, WorldIndex] = weakref.WeakKeyDictionary()
+
+
+def index_for(world: World) -> WorldIndex:
+    ix = _INDEXES.get(world)
+    if ix is None:
+        ix = _INDEXES[world] = WorldIndex(world)
+    return ix
+
+
+class _CityNames:
+    """The names of one table's rows in one city, joined for fast substring search."""
+
+    __slots__ = ("rows", "joined", "starts")
+
+    def __init__(self, rows: tuple[Any, ...]) -> None:
+        self.rows = rows
+        names = [str(r.name) for r in rows]
+        self.joined = "\x00".join(names)
+        self.starts, pos = [], 0
+        for n in names:
+            self.starts.append(pos)
+            pos += len(n) + 1
+
+    def contains(self, name: str) -> tuple[Any | None, bool]:
+        """(first row whose name contains ``name``, whether exactly one row does)."""
+        if "\x00" in name:  # cannot use the joined string; scan
+            hits = [r for r in self.rows if name in str(r.name)]
+            return (hits[0] if hits else None), len(hits) == 1
+        pos = self.joined.find(name)
+        if pos < 0:
+            return None, False
+        i = bisect.bisect_right(self.starts, pos) - 1
+        nxt = i + 1
+        if nxt >= len(self.starts):
+            return self.rows[i], True
+        return self.rows[i], self.joined.find(name, self.starts[nxt]) < 0
+
+
+class WorldIndex:
+    """Memoized lookups over one world, shaped for the two evaluation modes."""
+
+    def __init__(self, world: World) -> None:
+        self.world = world
+        self._names: dict[tuple[str, str], _CityNames] = {}
+        self._contains: dict[tuple[str, str, str], tuple[Any | None, bool]] = {}
+        self._exact: dict[tuple[str, str], dict[str, Any]] = {}
+        self._flights: dict[str, list[Flight]] = {}
+        self._costs: dict[tuple[Any, Any, str], Any] = {}
+        cities = set(world.state_of) | set(world.city_set)
+        self._canon_city = {norm(c): c for c in sorted(cities)}
+        self._canon_state = {norm(s): s for s in sorted(set(world.state_of.values()) | set(world.states))}
+
+    # -- official: substring name + exact city, first row -----------------------------------
+    def contains(self, table: str, city: str, name: str) -> tuple[Any | None, bool]:
+        """The official lookup: (first row of ``city`` whose name contains ``name``, exactly one?)."""
+        key = (table, city, name)
+        hit = self._contains.get(key)
+        if hit is None:
+            if len(self._contains) >= _MEMO_LIMIT:
+                self._contains.clear()
+            hit = self._contains[key] = self._city_names(table, city).contains(name)
+        return hit
+
+    def _city_names(self, table: str, city: str) -> _CityNames:
+        names = self._names.get((table, city))
+        if names is None:
+            names = self._names[(table, city)] = _CityNames(getattr(self.world, table)(city))
+        return names
+
+    def flights_by_number(self, number: str) -> list[Flight]:
+        rows = self._flights.get(number)
+        if rows is None:
+            if len(self._flights) >= _MEMO_LIMIT:
+                self._flights.clear()
+            rows = [f for f in self.world.flights_by_number(number) if f.number == number]
+            self._flights[number] = rows
+        return rows
+
+    def drive_cost(self, origin: Any, dest: Any, mode: str) -> Any:
+        """The official distance-matrix cost: None when the pair is missing, incomplete or >= 1 day."""
+        key = (origin, dest, mode)
+        if key in self._costs:
+            return self._costs[key]
+        origin, dest = before_paren(origin), before_paren(dest)
+        row = self.world.distance(origin, dest)
+        cost = None
+        if row is not None and row.duration is not None and row.distance is not None and "day" not in row.duration:
+            km = _number(row.distance.replace("km", "").replace(",", ""))
+            if "driving" in mode:
+                cost = int(km * 0.05)
+            elif mode == "taxi":
+                cost = int(km)
+        if len(self._costs) >= _MEMO_LIMIT:
+            self._costs.clear()
+        self._costs[key] = cost
+        return cost
+
+    # -- strict: exact (normalized) names and cities ----------------------------------------
+    def canon_city(self, text: str) -> str | None:
+        """The database spelling of a city name given in any case/spacing, or None."""
+        return self._canon_city.get(norm(text))
+
+    def canon_state(self, text: str) -> str | None:
+        return self._canon_state.get(norm(text))
+
+    def exact(self, table: str, city: str, name: str) -> Any | None:
+        """The first row of ``city`` (database spelling) whose normalized name equals ``name``'s."""
+        names = self._exact.get((table, city))
+        if names is None:
+            names = {}
+            for row in getattr(self.world, table)(city):
+                names.setdefault(norm(str(row.name)), row)
+            self._exact[(table, city)] = names
+        return names.get(norm(name))
+
+    def strict_flight(self, number: str, origin: str, dest: str, date: str | None) -> Flight | None:
+        for f in self.flights_by_number(number):
+            if f.origin == origin and f.dest == dest and (date is None or f.date == date):
+                return f
+        return None
+
+    def clear(self) -> None:
+        """Drop every memoized lookup (the joined name strings are kept)."""
+        self._contains.clear()
+        self._flights.clear()
+        self._costs.clear()
+
+
+def _number(text: str) -> float | int:
+    text = text.strip()
+    return int(text) if text.isdigit() else float(text)
+
+
+def ceil_div(people: Any, capacity: Any) -> int:
+    """``math.ceil(people * 1.0 / capacity)`` as the official cost does (raises on capacity 0)."""
+    return math.ceil(people * 1.0 / capacity)

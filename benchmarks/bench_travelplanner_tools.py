@@ -1,0 +1,154 @@
+"""TravelPlanner tools, world opening and env steps: agentgym vs the official pandas approach.
+
+Both sides run on the same full-scale synthetic world (about 4M flight rows) in one run. The
+baseline does what the official tools do: ``pd.read_csv(...).dropna()`` at start-up, then a
+boolean-mask scan of the DataFrame per call and ``to_string``. Our calls are measured cold (the
+per-world result cache bypassed), so each one does the lookup and renders the table.
+
+    python benchmarks/bench_travelplanner_tools.py [--world DIR] [--calls 300]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _common import full_world, in_fresh_process, median_us, row  # noqa: E402
+
+OPEN_OURS = """
+import time, os
+t = time.perf_counter()
+from agentgym.envs.travelplanner.world import World
+w = World.open({root!r})
+RESULT = {{'seconds': time.perf_counter() - t, 'flights': w.n_flights}}
+"""
+
+OPEN_PANDAS = """
+import time
+t = time.perf_counter()
+import pandas as pd
+db = {root!r} + '/database/'
+flights = pd.read_csv(db + 'flights/clean_Flights_2022.csv').dropna()[['Flight Number', 'Price', 'DepTime', 'ArrTime', 'ActualElapsedTime', 'FlightDate', 'OriginCityName', 'DestCityName', 'Distance']]
+acc = pd.read_csv(db + 'accommodations/clean_accommodations_2022.csv').dropna()
+rest = pd.read_csv(db + 'restaurants/clean_restaurant_2022.csv').dropna()
+attr = pd.read_csv(db + 'attractions/attractions.csv').dropna()
+dist = pd.read_csv(db + 'googleDistanceMatrix/distance.csv')
+RESULT = {{'seconds': time.perf_counter() - t, 'flights': len(flights)}}
+"""
+
+
+class PandasTools:
+    """The official approach: one DataFrame per table, a boolean-mask scan per call."""
+
+    def __init__(self, root: Path) -> None:
+        import pandas as pd
+
+        db = root / "database"
+        self.flights = pd.read_csv(db / "flights/clean_Flights_2022.csv").dropna()
+        self.acc = pd.read_csv(db / "accommodations/clean_accommodations_2022.csv").dropna()[
+            ["NAME", "price", "room type", "house_rules", "minimum nights", "maximum occupancy", "review rate number", "city"]]
+        self.rest = pd.read_csv(db / "restaurants/clean_restaurant_2022.csv").dropna()[
+            ["Name", "Average Cost", "Cuisines", "Aggregate Rating", "City"]]
+        self.attr = pd.read_csv(db / "attractions/attractions.csv").dropna()
+        self.dist = pd.read_csv(db / "googleDistanceMatrix/distance.csv")
+
+    def flight_search(self, o, d, date):
+        f = self.flights
+        r = f[f["OriginCityName"] == o]
+        r = r[r["DestCityName"] == d]
+        r = r[r["FlightDate"] == date]
+        return f"There is no flight from {o} to {d} on {date}." if len(r) == 0 else r.to_string(index=False)
+
+    def accommodation_search(self, city):
+        r = self.acc[self.acc["city"] == city]
+        return "There is no attraction in this city." if len(r) == 0 else r.to_string(index=False)
+
+    def restaurant_search(self, city):
+        r = self.rest[self.rest["City"] == city]
+        return "There is no restaurant in this city." if len(r) == 0 else r.to_string()
+
+    def attraction_search(self, city):
+        r = self.attr[self.attr["City"] == city].reset_index(drop=True)
+        return "There is no attraction in this city." if len(r) == 0 else r.to_string(index=False)
+
+    def distance(self, o, d, mode):
+        r = self.dist[(self.dist["origin"] == o) & (self.dist["destination"] == d)]
+        if len(r) == 0:
+            return f"{mode}, from {o} to {d}, no valid information."
+        duration, distance = r["duration"].values[0], r["distance"].values[0]
+        km = float(str(distance).replace("km", "").replace(",", ""))
+        return f"{mode}, from {o} to {d}, duration: {duration}, distance: {distance}, cost: {int(km * 0.05)}"
+
+
+def _samples(world, n: int, rng: random.Random):
+    cities = list(world.cities)
+    flights: list[tuple[str, str, str]] = []
+    while len(flights) < n:  # half route-dates that have flights, half random
+        o, d = rng.choice(cities), rng.choice(cities)
+        date = f"2022-03-{rng.randint(1, 28):02d}"
+        if len(flights) % 2 == 0 and not world.flights(o, d, date):
+            continue
+        flights.append((o, d, date))
+    city_args = [(rng.choice(cities),) for _ in range(n)]
+    dist_args = [(rng.choice(cities), rng.choice(cities), "self-driving") for _ in range(n)]
+    return flights[:n], city_args, dist_args
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--world", help="full-scale world folder (generated if missing)")
+    parser.add_argument("--calls", type=int, default=300)
+    args = parser.parse_args()
+    root = full_world(args.world)
+    os.environ.setdefault("AGENTGYM_CACHE_DIR", str(root.parent / "agentgym-bench-cache"))
+
+    in_fresh_process(OPEN_OURS.format(root=str(root)))  # builds the cache once, untimed
+    ours_open = in_fresh_process(OPEN_OURS.format(root=str(root)))
+    base_open = in_fresh_process(OPEN_PANDAS.format(root=str(root)))
+
+    import gymnasium
+
+    import agentgym  # noqa: F401
+    from agentgym.envs.travelplanner.env import tools_for
+    from agentgym.envs.travelplanner.world import World
+
+    world = World.open(root)
+    tools = tools_for(world)
+    cold = {t.action: getattr(t.run, "__wrapped__", t.run) for t in tools}  # bypass the result cache
+    pandas_tools = PandasTools(root)
+    flights, city_args, dist_args = _samples(world, args.calls, random.Random(0))
+
+    print(f"\nworld: {root}  flights: {world.n_flights:,}  calls per tool: {args.calls}\n")
+    print("| figure | agentgym | official approach (pandas) | speed-up | goal |")
+    print("|---|---|---|---|---|")
+    print(row("open world (cache built), s", ours_open["seconds"], base_open["seconds"], "s", "<= 1 s"))
+    print(row("open world, peak RSS", ours_open["peak_rss_mb"], base_open["peak_rss_mb"], "MB", "<= 300 MB"))
+    pairs = [
+        ("FlightSearch median", cold["FlightSearch"], pandas_tools.flight_search, flights, "<= 50 us"),
+        ("AccommodationSearch median", cold["AccommodationSearch"], pandas_tools.accommodation_search, city_args, "<= 20 us"),
+        ("RestaurantSearch median", cold["RestaurantSearch"], pandas_tools.restaurant_search, city_args, "<= 20 us"),
+        ("AttractionSearch median", cold["AttractionSearch"], pandas_tools.attraction_search, city_args, "<= 20 us"),
+        ("GoogleDistanceMatrix median", cold["GoogleDistanceMatrix"], pandas_tools.distance, dist_args, "<= 20 us"),
+    ]
+    for name, ours_fn, base_fn, call_args, goal in pairs:
+        base_args = call_args[: max(20, len(call_args) // 10)]  # the baseline is slow
+        print(row(name, median_us(ours_fn, call_args), median_us(base_fn, base_args), "us", goal))
+    print(row("FlightSearch median, cached", median_us(tools.by_action("FlightSearch").run, flights, repeat=2),
+              median_us(pandas_tools.flight_search, flights[:20]), "us", "(repeat calls)"))
+
+    env = gymnasium.make("TravelPlanner-v0", database=root, max_turns=10**9).unwrapped
+    resets = [(i,) for i in range(200)]
+    reset_us = median_us(lambda i: env.reset(seed=i), resets)
+    env.reset(seed=0)
+    steps = [(f"FlightSearch[{o}, {d}, {date}]",) for o, d, date in flights]
+    step_us = median_us(env.step, steps)
+    print(f"| env.reset() median | {reset_us:,.1f} us | - | - | <= 1000 us |")
+    print(f"| env.step(FlightSearch) median | {step_us:,.1f} us | - | - | <= 100 us |")
+
+
+if __name__ == "__main__":
+    main()

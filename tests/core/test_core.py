@@ -1,0 +1,132 @@
+"""The core pieces: text space, step records, action parsing, error tree."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import agentgym
+from agentgym.core import ErrorCode, Param, StepInfo, TextSpace, Tool, ToolBox, ToolCall, ToolResult
+from agentgym.core.parsing import Answer, Call, GiveUp, parse_action
+from agentgym.core.types import ActionError
+
+TOOLS = ToolBox([
+    Tool("search_flights", "FlightSearch", "Flights.",
+         (Param("origin", "Departure City", "from"), Param("destination", "Destination City", "to"),
+          Param("date", "Date", "YYYY-MM-DD")), lambda *a: ToolResult(content="ok")),
+    Tool("search_cities", "CitySearch", "Cities.", (Param("state", "State", "state"),),
+         lambda *a: ToolResult(content="ok")),
+])
+
+
+def test_text_space_accepts_any_str_within_length():
+    space = TextSpace(10)
+    assert space.contains("héllo, 世界!")
+    assert not space.contains("x" * 11)
+    assert not space.contains(b"bytes")
+    space.seed(0)
+    assert all(space.contains(space.sample()) for _ in range(50))
+
+
+@given(st.text(max_size=200))
+def test_text_space_contains_every_short_str(text):
+    assert TextSpace(200).contains(text)
+
+
+step_infos = st.builds(
+    StepInfo,
+    turn=st.integers(0, 100),
+    action=st.sampled_from(["reset", "tool", "answer", "give_up", "invalid"]),
+    tool_call=st.none() | st.builds(ToolCall, name=st.text(max_size=20),
+                                    arguments=st.dictionaries(st.text(max_size=10), st.text(max_size=20), max_size=3)),
+    tool_result=st.none() | st.builds(ToolResult, content=st.text(max_size=50), n_rows=st.integers(0, 9),
+                                      error=st.none() | st.sampled_from(list(ErrorCode))),
+    error=st.none() | st.builds(ActionError, code=st.sampled_from(list(ErrorCode)), message=st.text(max_size=50)),
+    terminated_reason=st.none() | st.sampled_from(["answer", "give_up", "max_turns"]),
+    task_id=st.none() | st.text(max_size=10),
+)
+
+
+@given(step_infos)
+def test_step_info_survives_the_gymnasium_boundary(info):
+    as_dict = info.to_info()
+    assert isinstance(as_dict, dict)
+    json.dumps(as_dict)  # plain JSON types only
+    assert StepInfo.from_info(as_dict) == info
+
+
+def test_react_actions_parse_with_official_separator():
+    parsed = parse_action("Thought: go\nAction 1: FlightSearch[New York, Boston, 2022-03-01]", TOOLS, "react")
+    assert isinstance(parsed, Call)
+    assert parsed.arguments == {"origin": "New York", "destination": "Boston", "date": "2022-03-01"}
+    arity = parse_action("FlightSearch[New York,Boston,2022-03-01]", TOOLS, "react")
+    assert isinstance(arity, ActionError) and arity.code is ErrorCode.WRONG_ARITY
+    assert "FlightSearch[Departure City, Destination City, Date]" in arity.message
+
+
+@pytest.mark.parametrize("text, kind", [
+    ("Finish[[{\"days\": 1}]]", Answer),
+    ("<answer>[1, 2]</answer>", Answer),
+    ("GiveUp[too hard]", GiveUp),
+    ("CitySearch[Texas]", Call),
+])
+def test_react_control_actions(text, kind):
+    assert isinstance(parse_action(text, TOOLS, "react"), kind)
+
+
+def test_the_last_complete_answer_counts():
+    parsed = parse_action("<answer>one</answer> then <answer>two</answer>", TOOLS, "json")
+    assert parsed == Answer("two")
+    unclosed = parse_action("<answer>one", TOOLS, "json")
+    assert isinstance(unclosed, ActionError) and "not closed" in unclosed.message
+
+
+def test_json_tool_calls():
+    call = parse_action('<tool_call>{"name": "search_cities", "arguments": {"state": "Texas"}}</tool_call>', TOOLS, "json")
+    assert isinstance(call, Call) and call.arguments == {"state": "Texas"}
+    as_string = parse_action('<tool_call>{"name": "search_cities", "arguments": "{\\"state\\": \\"Ohio\\"}"}</tool_call>',
+                             TOOLS, "json")
+    assert isinstance(as_string, Call) and as_string.arguments == {"state": "Ohio"}
+
+
+@pytest.mark.parametrize("text, code", [
+    ("", ErrorCode.EMPTY_ACTION),
+    ("   \n\t ", ErrorCode.EMPTY_ACTION),
+    ("<tool_call>{not json}</tool_call>", ErrorCode.UNPARSEABLE_ACTION),
+    ('<tool_call>{"name": "fly", "arguments": {}}</tool_call>', ErrorCode.UNKNOWN_TOOL),
+    ('<tool_call>{"name": "search_cities", "arguments": {}}</tool_call>', ErrorCode.WRONG_ARITY),
+    ('<tool_call>{"name": "search_cities", "arguments": {"state": "x", "y": 1}}</tool_call>', ErrorCode.WRONG_ARITY),
+    ('<tool_call>{"name": "search_cities", "arguments": {"state": [1]}}</tool_call>', ErrorCode.INVALID_ARGUMENT),
+    ("<tool_call>[1, 2]</tool_call>", ErrorCode.UNPARSEABLE_ACTION),
+    ('<tool_call>{"name": "search_cities"', ErrorCode.UNPARSEABLE_ACTION),
+    ("just chatting", ErrorCode.UNPARSEABLE_ACTION),
+])
+def test_json_errors_name_the_problem(text, code):
+    parsed = parse_action(text, TOOLS, "json")
+    assert isinstance(parsed, ActionError) and parsed.code is code
+    assert "\n" not in parsed.message and parsed.message
+
+
+def test_unknown_react_action_suggests_the_closest():
+    parsed = parse_action("FlightSerch[A, B, 2022-03-01]", TOOLS, "react")
+    assert parsed.code is ErrorCode.UNKNOWN_TOOL and "Did you mean FlightSearch?" in parsed.message
+
+
+@settings(max_examples=300)
+@given(st.text(), st.sampled_from(["react", "json"]))
+def test_parsing_never_raises(text, fmt):
+    assert isinstance(parse_action(text, TOOLS, fmt), (Call, Answer, GiveUp, ActionError))
+
+
+def test_public_names_are_exactly_all():
+    exposed = {n for n in vars(agentgym) if not n.startswith("_")} - {"core", "errors", "envs"}
+    assert exposed == set(agentgym.__all__) - {"__version__"}
+
+
+def test_config_error_names_field_and_allowed_values():
+    err = agentgym.ConfigError("mode", "fast", ["tool-use", "sole-planning"])
+    assert isinstance(err, ValueError) and isinstance(err, agentgym.AgentGymError)
+    assert "mode='fast'" in str(err) and "'tool-use'" in str(err)
