@@ -80,6 +80,8 @@ class PandasTools:
         if len(r) == 0:
             return f"{mode}, from {o} to {d}, no valid information."
         duration, distance = r["duration"].values[0], r["distance"].values[0]
+        if not isinstance(duration, str) or not isinstance(distance, str) or "day" in duration:
+            return "No valid information."
         km = float(str(distance).replace("km", "").replace(",", ""))
         return f"{mode}, from {o} to {d}, duration: {duration}, distance: {distance}, cost: {int(km * 0.05)}"
 

@@ -13,13 +13,13 @@ the index prints them) the labels come first, left-aligned, and every cell gets 
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any
 
 __all__ = ["render_table"]
 
 _FLOAT_DIGITS = 6  # pandas' default display precision
+_FLOAT_FORMAT = f"%.{_FLOAT_DIGITS}f"
 _ESCAPES = str.maketrans({"\t": "\\t", "\r": "\\r", "\n": "\\n"})
 
 
@@ -52,7 +52,7 @@ def _format_column(values: Sequence[Any]) -> tuple[list[str], int]:
 
 
 def _format_floats(values: Sequence[float]) -> list[str]:
-    texts = [f"{v:.{_FLOAT_DIGITS}f}" if not math.isnan(v) else "NaN" for v in values]
+    texts = [_FLOAT_FORMAT % v if v == v else "NaN" for v in values]  # v != v only for NaN
     numeric = [t for t in texts if t != "NaN"]
     trim = min((len(t) - len(t.rstrip("0")) for t in numeric), default=0)
     trim = min(trim, _FLOAT_DIGITS - 1)
