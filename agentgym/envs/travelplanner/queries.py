@@ -23,6 +23,7 @@ from agentgym.errors import DataError, DependencyNotInstalled
 __all__ = ["LocalConstraint", "TravelQuery", "load_queries", "QUERIES_ENV_VAR", "SPLITS"]
 
 QUERIES_ENV_VAR = "AGENTGYM_TRAVELPLANNER_QUERIES"
+HF_DATASET_ENV_VAR = "AGENTGYM_TRAVELPLANNER_HF"
 SPLITS = ("train", "validation", "test")
 HF_DATASET = "osunlp/TravelPlanner"
 
@@ -140,7 +141,9 @@ def load_queries(source: str | os.PathLike[str] | Iterable[Mapping[str, Any]], *
     """Load queries from a file, a split name, ``hf:SPLIT``, or an iterable of row dicts.
 
     A split name (``train``, ``validation``, ``test``) is looked up as
-    ``<world_root>/queries/<split>.jsonl``.
+    ``<world_root>/queries/<split>.jsonl``. ``hf:SPLIT`` calls
+    ``datasets.load_dataset("osunlp/TravelPlanner", SPLIT)`` as the official code does (or a
+    local copy of that dataset repo named by ``$AGENTGYM_TRAVELPLANNER_HF``).
     """
     if not isinstance(source, (str, os.PathLike)):
         return [TravelQuery.from_row(r, id=f"row-{i}") for i, r in enumerate(source)]
@@ -201,5 +204,7 @@ def _from_hub(split: str) -> list[TravelQuery]:
         import datasets
     except ImportError:
         raise DependencyNotInstalled("loading queries from the hub needs `pip install 'agentgym[hf]'`") from None
-    rows = datasets.load_dataset(HF_DATASET, split)[split]
+    # The hub repo, or a local copy of it (same layout) named by the environment variable.
+    repo = os.environ.get(HF_DATASET_ENV_VAR) or HF_DATASET
+    rows = datasets.load_dataset(repo, split)[split]
     return [TravelQuery.from_row(r, id=f"{split}-{i}") for i, r in enumerate(rows)]
