@@ -8,6 +8,10 @@ app = typer.Typer(no_args_is_help=True, add_completion=False, help="agentgym: te
 eval_app = typer.Typer(no_args_is_help=True, help="Score submissions with an env's official evaluator.")
 app.add_typer(eval_app, name="eval")
 
+from agentgym.envs.travelplanner.commands import travelplanner_app  # noqa: E402
+
+app.add_typer(travelplanner_app, name="travelplanner")
+
 
 def main() -> None:
     app()
