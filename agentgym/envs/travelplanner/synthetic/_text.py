@@ -1,0 +1,114 @@
+"""The natural-language query: a templated request plus one sentence per local constraint."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import date
+from typing import Any
+
+import numpy as np
+
+from agentgym.envs.travelplanner.synthetic._specs import Spec
+
+_TEMPLATES_CITY = (
+    "Please help me plan a trip from {org} to {dest} spanning {days} days from {dates}. "
+    "The travel should be planned for {who} with a budget of {budget}.",
+    "Could you create a {days}-day travel plan for {who}, departing from {org} to {dest} from {dates}? "
+    "The budget is {budget}.",
+    "I need a {days}-day itinerary for {who} going from {org} to {dest}, from {dates}, "
+    "with a total budget of {budget}.",
+    "Please provide a travel plan for {who} that departs from {org} and heads to {dest} for {days} days, "
+    "from {dates}. The total budget is {budget}.",
+)
+_TEMPLATES_STATE = (
+    "Can you devise a travel plan for {who} that departs from {org} and includes {n} cities in {dest}? "
+    "The trip is scheduled for {days} days from {dates}. The trip's total budget is {budget}.",
+    "Please help me plan a {days}-day trip for {who}, departing from {org} and visiting {n} cities in "
+    "{dest} from {dates}. The budget for this trip is {budget}.",
+    "We are planning a {days}-day journey for {who}, starting in {org} and covering {n} different "
+    "cities in {dest} from {dates}. Our budget is {budget}.",
+    "Could you draft a {days}-day travel plan for {who} departing from {org} and touring {n} cities "
+    "in {dest}? The travel dates are from {dates}, and the total budget is {budget}.",
+)
+_HOUSE_RULE_TEXT = {
+    "smoking": ("We require accommodations where smoking is allowed.", "Our accommodation must allow smoking."),
+    "parties": ("We require accommodations where parties are allowed.",
+                "We plan a small get-together, so the accommodation must allow parties."),
+    "children under 10": ("We will be traveling with children under 10, so the accommodation must allow them.",
+                          "Our accommodation must welcome children under 10."),
+    "visitors": ("Our accommodation must allow visitors.", "We need accommodations that allow visitors."),
+    "pets": ("We'll be bringing our pets, so pet-friendly accommodations are a must.",
+             "Our accommodation must allow pets."),
+}
+_ROOM_TYPE_TEXT = {
+    "entire room": ("We would like to rent entire rooms for our accommodations.",
+                    "Entire rooms for accommodations would be ideal."),
+    "private room": ("We require accommodations that provide private rooms.",
+                     "We'd like private rooms for our stay."),
+    "not shared room": ("We prefer not to stay in shared rooms.",
+                        "Our accommodations should not be shared rooms."),
+    "shared room": ("We'd like to stay in shared rooms to save money.",
+                    "Shared rooms are what we're looking for."),
+}
+_TRANSPORT_TEXT = {
+    "no flight": ("Please note we prefer not to take any flights.",
+                  "We would prefer a journey that does not involve flying."),
+    "no self-driving": ("We would prefer not to drive ourselves.",
+                        "Please note that self-driving is not an option for us."),
+}
+_NUMBER_WORDS = {1: "one", 2: "two", 3: "three", 4: "four"}
+
+
+def query_text(rng: np.random.Generator, org: str, spec: Spec, dates: list[str], budget: int) -> str:
+    """The request sentence, then the constraint sentences in a random order."""
+    text = _request(rng, org, spec, dates, budget)
+    extra = _constraint_sentences(rng, spec.constraint)
+    return " ".join([text, *(extra[i] for i in rng.permutation(len(extra)).tolist())])
+
+
+def _request(rng: np.random.Generator, org: str, spec: Spec, dates: list[str], budget: int) -> str:
+    who = _who(rng, spec.people)
+    k = len(spec.cities)
+    templates = _TEMPLATES_CITY if spec.days == 3 else _TEMPLATES_STATE
+    template = templates[int(rng.integers(len(templates)))]
+    return template.format(
+        org=org, dest=spec.dest, days=spec.days, who=who,
+        n=_NUMBER_WORDS[k] if rng.random() < 0.5 else k,
+        dates=_date_span_text(date.fromisoformat(dates[0]), date.fromisoformat(dates[-1])),
+        budget=f"${budget:,}")
+
+
+def _who(rng: np.random.Generator, n: int) -> str:
+    if n == 1:
+        return ("a single person", "one person", "one traveler")[int(rng.integers(3))]
+    return (f"a group of {n}", f"{_NUMBER_WORDS.get(n, n)} people", f"a party of {n}")[int(rng.integers(3))]
+
+
+def _constraint_sentences(rng: np.random.Generator, c: dict[str, Any]) -> list[str]:
+    extra: list[str] = []
+    if c["house rule"]:
+        extra.append(_HOUSE_RULE_TEXT[c["house rule"]][int(rng.integers(2))])
+    if c["room type"]:
+        extra.append(_ROOM_TYPE_TEXT[c["room type"]][int(rng.integers(2))])
+    if c["cuisine"]:
+        extra.append(f"We'd like to try {_list_text(c['cuisine'])} cuisines during the trip.")
+    if c["transportation"]:
+        extra.append(_TRANSPORT_TEXT[c["transportation"]][int(rng.integers(2))])
+    return extra
+
+
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def _date_span_text(first: date, last: date) -> str:
+    return f"{first:%B} {_ordinal(first.day)} to {last:%B} {_ordinal(last.day)}, {last.year}"
+
+
+def _list_text(items: Sequence[str]) -> str:
+    if len(items) == 1:
+        return items[0]
+    if len(items) == 2:
+        return " and ".join(items)
+    return ", ".join(items[:-1]) + ", and " + items[-1]
