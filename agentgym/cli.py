@@ -8,6 +8,8 @@ app = typer.Typer(no_args_is_help=True, add_completion=False, help="agentgym: te
 eval_app = typer.Typer(no_args_is_help=True, help="Score submissions with an env's official evaluator.")
 app.add_typer(eval_app, name="eval")
 
+from agentgym.envs.travelplanner import eval_cli  # noqa: E402,F401  (registers `agentgym eval travelplanner`)
+
 from agentgym.envs.travelplanner.commands import travelplanner_app  # noqa: E402
 
 app.add_typer(travelplanner_app, name="travelplanner")
@@ -15,3 +17,7 @@ app.add_typer(travelplanner_app, name="travelplanner")
 
 def main() -> None:
     app()
+
+
+if __name__ == "__main__":
+    main()

@@ -14,7 +14,11 @@ read, including its quirks (numbered as in the quirk list of ``docs/travelplanne
 * Q10 inputs the official code cannot read raise here too (the caller turns the exception
   into an ``evaluation_error`` verdict instead of aborting);
 * Q11 only the first ``query.days`` entries are evaluated;
-* Q12 ``is_not_absent`` counts every key with a value (``days``, ``current_city`` included).
+* Q12 ``is_not_absent`` counts every key with a value (``days``, ``current_city`` included);
+* Q17 a ``(State)`` suffix is cut but the text not stripped (``"Rockford (Illinois)"`` -> ``"Rockford "``);
+* Q18 a 3-day trip's destination is never checked; the origin only when day 1 is a travel day;
+* Q19 repeats are compared as raw strings; Q20 flight dates are never checked;
+* Q21 names and cities are compared case- and space-sensitively.
 
 Where the official code returns a verdict for malformed input, so do these; where it raises,
 these raise (``OfficialCrash`` with a readable message where the cause is known).
@@ -22,10 +26,11 @@ these raise (``OfficialCrash`` with a readable message where the cause is known)
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from agentgym.envs.travelplanner._index import WorldIndex
-from agentgym.envs.travelplanner._plan_text import before_paren, from_to, mode_of, name_city
+from agentgym.envs.travelplanner._plan_text import before_paren, from_to, mode_of
 from agentgym.envs.travelplanner.queries import TravelQuery
 
 __all__ = ["OfficialCrash", "CHECKS", "flight_number", "route_for", "filled"]
@@ -56,6 +61,17 @@ def _route(text: Any) -> tuple[Any, Any]:
     return before_paren(a), before_paren(b)
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def current_city(value: Any) -> tuple[Any, ...]:
+    """``(A, B)`` on a travel day (``'from'`` in the value), else ``(city,)``; memoized per text.
+
+    Like upstream: ``'from'`` anywhere (case-sensitive) makes it a travel day, a ``from``
+    without a route crashes, and the ``(State)`` suffix is cut but the text not stripped."""
+    if "from" in value:
+        return _route(value)
+    return (before_paren(value),)
+
+
 def flight_number(value: str) -> str:
     """The text between ``Flight Number: `` (case-sensitive) and the next comma (Q10 if absent)."""
     parts = value.split("Flight Number: ")
@@ -76,14 +92,10 @@ def route_for(unit: Any, value: Any) -> tuple[Any, Any]:
 def reasonable_city(q: TravelQuery, days: list[Any], ix: WorldIndex) -> Result:
     cities: list[Any] = []
     for i in _span(q, days):
-        value = days[i]["current_city"]
-        if "from" in value:
-            a, b = _route(value)
-            if i == 0 and a != q.org:
-                return False, f"day 1 starts from {a!r}, not the origin {q.org!r}"
-            cities += [a, b]
-        else:
-            cities.append(before_paren(value))
+        entry = current_city(days[i]["current_city"])
+        if i == 0 and len(entry) == 2 and entry[0] != q.org:
+            return False, f"day 1 starts from {entry[0]!r}, not the origin {q.org!r}"
+        cities += entry
     if cities[0] != cities[-1]:
         return False, f"the trip is not a closed circle ({cities[0]!r} ... {cities[-1]!r})"
     if not _valid_sequence(cities):
@@ -123,8 +135,10 @@ def diverse_restaurants(q: TravelQuery, days: list[Any], ix: WorldIndex) -> Resu
     for i in _span(q, days):
         unit = days[i]
         for meal in _MEALS:
-            if meal in unit and filled(unit[meal]):
+            if meal in unit:
                 value = unit[meal]
+                if not value or value == "-":
+                    continue
                 if value in seen:  # exact string comparison
                     return False, f"day {i + 1} {meal} {value!r} is repeated"
                 seen.append(value)
@@ -153,8 +167,7 @@ def minimum_nights(q: TravelQuery, days: list[Any], ix: WorldIndex) -> Result:
         stays.append(unit["accommodation"])
     for value, nights in _runs(stays):
         if value not in ("-", ""):
-            name, city = name_city(value)
-            row, only_one = ix.contains("accommodations", city, name)
+            row, only_one = ix.venue("accommodations", value)
             if only_one and nights < row.minimum_nights:  # Q4
                 return False, f"{value!r} is booked for {nights} night(s), its minimum is {row.minimum_nights:g}"
     return True, "every stay meets its minimum nights"
@@ -190,11 +203,9 @@ def transport_conflict(q: TravelQuery, days: list[Any], ix: WorldIndex) -> Resul
 def within_current_city(q: TravelQuery, days: list[Any], ix: WorldIndex) -> Result:
     for i in _span(q, days):
         unit = days[i]
-        current = unit["current_city"]
-        if "from" in current:
-            allowed: Any = list(_route(current))
-        else:
-            allowed = before_paren(current)  # Q1: a string; the loops below see its characters
+        entry = current_city(unit["current_city"])
+        # Q1: on a stay day upstream keeps the city as a string, so the loops see its characters
+        allowed: Any = entry if len(entry) == 2 else entry[0]
         bad = _current_city_miss(unit, allowed)
         if bad:
             return False, f"day {i + 1}: the {bad} is not in the current city"
@@ -202,22 +213,35 @@ def within_current_city(q: TravelQuery, days: list[Any], ix: WorldIndex) -> Resu
 
 
 def _current_city_miss(unit: Any, allowed: Any) -> str | None:
-    if "transportation" in unit and filled(unit["transportation"]):
-        for city in allowed:
-            if city not in unit["transportation"]:
-                return "transportation"
+    if "transportation" in unit:
+        value = unit["transportation"]
+        if value and value != "-":
+            for city in allowed:
+                if city not in value:
+                    return "transportation"
     for meal in _MEALS:
-        if meal in unit and filled(unit[meal]):
-            if not any(city in unit[meal] for city in allowed):
+        if meal in unit:
+            value = unit[meal]
+            if value and value != "-" and not _names_any(allowed, value):
                 return meal
-    if "attraction" in unit and filled(unit["attraction"]):
-        for piece in unit["attraction"].split(";")[:-1]:  # Q2
-            if not any(city in piece for city in allowed):
-                return "attraction"
-    if "accommodation" in unit and filled(unit["accommodation"]):
-        if allowed[-1] not in unit["accommodation"]:  # Q1: the last *character* on a stay day
+    if "attraction" in unit:
+        value = unit["attraction"]
+        if value and value != "-":
+            for piece in value.split(";")[:-1]:  # Q2
+                if not _names_any(allowed, piece):
+                    return "attraction"
+    if "accommodation" in unit:
+        value = unit["accommodation"]
+        if value and value != "-" and allowed[-1] not in value:  # Q1: the last *character* on a stay day
             return "accommodation"
     return None
+
+
+def _names_any(allowed: Any, text: Any) -> bool:
+    for city in allowed:
+        if city in text:
+            return True
+    return False
 
 
 # -- 7. Within Sandbox --------------------------------------------------------------------
@@ -232,8 +256,20 @@ def within_sandbox(q: TravelQuery, days: list[Any], ix: WorldIndex) -> Result:
 
 def _sandbox_transport(unit: Any, ix: WorldIndex) -> str | None:
     value = unit["transportation"]
-    if not filled(value):
+    if not value or value == "-":
         return None
+    key = (value, unit["current_city"])
+    try:
+        return ix.memo["sandbox_transport"][key]
+    except KeyError:
+        pass
+    except TypeError:  # unhashable values: no memo (and, as upstream, most likely a crash below)
+        return _transport_in_sandbox(unit, value, ix)
+    found = ix.remember("sandbox_transport", key, _transport_in_sandbox(unit, value, ix))
+    return found
+
+
+def _transport_in_sandbox(unit: Any, value: Any, ix: WorldIndex) -> str | None:
     a, b = route_for(unit, value)
     low = value.lower()
     if "flight number" in low:
@@ -255,19 +291,20 @@ def _sandbox_transport(unit: Any, ix: WorldIndex) -> str | None:
 
 def _sandbox_venues(unit: Any, ix: WorldIndex) -> str | None:
     for meal in _MEALS:
-        if meal in unit and filled(unit[meal]):
-            name, city = name_city(unit[meal])
-            if ix.contains("restaurants", city, name)[0] is None:  # Q3
-                return f"{meal} {unit[meal]!r} is not in the database"
-    if "attraction" in unit and filled(unit["attraction"]):
-        for piece in unit["attraction"].split(";")[:-1]:  # Q2
-            name, city = name_city(piece)
-            if ix.contains("attractions", city, name)[0] is None:
-                return f"attraction {piece!r} is not in the database"
-    if "accommodation" in unit and filled(unit["accommodation"]):
-        name, city = name_city(unit["accommodation"])
-        if ix.contains("accommodations", city, name)[0] is None:
-            return f"accommodation {unit['accommodation']!r} is not in the database"
+        if meal in unit:
+            value = unit[meal]
+            if value and value != "-" and ix.venue("restaurants", value)[0] is None:  # Q3
+                return f"{meal} {value!r} is not in the database"
+    if "attraction" in unit:
+        value = unit["attraction"]
+        if value and value != "-":
+            for piece in value.split(";")[:-1]:  # Q2
+                if ix.venue("attractions", piece)[0] is None:
+                    return f"attraction {piece!r} is not in the database"
+    if "accommodation" in unit:
+        value = unit["accommodation"]
+        if value and value != "-" and ix.venue("accommodations", value)[0] is None:
+            return f"accommodation {value!r} is not in the database"
     return None
 
 
@@ -286,7 +323,10 @@ def not_absent(q: TravelQuery, days: list[Any], ix: WorldIndex) -> Result:
         bad = _day_complete(q, unit, i)
         if bad:
             return False, f"day {i + 1}: {bad}"
-        total += sum(1 for key in unit if filled(unit[key]))  # Q12: every key counts
+        for key in unit:  # Q12: every key counts
+            value = unit[key]
+            if value and value != "-":
+                total += 1
     if total * 1.0 / (6 * q.days) < 0.5:
         return False, f"only {total} of {6 * q.days} pieces of information are filled"
     return True, "every required entry is present"
@@ -295,14 +335,10 @@ def not_absent(q: TravelQuery, days: list[Any], ix: WorldIndex) -> Result:
 def _city_count(q: TravelQuery, days: list[Any]) -> str | None:
     cities: set[Any] = set()
     for i in _span(q, days):
-        value = days[i]["current_city"]
-        if "from" in value:
-            a, b = _route(value)
-            if i == 0 and a != q.org:
-                return f"day 1 starts from {a!r}, not the origin {q.org!r}"
-            cities.update((a, b))
-        else:
-            cities.add(before_paren(value))
+        entry = current_city(days[i]["current_city"])
+        if i == 0 and len(entry) == 2 and entry[0] != q.org:
+            return f"day 1 starts from {entry[0]!r}, not the origin {q.org!r}"
+        cities.update(entry)
     cities.discard(q.org)
     if len(cities) != q.visiting_city_number:
         return f"the plan visits {len(cities)} city(ies), the query asks for {q.visiting_city_number}"

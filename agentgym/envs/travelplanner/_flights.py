@@ -57,9 +57,15 @@ class FlightTable:
 
     def by_number(self, number: str) -> list[tuple[Any, ...]]:
         """All rows with this flight number, in file order."""
-        target = np.bytes_(number.encode("utf-8", "replace"))
-        lo = int(np.searchsorted(self._sorted_numbers, target, side="left"))
-        hi = int(np.searchsorted(self._sorted_numbers, target, side="right"))
+        encoded = number.encode("utf-8", "replace")
+        numbers = self._sorted_numbers
+        # A longer number cannot be stored; searching with it would make numpy widen (copy)
+        # the whole column. Searching with the column's own dtype keeps the search in place.
+        if len(encoded) > numbers.dtype.itemsize or encoded.endswith(b"\x00"):
+            return []
+        target = np.array(encoded, dtype=numbers.dtype)
+        lo = int(np.searchsorted(numbers, target, side="left"))
+        hi = int(np.searchsorted(numbers, target, side="right"))
         return self._decode([self._records[int(p)].tolist() for p in self._by_number[lo:hi]])
 
     def _decode(self, records: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:

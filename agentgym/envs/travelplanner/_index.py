@@ -16,7 +16,7 @@ import math
 import weakref
 from typing import Any
 
-from agentgym.envs.travelplanner._plan_text import before_paren, norm
+from agentgym.envs.travelplanner._plan_text import before_paren, name_city, norm
 from agentgym.envs.travelplanner.world import Flight, World
 
 __all__ = ["WorldIndex", "index_for", "TABLES"]
@@ -69,9 +69,11 @@ class WorldIndex:
         self.world = world
         self._names: dict[tuple[str, str], _CityNames] = {}
         self._contains: dict[tuple[str, str, str], tuple[Any | None, bool]] = {}
+        self._venues: dict[tuple[str, str], tuple[Any | None, bool]] = {}
         self._exact: dict[tuple[str, str], dict[str, Any]] = {}
         self._flights: dict[str, list[Flight]] = {}
         self._costs: dict[tuple[Any, Any, str], Any] = {}
+        self.memo: dict[str, dict[Any, Any]] = {"sandbox_transport": {}, "transport_cost": {}, "venue": {}}
         cities = set(world.state_of) | set(world.city_set)
         self._canon_city = {norm(c): c for c in sorted(cities)}
         self._canon_state = {norm(s): s for s in sorted(set(world.state_of.values()) | set(world.states))}
@@ -87,6 +89,20 @@ class WorldIndex:
             hit = self._contains[key] = self._city_names(table, city).contains(name)
         return hit
 
+    def venue(self, table: str, text: Any) -> tuple[Any | None, bool]:
+        """``contains`` on the official ``"Name, City"`` split of ``text`` (memoized per text)."""
+        if type(text) is not str:
+            name, city = name_city(text)  # raises like upstream
+            return self.contains(table, city, name)
+        key = (table, text)
+        hit = self._venues.get(key)
+        if hit is None:
+            if len(self._venues) >= _MEMO_LIMIT:
+                self._venues.clear()
+            name, city = name_city(text)
+            hit = self._venues[key] = self.contains(table, city, name)
+        return hit
+
     def _city_names(self, table: str, city: str) -> _CityNames:
         names = self._names.get((table, city))
         if names is None:
@@ -98,8 +114,7 @@ class WorldIndex:
         if rows is None:
             if len(self._flights) >= _MEMO_LIMIT:
                 self._flights.clear()
-            rows = [f for f in self.world.flights_by_number(number) if f.number == number]
-            self._flights[number] = rows
+            rows = self._flights[number] = self.world.flights_by_number(number)
         return rows
 
     def drive_cost(self, origin: Any, dest: Any, mode: str) -> Any:
@@ -118,6 +133,8 @@ class WorldIndex:
                 cost = int(km)
         if len(self._costs) >= _MEMO_LIMIT:
             self._costs.clear()
+        for table in self.memo.values():
+            table.clear()
         self._costs[key] = cost
         return cost
 
@@ -145,11 +162,22 @@ class WorldIndex:
                 return f
         return None
 
+    def remember(self, kind: str, key: Any, value: Any) -> Any:
+        """Store ``value`` in the bounded memo ``kind`` (results of pure per-text computations)."""
+        table = self.memo[kind]
+        if len(table) >= _MEMO_LIMIT:
+            table.clear()
+        table[key] = value
+        return value
+
     def clear(self) -> None:
         """Drop every memoized lookup (the joined name strings are kept)."""
         self._contains.clear()
+        self._venues.clear()
         self._flights.clear()
         self._costs.clear()
+        for table in self.memo.values():
+            table.clear()
 
 
 def _number(text: str) -> float | int:

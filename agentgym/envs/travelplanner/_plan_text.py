@@ -17,13 +17,15 @@ Strict rules: routes and names are matched case-insensitively, whitespace is col
 
 from __future__ import annotations
 
+import bisect
+import functools
 import re
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 __all__ = [
     "from_to", "before_paren", "name_city", "mode_of", "norm", "strict_route", "strict_route_in",
-    "strict_name_city", "strict_pieces", "is_blank",
+    "strict_name_city", "strict_pieces", "is_blank", "strip_suffix",
 ]
 
 T = TypeVar("T")
@@ -39,28 +41,23 @@ _S_SUFFIX = re.compile(r"\s*\([^()]*\)\s*$")
 
 
 def _memo(fn: Callable[[str], T]) -> Callable[[Any], T]:
-    cache: dict[str, T] = {}
-
-    def lookup(text: Any) -> T:
-        if type(text) is not str:
-            return fn(text)  # raises like the official code on non-strings
-        try:
-            return cache[text]
-        except KeyError:
-            pass
-        if len(cache) >= _MEMO_LIMIT:
-            cache.clear()
-        value = cache[text] = fn(text)
-        return value
-
-    lookup.cache_clear = cache.clear  # type: ignore[attr-defined]
-    return lookup
+    """A bounded C-level memo. Non-string input still reaches ``fn`` (and raises there, as the
+    official code does); unhashable input raises ``TypeError`` from the cache itself."""
+    return functools.lru_cache(maxsize=_MEMO_LIMIT)(fn)
 
 
 # -- official ---------------------------------------------------------------------------------
+# The official patterns backtrack quadratically on long adversarial strings (a 30 kB field can
+# take minutes). Short texts use the patterns themselves; longer ones use linear-time
+# equivalents (``_*_linear``), which the tests check against the patterns on random strings.
+_SHORT = 256
+
+
 @_memo
 def from_to(text: str) -> tuple[str | None, str | None]:
     """The official route extraction: ``(A, B)`` of the first ``from A to B``, else ``(None, None)``."""
+    if len(text) > _SHORT:
+        return _from_to_linear(text)
     m = _FROM_TO.search(text)
     return (m.group(1), m.group(2)) if m else (None, None)
 
@@ -68,6 +65,8 @@ def from_to(text: str) -> tuple[str | None, str | None]:
 @_memo
 def before_paren(text: str) -> str:
     """The official suffix removal: text before the first ``(...)`` group, unstripped."""
+    if len(text) > _SHORT:
+        return _before_paren_linear(text)
     m = _PAREN.search(text)
     return m.group(1) if m else text
 
@@ -75,10 +74,83 @@ def before_paren(text: str) -> str:
 @_memo
 def name_city(text: str) -> tuple[str, str]:
     """The official ``"Name, City"`` split; ``('-', '-')`` when it cannot be parsed."""
+    if len(text) > _SHORT:
+        return _name_city_linear(text)
     m = _NAME_CITY.search(text)
     if not m:
         return "-", "-"
     return m.group(1).strip(), before_paren(m.group(2).strip()).strip()
+
+
+def _before_paren_linear(text: str) -> str:
+    # ``^(.*?)\([^)]*\)``: the first "(" (no newline before it) with a ")" somewhere after it.
+    p = text.find("(")
+    if p < 0 or "\n" in text[:p] or text.find(")", p + 1) < 0:
+        return text
+    return text[:p]
+
+
+def _name_city_linear(text: str) -> tuple[str, str]:
+    # ``(.*?),\s*([^,]+)...$``: the last comma, with at least one character after it; the name
+    # starts after the last newline before that comma (``.`` does not cross newlines).
+    c = text.rfind(",")
+    if c < 0 or c == len(text) - 1:
+        return "-", "-"
+    start = text.rfind("\n", 0, c) + 1
+    return text[start:c].strip(), before_paren(text[c + 1:].strip()).strip()
+
+
+def _from_to_linear(text: str) -> tuple[str | None, str | None]:
+    """``from\\s+(.+?)\\s+to\\s+([^,]+)(?=[,\\s]|$)`` in one pass over whitespace runs."""
+    n = len(text)
+    runs = [(m.start(), m.end()) for m in re.finditer(r"\s+", text)]
+    if not runs:
+        return None, None
+    starts = [r[0] for r in runs]
+    run_end = {rs: re_ for rs, re_ in runs}
+    good = [_good_to(text, re_, run_end) for _, re_ in runs]
+    has_nl = ["\n" in text[rs:re_] for rs, re_ in runs]
+    next_good, next_nl = [len(runs)] * (len(runs) + 1), [len(runs)] * (len(runs) + 1)
+    for j in range(len(runs) - 1, -1, -1):
+        next_good[j] = j if good[j] is not None else next_good[j + 1]
+        next_nl[j] = j if has_nl[j] else next_nl[j + 1]
+    i = text.find("from")
+    while i >= 0:
+        hit = _from_at(text, i + 4, n, runs, starts, run_end, good, next_good, next_nl)
+        if hit is not None:
+            return hit
+        i = text.find("from", i + 1)
+    return None, None
+
+
+def _good_to(text: str, e: int, run_end: dict[int, int]) -> str | None:
+    """Group 2 when ``to\\s+([^,]+)(?=[,\\s]|$)`` matches at ``e`` (right after a whitespace run)."""
+    if not text.startswith("to", e):
+        return None
+    g = run_end.get(e + 2)
+    if g is None:
+        return None
+    if g < len(text) and text[g] != ",":
+        z = text.find(",", g)
+        return text[g:] if z < 0 else text[g:z]
+    return text[g - 1:g] if g - (e + 2) >= 2 else None
+
+
+def _from_at(text, p, n, runs, starts, run_end, good, next_good, next_nl):
+    r1e = run_end.get(p)
+    if r1e is None:
+        return None  # "from" not followed by whitespace
+    if r1e < n:  # group 1 starts at the first non-space character: find the first usable " to "
+        s = bisect.bisect_right(starts, r1e)
+        j = next_good[s] if s < len(runs) else len(runs)
+        if j < len(runs) and j <= next_nl[s]:
+            return text[r1e:runs[j][0]], good[j]
+    k1 = bisect.bisect_right(starts, p) - 1  # the run right after "from" (backtracking into it)
+    if good[k1] is not None:
+        for a in range(r1e - 2, p, -1):
+            if text[a] != "\n":
+                return text[a], good[k1]
+    return None
 
 
 def mode_of(text: str) -> str | None:
@@ -94,6 +166,7 @@ def mode_of(text: str) -> str | None:
 
 
 # -- strict -----------------------------------------------------------------------------------
+@functools.lru_cache(maxsize=_MEMO_LIMIT)
 def norm(text: str) -> str:
     """Whitespace-collapsed, case-folded text: the key strict matching compares."""
     return " ".join(text.split()).casefold()
@@ -104,7 +177,8 @@ def is_blank(value: Any) -> bool:
     return value is None or (isinstance(value, str) and value.strip() in ("", "-"))
 
 
-def _strip_suffix(text: str) -> str:
+def strip_suffix(text: str) -> str:
+    """Text without trailing ``(State)``-style groups, stripped."""
     prev = None
     while prev != text:
         prev, text = text, _S_SUFFIX.sub("", text)
@@ -117,7 +191,7 @@ def strict_route(text: str) -> tuple[str, str] | None:
     m = _S_ROUTE_FULL.fullmatch(text)
     if not m:
         return None
-    a, b = _strip_suffix(m.group(1)), _strip_suffix(m.group(2))
+    a, b = strip_suffix(m.group(1)), strip_suffix(m.group(2))
     return (a, b) if a and b else None
 
 
@@ -127,7 +201,7 @@ def strict_route_in(text: str) -> tuple[str, str] | None:
     m = _S_ROUTE_IN.search(text)
     if not m:
         return None
-    a, b = _strip_suffix(m.group(1)), _strip_suffix(m.group(2))
+    a, b = strip_suffix(m.group(1)), strip_suffix(m.group(2))
     return (a, b) if a and b else None
 
 
@@ -137,7 +211,7 @@ def strict_name_city(text: str) -> tuple[str, str] | None:
     name, sep, city = text.rpartition(",")
     if not sep:
         return None
-    name, city = name.strip(), _strip_suffix(city)
+    name, city = name.strip(), strip_suffix(city)
     return (name, city) if name and city else None
 
 

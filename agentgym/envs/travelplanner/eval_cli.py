@@ -1,0 +1,178 @@
+"""``agentgym eval travelplanner``: score a submission file like the official ``eval.py``.
+
+Plans are matched to queries by line order (the official script ignores ``idx``). A line that
+is not JSON, has no plan, or is missing counts as not delivered; nothing in a plan aborts the
+run. Without ``--queries`` each submission line must carry its query as an object (the
+``plan_sets/`` format ``{"id", "query": {...}, "plan": [...]}``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from agentgym.cli import eval_app
+from agentgym.envs.travelplanner.evaluation import (
+    MODES, OFFICIAL_METRIC_NAMES, EvaluationReport, Metrics, aggregate, evaluate,
+)
+from agentgym.envs.travelplanner.plan import ParsedPlan
+from agentgym.envs.travelplanner.queries import SPLITS, TravelQuery, load_queries
+from agentgym.envs.travelplanner.world import World
+from agentgym.errors import AgentGymError, DataError
+
+__all__ = ["travelplanner", "read_submission", "run"]
+
+
+@eval_app.command("travelplanner")
+def travelplanner(
+    submission: Path = typer.Option(..., "--submission", "-s", help="Plans, one JSON line per query "
+                                    '({"idx", "query", "plan"}), in query order.'),
+    queries: str = typer.Option(None, "--queries", "-q", help="Query file in the HF field format "
+                                "(.jsonl/.json/.csv/.parquet) or a split name of the world "
+                                f"({', '.join(SPLITS)}). Default: the queries embedded in the submission lines."),
+    database: Path = typer.Option(None, "--database", "-d", help="World folder holding database/ "
+                                  "(default: found next to the query or submission file, else "
+                                  "$AGENTGYM_TRAVELPLANNER_DB, else the embedded synthetic world)."),
+    mode: str = typer.Option("official", "--mode", "-m",
+                             help="official (leaderboard verdicts) or strict (no loopholes)."),
+    output: Path = typer.Option(None, "--output", "-o", help="Write the metrics and every plan's verdicts as JSON."),
+) -> None:
+    """Score a TravelPlanner submission: the six official metrics, by level and trip length."""
+    if mode not in MODES:
+        raise typer.BadParameter(f"{mode!r} is not a mode; use one of {', '.join(MODES)}", param_hint="--mode")
+    console = Console()
+    try:
+        result = run(submission, queries=queries, database=database, mode=mode)
+    except AgentGymError as exc:
+        console.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(1) from None
+    for warning in result["warnings"]:
+        console.print(f"[yellow]warning:[/yellow] {warning}")
+    print_metrics(console, result["metrics"], result["database"])
+    if output is not None:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(json.dumps(to_json(result), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        console.print(f"wrote {output}")
+
+
+def run(submission: Path, *, queries: str | None = None, database: Path | None = None,
+        mode: str = "official") -> dict[str, Any]:
+    """Evaluate a submission file; the data behind the CLI output."""
+    lines = read_submission(submission)
+    world = World.open(database or _nearby_world(queries, submission))
+    warnings: list[str] = []
+    qs = _queries(queries, lines, world)
+    if len(lines) < len(qs):
+        warnings.append(f"the submission has {len(lines)} line(s) for {len(qs)} queries; "
+                        "the missing plans count as not delivered")
+    elif len(lines) > len(qs):
+        warnings.append(f"the submission has {len(lines)} lines for {len(qs)} queries; the extra lines are ignored")
+    reports = [evaluate(lines[i] if i < len(lines) else None, q, world, mode=mode) for i, q in enumerate(qs)]
+    return {"mode": mode, "queries": qs, "reports": reports, "metrics": aggregate(reports, qs),
+            "lines": lines, "database": str(world.root), "submission": str(submission),
+            "query_source": queries, "warnings": warnings}
+
+
+def read_submission(path: Path) -> list[Any]:
+    """The submission lines as parsed JSON, in order; an unreadable line becomes its raw text."""
+    try:
+        text = Path(path).read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        raise DataError(f"cannot read the submission {path}: {exc}") from None
+    lines: list[Any] = []
+    for raw in text.strip().split("\n") if text.strip() else []:
+        try:
+            lines.append(json.loads(raw))
+        except (ValueError, RecursionError):
+            reason = f"line {len(lines) + 1} of the submission is not valid JSON"
+            lines.append(ParsedPlan(delivered=False, reason=reason))
+    return lines
+
+
+def _queries(source: str | None, lines: list[Any], world: World) -> list[TravelQuery]:
+    if source is None:
+        return _embedded(lines, "the submission")
+    path = Path(source)
+    if source not in SPLITS and path.suffix == ".jsonl" and path.is_file():
+        rows = read_submission(path)
+        if rows and all(isinstance(r, dict) and isinstance(r.get("query"), dict) for r in rows):
+            return _embedded(rows, str(path))
+    return load_queries(source, world_root=world.root)
+
+
+def _embedded(rows: list[Any], where: str) -> list[TravelQuery]:
+    out = []
+    for i, row in enumerate(rows):
+        if not (isinstance(row, dict) and isinstance(row.get("query"), dict)):
+            raise DataError(f"line {i + 1} of {where} carries no query object; pass --queries")
+        out.append(TravelQuery.from_row(row["query"], id=str(row.get("id") or f"line-{i + 1}")))
+    return out
+
+
+def _nearby_world(queries: str | None, submission: Path) -> Path | None:
+    for anchor in (queries, submission):
+        if anchor and anchor not in SPLITS:
+            for folder in list(Path(anchor).resolve().parents)[:2]:
+                if (folder / "database").is_dir():
+                    return folder
+    return None
+
+
+def print_metrics(console: Console, metrics: Metrics, database: str) -> None:
+    table = Table(title=f"TravelPlanner ({metrics.mode} mode, {metrics.n_queries} queries)", caption=database)
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    table.add_column("count", justify="right")
+    counts = {
+        "delivery_rate": (metrics.delivered, metrics.n_queries),
+        "commonsense_micro": (metrics.commonsense_passed, metrics.commonsense_denominator),
+        "commonsense_macro": (metrics.commonsense_macro_count, metrics.n_queries),
+        "hard_micro": (metrics.hard_passed, metrics.hard_denominator),
+        "hard_macro": (metrics.hard_macro_count, metrics.n_queries),
+        "final_pass_rate": (metrics.final_pass_count, metrics.n_queries),
+    }
+    for key, label in OFFICIAL_METRIC_NAMES.items():
+        a, b = counts[key]
+        table.add_row(label, f"{100 * getattr(metrics, key):.2f}%", f"{a}/{b}")
+    console.print(table)
+    groups = [(f"level {k}", v) for k, v in metrics.by_level.items()]
+    groups += [(f"{k} days", v) for k, v in metrics.by_days.items()]
+    if len(groups) > 2:
+        by = Table(title="by level and trip length (%)")
+        by.add_column("group", no_wrap=True)
+        for label in ("N", "delivery", "cs micro", "cs macro", "hard micro", "hard macro", "final"):
+            by.add_column(label, justify="right")
+        for name, m in groups:
+            by.add_row(name, str(m.n_queries), *(f"{100 * getattr(m, k):.1f}" for k in OFFICIAL_METRIC_NAMES))
+        console.print(by)
+    if metrics.errors:
+        console.print(f"{metrics.errors} plan(s) hit input the official evaluator cannot read "
+                      "(it would abort the run); they are scored as failed (see 'error' in --output)")
+
+
+def to_json(result: dict[str, Any]) -> dict[str, Any]:
+    metrics: Metrics = result["metrics"]
+    return {
+        "mode": result["mode"],
+        "database": result["database"],
+        "submission": result["submission"],
+        "queries": result["query_source"],
+        "metrics": metrics.official(),
+        "counts": metrics.model_dump(exclude={"by_level", "by_days", "mode"}),
+        "by_level": {k: v.official() | {"n_queries": v.n_queries} for k, v in metrics.by_level.items()},
+        "by_days": {str(k): v.official() | {"n_queries": v.n_queries} for k, v in metrics.by_days.items()},
+        "plans": [_entry(i, q, r, result["lines"])
+                  for i, (q, r) in enumerate(zip(result["queries"], result["reports"], strict=True))],
+    }
+
+
+def _entry(i: int, q: TravelQuery, report: EvaluationReport, lines: list[Any]) -> dict[str, Any]:
+    line = lines[i] if i < len(lines) else None
+    idx = line.get("idx") if isinstance(line, dict) else None
+    return {"index": i, "idx": idx, "id": q.id, "level": q.level, "days": q.days,
+            **report.to_official(), "failures": report.failures()}

@@ -1,0 +1,324 @@
+"""The TravelPlanner evaluator: 8 commonsense and 5 hard constraints, official metrics.
+
+``evaluate(plan, query, world, mode=...)`` checks one plan and never raises on the plan:
+
+* ``mode="official"`` reproduces the official evaluator's verdicts, quirks included. Where the
+  official code would raise and abort the whole run, the check that raised fails with an
+  ``evaluation_error: ...`` reason (and ``report.error`` says so); the other checks still run.
+* ``mode="strict"`` closes the loopholes (exact names, stay days checked, last attraction
+  counted, unknown modes rejected, ...). See ``docs/travelplanner-evaluation.md`` for the table.
+
+Hard constraints run only when the plan was delivered and ``is_not_absent`` and
+``is_valid_information_in_sandbox`` both passed, as upstream; otherwise ``report.hard`` is None.
+
+``aggregate(reports, queries)`` gives the six official metrics with the official denominators,
+plus breakdowns by level and by trip length.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from agentgym.envs.travelplanner import _commonsense, _hard, _strict, _strict_hard
+from agentgym.envs.travelplanner._index import index_for
+from agentgym.envs.travelplanner._strict_plan import read_plan
+from agentgym.envs.travelplanner.plan import ParsedPlan, parse_plan
+from agentgym.envs.travelplanner.queries import TravelQuery
+from agentgym.envs.travelplanner.world import World
+from agentgym.errors import ConfigError
+
+__all__ = [
+    "evaluate", "aggregate", "Verdict", "EvaluationReport", "MetricSet", "Metrics",
+    "COMMONSENSE", "HARD", "MODES", "OFFICIAL_METRIC_NAMES", "hard_denominator",
+]
+
+MODES = ("official", "strict")
+COMMONSENSE = tuple(_commonsense.CHECKS)
+HARD = tuple(_hard.CHECKS)
+ERROR_PREFIX = "evaluation_error"
+OFFICIAL_METRIC_NAMES = {
+    "delivery_rate": "Delivery Rate",
+    "commonsense_micro": "Commonsense Constraint Micro Pass Rate",
+    "commonsense_macro": "Commonsense Constraint Macro Pass Rate",
+    "hard_micro": "Hard Constraint Micro Pass Rate",
+    "hard_macro": "Hard Constraint Macro Pass Rate",
+    "final_pass_rate": "Final Pass Rate",
+}
+
+
+class Verdict(BaseModel):
+    """One constraint's outcome: True (pass), False (fail) or None (not applicable)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    passed: bool | None
+    reason: str
+
+
+class EvaluationReport(BaseModel):
+    """Everything ``evaluate`` found about one plan."""
+
+    model_config = ConfigDict(frozen=True)
+
+    mode: Literal["official", "strict"]
+    delivered: bool
+    commonsense: dict[str, Verdict]
+    hard: dict[str, Verdict] | None
+    """None when the hard constraints were gated off (not delivered, incomplete or outside the sandbox)."""
+    commonsense_pass: bool
+    hard_pass: bool
+    final_pass: bool
+    commonsense_passed: int
+    hard_passed: int
+    hard_applicable: int
+    """Hard constraints the query carries: the budget plus each local constraint it sets."""
+    commonsense_micro: float
+    """commonsense_passed / 8."""
+    hard_micro: float
+    """hard_passed / hard_applicable (0 when the hard box was gated off)."""
+    error: str | None = None
+    """Why the plan was not delivered, or which check hit an input the official code cannot read."""
+
+    def to_official(self) -> dict[str, Any]:
+        """``{delivered, commonsense: {name: bool|None}, hard: {name: bool|None} | None, final_pass, error}``."""
+        return {
+            "delivered": self.delivered,
+            "commonsense": {k: v.passed for k, v in self.commonsense.items()},
+            "hard": None if self.hard is None else {k: v.passed for k, v in self.hard.items()},
+            "final_pass": self.final_pass,
+            "error": self.error,
+        }
+
+    def failures(self) -> dict[str, str]:
+        """``{constraint: reason}`` for every failed constraint."""
+        out = {k: v.reason for k, v in self.commonsense.items() if v.passed is False}
+        out.update({k: v.reason for k, v in (self.hard or {}).items() if v.passed is False})
+        return out
+
+
+def evaluate(plan: Any, query: TravelQuery | Mapping[str, Any], world: World, *,
+             mode: str = "official") -> EvaluationReport:
+    """Check ``plan`` (any shape ``parse_plan`` reads) against ``query`` in ``world``."""
+    if mode not in MODES:
+        raise ConfigError("mode", mode, MODES)
+    if not isinstance(query, TravelQuery):
+        query = TravelQuery.from_row(query, id="query")
+    parsed = plan if isinstance(plan, ParsedPlan) else parse_plan(plan)
+    if not parsed.delivered:
+        return _undelivered(mode, query, parsed.reason or "no plan")
+    ix = index_for(world)
+    days = parsed.days
+    if mode == "official":
+        subject: Any = days
+        checks, hard_checks = _commonsense.CHECKS, _hard.CHECKS
+    else:
+        subject = _safe_read(query, days, ix)
+        checks, hard_checks = _strict.CHECKS, _strict_hard.CHECKS
+    errors: list[str] = []
+    commonsense = {name: _run(name, fn, query, subject, ix, errors) for name, fn in checks.items()}
+    hard = None
+    if commonsense["is_not_absent"].passed and commonsense["is_valid_information_in_sandbox"].passed:
+        hard = {name: _run(name, fn, query, subject, ix, errors) for name, fn in hard_checks.items()}
+    return _report(mode, query, commonsense, hard, errors[0] if errors else None)
+
+
+def _safe_read(query: TravelQuery, days: list[Any], ix: Any) -> Any:
+    try:
+        return read_plan(query, days, ix)
+    except Exception as exc:  # noqa: BLE001 - strict reading must not raise; fail every check instead
+        return exc
+
+
+def _run(name: str, fn: Callable[..., tuple[bool | None, str]], query: TravelQuery, subject: Any,
+         ix: Any, errors: list[str]) -> Verdict:
+    try:
+        if isinstance(subject, Exception):
+            raise subject
+        passed, reason = fn(query, subject, ix)
+    except Exception as exc:  # noqa: BLE001 - upstream would abort the run; fail this check instead
+        detail = str(exc) if isinstance(exc, _commonsense.OfficialCrash) else f"{type(exc).__name__}: {exc}"
+        reason = f"{ERROR_PREFIX}: {_line(detail)}"
+        errors.append(f"{name}: {reason}")
+        return Verdict.model_construct(passed=False, reason=reason)
+    return _verdict(passed, reason)
+
+
+_VERDICTS: dict[tuple[bool | None, str], Verdict] = {}
+
+
+def _verdict(passed: bool | None, reason: str) -> Verdict:
+    """Verdicts are frozen, so equal ones are shared: most reasons (every pass) repeat."""
+    key = (passed, reason)
+    v = _VERDICTS.get(key)
+    if v is None:
+        if len(_VERDICTS) >= 50_000:
+            _VERDICTS.clear()
+        v = _VERDICTS[key] = Verdict.model_construct(passed=passed, reason=_line(reason))
+    return v
+
+
+def _line(text: str, limit: int = 240) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _undelivered(mode: str, query: TravelQuery, reason: str) -> EvaluationReport:
+    verdict = Verdict.model_construct(passed=False, reason=f"plan not delivered: {reason}")
+    commonsense = {name: verdict for name in COMMONSENSE}
+    return _report(mode, query, commonsense, None, reason, delivered=False)
+
+
+def _report(mode: str, query: TravelQuery, commonsense: dict[str, Verdict], hard: dict[str, Verdict] | None,
+            error: str | None, *, delivered: bool = True) -> EvaluationReport:
+    c_passed, c_pass = _tally(commonsense)
+    h_passed, h_pass = (0, False) if hard is None else _tally(hard)
+    c_pass = c_pass and delivered
+    applicable = applicable_hard(query)
+    return _construct(EvaluationReport, {
+        "mode": mode, "delivered": delivered, "commonsense": commonsense, "hard": hard,
+        "commonsense_pass": c_pass, "hard_pass": h_pass, "final_pass": c_pass and h_pass,
+        "commonsense_passed": c_passed, "hard_passed": h_passed, "hard_applicable": applicable,
+        "commonsense_micro": c_passed / len(COMMONSENSE), "hard_micro": h_passed / applicable if applicable else 0.0,
+        "error": error,
+    })
+
+
+def _tally(verdicts: dict[str, Verdict]) -> tuple[int, bool]:
+    """(how many passed, whether none failed)."""
+    passed, ok = 0, True
+    for v in verdicts.values():
+        p = v.passed
+        if p is True:
+            passed += 1
+        elif p is False:
+            ok = False
+    return passed, ok
+
+
+def _construct(cls: type[BaseModel], values: dict[str, Any]) -> Any:
+    """``cls.model_construct(**values)`` for trusted values naming every field, without its
+    per-field alias/default walk (this runs once per evaluated plan)."""
+    m = cls.__new__(cls)
+    object.__setattr__(m, "__dict__", values)
+    object.__setattr__(m, "__pydantic_fields_set__", set(values))
+    object.__setattr__(m, "__pydantic_extra__", None)
+    object.__setattr__(m, "__pydantic_private__", None)
+    return m
+
+
+def applicable_hard(query: TravelQuery) -> int:
+    """The budget plus every local constraint the query sets (what the per-plan hard micro divides by)."""
+    lc = query.local_constraint
+    return 1 + (lc.house_rule is not None) + bool(lc.cuisine) + (lc.room_type is not None) \
+        + (lc.transportation is not None)
+
+
+def hard_denominator(query: TravelQuery) -> int:
+    """The query's share of the official hard-micro denominator.
+
+    Upstream counts, per query, the budget plus: at ``hard`` level every set local constraint;
+    at ``medium`` level only house rule, cuisine and room type; at ``easy`` level nothing more.
+    Queries without a level are counted like ``hard``. On the real splits this gives 105 (train),
+    420 (validation) and, per the official code, 2290 (test).
+    """
+    lc = query.local_constraint
+    keys = ("house_rule", "cuisine", "room_type", "transportation")
+    if query.level == "easy":
+        keys = ()
+    elif query.level == "medium":
+        keys = keys[:3]
+    return 1 + sum(getattr(lc, k) is not None for k in keys)
+
+
+# -- metrics --------------------------------------------------------------------------------
+class MetricSet(BaseModel):
+    """The six official metrics over a set of queries, with their counts and denominators."""
+
+    model_config = ConfigDict(frozen=True)
+
+    n_queries: int
+    delivery_rate: float
+    commonsense_micro: float
+    commonsense_macro: float
+    hard_micro: float
+    hard_macro: float
+    final_pass_rate: float
+    delivered: int
+    commonsense_passed: int
+    commonsense_denominator: int
+    hard_passed: int
+    hard_denominator: int
+    commonsense_macro_count: int
+    hard_macro_count: int
+    final_pass_count: int
+    errors: int
+
+    def official(self) -> dict[str, float]:
+        """The six metrics under the names the official ``eval.py`` prints."""
+        return {label: getattr(self, key) for key, label in OFFICIAL_METRIC_NAMES.items()}
+
+
+class Metrics(MetricSet):
+    """Aggregate metrics plus the same six metrics per level and per trip length."""
+
+    mode: str | None = None
+    by_level: dict[str, MetricSet] = {}
+    by_days: dict[int, MetricSet] = {}
+
+
+def aggregate(reports: Sequence[EvaluationReport], queries: Sequence[TravelQuery]) -> Metrics:
+    """The official metrics of ``reports`` (``reports[i]`` is the plan for ``queries[i]``).
+
+    Denominators as upstream: N = the number of queries (45 / 180 / 1000 on the real splits),
+    8N for commonsense micro, and the sum of ``hard_denominator`` for hard micro. Missing or
+    undelivered plans count as failures.
+    """
+    if len(reports) != len(queries):
+        raise ConfigError("reports", f"{len(reports)} reports", f"one report per query ({len(queries)})")
+    pairs = list(zip(reports, queries, strict=True))
+    by_level: dict[str, list] = {}
+    by_days: dict[int, list] = {}
+    for r, q in pairs:
+        by_level.setdefault(q.level or "unknown", []).append((r, q))
+        by_days.setdefault(q.days, []).append((r, q))
+    modes = {r.mode for r in reports}
+    return Metrics(
+        **_metric_set(pairs).model_dump(),
+        mode=modes.pop() if len(modes) == 1 else None,
+        by_level={k: _metric_set(v) for k, v in sorted(by_level.items(), key=lambda kv: _level_order(kv[0]))},
+        by_days={k: _metric_set(v) for k, v in sorted(by_days.items())},
+    )
+
+
+def _level_order(level: str) -> int:
+    return {"easy": 0, "medium": 1, "hard": 2}.get(level, 3)
+
+
+def _metric_set(pairs: list[tuple[EvaluationReport, TravelQuery]]) -> MetricSet:
+    n = len(pairs)
+    delivered = sum(r.delivered for r, _ in pairs)
+    c_passed = sum(r.commonsense_passed for r, _ in pairs if r.delivered)
+    h_passed = sum(r.hard_passed for r, _ in pairs)
+    h_den = sum(hard_denominator(q) for _, q in pairs)
+    # Upstream counts the macro flags only for plans whose hard box ran; a plan without one
+    # has already failed is_not_absent or the sandbox check, so this changes nothing.
+    c_macro = sum(r.commonsense_pass for r, _ in pairs if r.hard is not None)
+    h_macro = sum(r.hard_pass for r, _ in pairs)
+    final = sum(r.final_pass for r, _ in pairs)
+    errors = sum(r.delivered and r.error is not None for r, _ in pairs)
+    c_den = len(COMMONSENSE) * n
+    return MetricSet(
+        n_queries=n, delivery_rate=_ratio(delivered, n),
+        commonsense_micro=_ratio(c_passed, c_den), commonsense_macro=_ratio(c_macro, n),
+        hard_micro=_ratio(h_passed, h_den), hard_macro=_ratio(h_macro, n), final_pass_rate=_ratio(final, n),
+        delivered=delivered, commonsense_passed=c_passed, commonsense_denominator=c_den,
+        hard_passed=h_passed, hard_denominator=h_den, commonsense_macro_count=c_macro,
+        hard_macro_count=h_macro, final_pass_count=final, errors=errors,
+    )
+
+
+def _ratio(a: int, b: int) -> float:
+    return a / b if b else 0.0
