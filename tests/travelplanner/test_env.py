@@ -176,3 +176,61 @@ def test_sole_planning_gives_reference_information_and_no_tools():
     assert len(env.unwrapped.tools) == 0
     _, _, _, _, info = env.step("CitySearch[Texas]")
     assert info["error"]["code"] == "unknown_tool"
+
+
+def _play_reference_plan(env, query_index):
+    from agentgym.envs.travelplanner.scripted import reference_plan_actions
+
+    env.reset(options={"query_index": query_index})
+    unwrapped = env.unwrapped
+    actions = reference_plan_actions(unwrapped.query, unwrapped.action_format,
+                                     tools=unwrapped.mode == "tool-use")
+    total = 0.0
+    for action in actions:
+        obs, reward, terminated, truncated, info = env.step(action)
+        total += reward
+        if terminated or truncated:
+            break
+    return total, terminated, info
+
+
+@pytest.mark.parametrize("action_format", ["react", "json"])
+@pytest.mark.parametrize("mode", ["tool-use", "sole-planning"])
+def test_full_episodes_on_the_default_world(action_format, mode):
+    env = gymnasium.make("TravelPlanner-v0", action_format=action_format, mode=mode, max_turns=60)
+    levels = set()
+    for i in range(0, len(env.unwrapped.queries), 5):
+        total, terminated, info = _play_reference_plan(env, i)
+        assert terminated and info["terminated_reason"] == "answer", info["error"]
+        assert info["evaluation"]["final_pass"] and total == 1.0, info["evaluation"]
+        assert info["error"] is None
+        levels.add(env.unwrapped.query.level)
+    assert levels == {"easy", "medium", "hard"}
+
+
+@pytest.mark.parametrize("action_format", ["react", "json"])
+@pytest.mark.parametrize("mode", ["tool-use", "sole-planning"])
+def test_full_episodes_on_the_real_database(real_travelplanner, action_format, mode):
+    env = gymnasium.make("TravelPlanner-v0", database=real_travelplanner, action_format=action_format, mode=mode,
+                         max_turns=60)
+    for i in (0, 12, 40):
+        total, terminated, info = _play_reference_plan(env, i)
+        assert terminated and total == 1.0, info["evaluation"]
+        if mode == "tool-use":
+            assert info["turn"] > 10  # the information was gathered through the tools
+
+
+def test_an_unreadable_plan_ends_the_episode_as_not_delivered():
+    env = gymnasium.make("TravelPlanner-v0")
+    env.reset(seed=0)
+    obs, reward, terminated, _, info = env.step("Finish[this is not a plan]")
+    assert terminated and reward == 0.0
+    assert info["error"]["code"] == "invalid_plan" and not info["evaluation"]["delivered"]
+    assert "could not be read" in obs
+
+
+def test_giving_up_ends_the_episode_with_zero_reward():
+    env = gymnasium.make("TravelPlanner-v0")
+    env.reset(seed=0)
+    _, reward, terminated, _, info = env.step("GiveUp[no flights]")
+    assert terminated and reward == 0.0 and info["terminated_reason"] == "give_up"
