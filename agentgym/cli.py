@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import typer
 
+from agentgym.envs.searchqa.serve import serve_retriever
+
 app = typer.Typer(no_args_is_help=True, add_completion=False, help="agentgym: text environments and rewards for agentic RL.")
 eval_app = typer.Typer(no_args_is_help=True, help="Score submissions with an env's official evaluator.")
 app.add_typer(eval_app, name="eval")
+app.command("serve-retriever")(serve_retriever)
 
 from agentgym.envs.travelplanner import eval_cli  # noqa: E402,F401  (registers `agentgym eval travelplanner`)
 

@@ -14,6 +14,8 @@ __all__ = ["ENV_IDS", "register_envs"]
 # so an episode's truncation is reported in its StepInfo.
 _ENTRY_POINTS = {
     "TravelPlanner-v0": "agentgym.envs.travelplanner.env:TravelPlannerEnv",
+    "SearchQA-v0": "agentgym.envs.searchqa.env:SearchQAEnv",
+    "SearchQA-LongForm-v0": "agentgym.envs.searchqa.env:LongFormSearchQAEnv",
 }
 ENV_IDS = tuple(_ENTRY_POINTS)
 

@@ -31,6 +31,8 @@ class ErrorCode(StrEnum):
     INVALID_ARGUMENT = "invalid_argument"
     INVALID_PLAN = "invalid_plan"
     TOOL_FAILED = "tool_failed"
+    RETRIEVER_FAILED = "retriever_failed"
+    SEARCH_LIMIT = "search_limit"
 
 
 class _Record(BaseModel):

@@ -1,0 +1,312 @@
+"""SearchQAEnv: answer questions by searching a corpus, Search-R1 style (short form and long form)."""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, ClassVar
+
+from agentgym.core.env import TextEnv
+from agentgym.core.parsing import GiveUp
+from agentgym.core.tools import ToolBox
+from agentgym.core.types import ActionError, ErrorCode, StepInfo, ToolCall, ToolResult
+from agentgym.envs.searchqa._render import clip, first_observation, render_hits
+from agentgym.envs.searchqa.data import Question
+from agentgym.envs.searchqa.protocol import ACTION_FORMATS, SEARCH_TOOLS, Search, clean_text, read_action
+from agentgym.envs.searchqa.retrievers import Retriever
+from agentgym.envs.searchqa.scoring import (answer_in_text, exact_match, lexical_longform_score,
+                                            substring_match, token_f1)
+from agentgym.envs.searchqa.sources import resolve_sources
+from agentgym.errors import ConfigError
+
+__all__ = ["SearchQAEnv", "LongFormSearchQAEnv", "REWARDS", "Judge"]
+
+REWARDS = ("em", "subem", "f1")
+Judge = Callable[[str, str, Sequence[str]], "float | None"]
+_OPTIONS = ("query_index", "query_id", "query")
+_INFO_ANSWER_CHARS = 2000  # info keeps logs small; the model's own text has the whole answer
+
+
+class SearchQAEnv(TextEnv):
+    """Answer a question by searching a passage corpus: Search-R1's tool-integrated QA.
+
+    ## Description
+    Each episode is one question. The agent may search a corpus several times, reading the top
+    passages of each search, then answers. Without data the env uses the embedded world: a
+    generated knowledge base of fictional entities with single-hop, two-hop and comparison
+    questions (``agentgym.envs.searchqa.synthetic``), so it runs offline and no model knows the
+    answers from pretraining. Real FlashRAG/Search-R1 question files and corpora plug in as they are.
+
+    ## Action format
+    ``action_format="tags"`` (default, Search-R1): ``<search>query</search>`` searches and
+    ``<answer>text</answer>`` answers; ``<think>`` blocks are allowed and ignored. The first
+    complete tag decides the action; an answer is the last well-formed ``<answer>`` block.
+    ``action_format="json"``: ``<tool_call>{"name": "search", "arguments": {"query": ...}}</tool_call>``
+    with the schema in ``env.unwrapped.tools.schemas()``, and ``<answer>...</answer>``
+    (or the ``finish`` tool); ``give_up`` ends the episode.
+
+    ## Tools
+    ``search(query)``: the retriever's top ``top_k`` passages. Embedded BM25 by default, or a
+    Search-R1 ``/retrieve`` server (``retriever="http://host:8000/retrieve"``).
+
+    ## Observation
+    After reset: instructions and the question. After a search: the passages as
+    ``Doc n(Title: title) text`` lines, inside ``<information>...</information>`` with the tag
+    format. After a bad action: one line saying what was wrong and how to fix it.
+
+    ## Rewards
+    0 on every step but the last. On an answer: its exact match (``reward="em"``, default),
+    substring match (``"subem"``) or token F1 (``"f1"``) against the gold answers, on the answer
+    text only, SQuAD-normalized. ``info["evaluation"]`` has all three and whether a gold answer
+    appeared in any retrieved passage.
+
+    ## Episode end
+    Terminated on an answer (or ``give_up``); truncated after ``max_turns`` actions (reward 0).
+
+    ## Info
+    ``StepInfo.to_info()``: ``action`` (``tool``, ``answer``, ``give_up``, ``invalid``), the
+    search as ``tool_call`` and ``tool_result`` (rows = passages), ``error.code``
+    (``empty_action``, ``unparseable_action``, ``invalid_argument`` for an empty or too long
+    query, ``search_limit``, ``retriever_failed``, ``action_too_long``, ``unknown_tool``...), and
+    in ``extra``: ``query``, ``passage_ids``, ``scores``, ``searches_used``, ``answer``,
+    ``answer_blocks``, ``parse_notes``, ``retriever_error``.
+
+    ## Arguments
+    * ``questions``: a FlashRAG/Search-R1 file (jsonl, json, parquet), rows, ``Question`` objects,
+      or a split of the embedded world (``train``, ``validation``, ``test``); None for
+      ``$AGENTGYM_SEARCHQA_QUESTIONS`` or else the embedded ``train`` split.
+    * ``corpus``: a passage file (``id`` + ``contents`` or ``id`` + ``title`` + ``text``) or rows,
+      indexed with BM25 on first use; None for ``$AGENTGYM_SEARCHQA_CORPUS`` or the embedded world.
+    * ``retriever``: a ``Retriever``, or a ``/retrieve`` URL (``$AGENTGYM_SEARCHQA_RETRIEVER``);
+      replaces the corpus's BM25 index.
+    * ``action_format``: ``tags`` (default) or ``json``. ``reward``: ``em``, ``subem`` or ``f1``.
+    * ``top_k`` (3), ``max_searches`` (4), ``max_turns`` (10), ``passage_chars`` (1000, per passage
+      text), ``max_query_chars`` (1000), ``max_action_chars``.
+    * ``synthetic_size`` (``small``, ``default``, ``large`` or an int of passages) and
+      ``synthetic_seed`` (0): the embedded world. ``index_dir``, ``cache_dir``: where the BM25
+      index and the generated world are kept. ``prompt_template``: replaces the instructions;
+      ``{question}``, ``{top_k}``, ``{max_searches}`` and ``{tools}`` are filled in.
+      ``render_mode``: ``ansi``.
+
+    ## Reset options
+    ``{"query_index": i}``, ``{"query_id": "train-3"}`` or ``{"query": row_or_Question}``;
+    otherwise the question is drawn with the env's seeded generator.
+
+    ## Version history
+    * v0: first release.
+    """
+
+    long_form: ClassVar[bool] = False
+
+    def __init__(self, *, questions: Any = None, corpus: Any = None, retriever: Retriever | str | None = None,
+                 action_format: str = "tags", reward: str = "em", top_k: int = 3, max_searches: int = 4,
+                 max_turns: int = 10, passage_chars: int = 1000, max_query_chars: int = 1000,
+                 max_action_chars: int = 1_000_000, synthetic_size: str | int = "default", synthetic_seed: int = 0,
+                 index_dir: str | os.PathLike[str] | None = None, cache_dir: str | os.PathLike[str] | None = None,
+                 prompt_template: str | None = None, render_mode: str | None = None) -> None:
+        super().__init__(max_turns=max_turns, max_action_chars=max_action_chars, render_mode=render_mode)
+        _choose("action_format", action_format, ACTION_FORMATS)
+        _choose("reward", reward, REWARDS)
+        for name, value in (("top_k", top_k), ("max_searches", max_searches), ("passage_chars", passage_chars),
+                            ("max_query_chars", max_query_chars)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ConfigError(name, value, "a positive int")
+        if prompt_template is not None and not isinstance(prompt_template, str):
+            raise ConfigError("prompt_template", prompt_template, "a str or None")
+        self.action_format, self.reward = action_format, reward
+        self.top_k, self.max_searches = top_k, max_searches
+        self.passage_chars, self.max_query_chars = passage_chars, max_query_chars
+        self.prompt_template = prompt_template
+        self.questions, self.retriever = resolve_sources(
+            questions, corpus, retriever, long_form=self.long_form, synthetic_size=synthetic_size,
+            synthetic_seed=synthetic_seed, index_dir=index_dir, cache_dir=cache_dir)
+        self._index = {q.id: i for i, q in enumerate(self.questions)}
+        self._question: Question | None = None
+        self._reset_episode()
+
+    @property
+    def tools(self) -> ToolBox:
+        """The search tool; ``tools.schemas()`` for function calling."""
+        return SEARCH_TOOLS
+
+    @property
+    def question(self) -> Question | None:
+        """The current episode's question (with its gold answers)."""
+        return self._question
+
+    # -- episode -----------------------------------------------------------------------------
+    def _reset_episode(self) -> None:
+        self._searches = 0
+        self._retrieval_hit = False
+        self._seen_ids: list[str] = []
+
+    def _start(self, options: dict[str, Any]) -> tuple[str, StepInfo]:
+        self._question = self._pick(options)
+        self._reset_episode()
+        text = first_observation(self._question.question, action_format=self.action_format, top_k=self.top_k,
+                                 max_searches=self.max_searches, long_form=self.long_form,
+                                 template=self.prompt_template)
+        return text, StepInfo(turn=0, task_id=self._question.id, extra={"question": self._question.question})
+
+    def _act(self, action: str) -> tuple[str, float, bool, StepInfo]:
+        if len(action) > self.action_space.max_length:
+            return self._invalid(ActionError(code=ErrorCode.ACTION_TOO_LONG, message=(
+                f"Your reply has {len(action)} characters; the limit is {self.action_space.max_length}.")))
+        reading = read_action(action, self.action_format)
+        extra: dict[str, Any] = {"parse_notes": list(reading.notes)} if reading.notes else {}
+        parsed = reading.action
+        if isinstance(parsed, ActionError):
+            return self._invalid(parsed, extra)
+        if isinstance(parsed, Search):
+            return self._search(clean_text(parsed.query), extra)
+        extra["answer_blocks"] = reading.answer_blocks
+        if isinstance(parsed, GiveUp):
+            return self._finish(None, extra)
+        return self._finish(clean_text(parsed.text), extra)
+
+    def _invalid(self, error: ActionError, extra: dict[str, Any] | None = None,
+                 call: ToolCall | None = None) -> tuple[str, float, bool, StepInfo]:
+        return error.message, 0.0, False, self._info(action="invalid", error=error, tool_call=call, extra=extra or {})
+
+    def _search(self, query: str, extra: dict[str, Any]) -> tuple[str, float, bool, StepInfo]:
+        call = ToolCall(name="search", arguments={"query": clip(query, 300)})
+        extra["query"] = clip(query, 300)
+        problem = self._query_problem(query)
+        if problem is not None:
+            return self._invalid(problem, extra, call)
+        try:
+            hits = self.retriever.search(query, self.top_k)
+        except Exception as exc:  # any retriever failure is an observation, never a crash of the rollout
+            message = f"The search failed ({clip(str(exc) or type(exc).__name__, 200)}). Search again or answer."
+            extra["retriever_error"] = f"{type(exc).__name__}: {clip(str(exc), 300)}"
+            error = ActionError(code=ErrorCode.RETRIEVER_FAILED, message=message)
+            text = f"\n\n<information>{message}</information>\n\n" if self.action_format == "tags" else message
+            return text, 0.0, False, self._info(action="tool", tool_call=call, error=error, extra=extra,
+                                                tool_result=ToolResult(content=message, error=error.code))
+        self._searches += 1
+        text = render_hits(hits, action_format=self.action_format, passage_chars=self.passage_chars)
+        self._note_retrieval(hits)
+        extra.update(passage_ids=[h.id for h in hits], scores=[_finite(h.score) for h in hits],
+                     searches_used=self._searches)
+        result = ToolResult(content=clip(text, 500), n_rows=len(hits))
+        return text, 0.0, False, self._info(action="tool", tool_call=call, tool_result=result, extra=extra)
+
+    def _query_problem(self, query: str) -> ActionError | None:
+        if not query:
+            return ActionError(code=ErrorCode.INVALID_ARGUMENT, message=(
+                "The search query is empty. Search with a few keywords, e.g. capital of France."))
+        if len(query) > self.max_query_chars:
+            return ActionError(code=ErrorCode.INVALID_ARGUMENT, message=(
+                f"The search query has {len(query)} characters; the limit is {self.max_query_chars}. "
+                "Search with a few keywords."))
+        if self._searches >= self.max_searches:
+            return ActionError(code=ErrorCode.SEARCH_LIMIT, message=(
+                f"You have used all {self.max_searches} searches. Give your answer between <answer> and </answer>."))
+        return None
+
+    def _note_retrieval(self, hits: list) -> None:
+        self._seen_ids.extend(h.id for h in hits)
+        if not self.long_form and not self._retrieval_hit:
+            golden = self._question.golden_answers
+            self._retrieval_hit = any(answer_in_text(golden, f"{h.title} {h.text}") for h in hits)
+
+    def _finish(self, answer: str | None, extra: dict[str, Any]) -> tuple[str, float, bool, StepInfo]:
+        if answer == "":
+            return self._invalid(ActionError(code=ErrorCode.INVALID_ARGUMENT, message=(
+                "The answer is empty. Write it between <answer> and </answer>.")), extra)
+        evaluation = self.evaluate(answer) if answer is not None else {"answer": None, "score": 0.0}
+        evaluation.update(searches=self._searches, passage_ids_seen=list(dict.fromkeys(self._seen_ids)))
+        reward = float(evaluation["score"])
+        kind = "answer" if answer is not None else "give_up"
+        extra["answer"] = None if answer is None else clip(answer, _INFO_ANSWER_CHARS)
+        text = "Answer received. The episode is over." if answer is not None else "You gave up. The episode is over."
+        return text, reward, True, self._info(action=kind, terminated_reason=kind, evaluation=evaluation, extra=extra)
+
+    def evaluate(self, answer: str) -> dict[str, Any]:
+        """The terminal report; ``score`` is the reward. Override to reshape the terminal signal."""
+        golden = self._question.golden_answers
+        f1 = token_f1(answer, golden)
+        report = {"answer": clip(answer, _INFO_ANSWER_CHARS), "golden_answers": list(golden),
+                  "em": exact_match(answer, golden),
+                  "subem": substring_match(answer, golden), "f1": f1.f1, "precision": f1.precision,
+                  "recall": f1.recall, "retrieval_hit": self._retrieval_hit, "reward_metric": self.reward}
+        report["score"] = report[self.reward]
+        return report
+
+    # -- helpers -----------------------------------------------------------------------------
+    def _info(self, **fields: Any) -> StepInfo:
+        return StepInfo(turn=self.turn, task_id=self._question.id if self._question else None, **fields)
+
+    def _pick(self, options: dict[str, Any]) -> Question:
+        unknown = set(options) - set(_OPTIONS)
+        if unknown:
+            raise ConfigError("options", sorted(unknown), _OPTIONS)
+        if "query" in options:
+            q = options["query"]
+            if isinstance(q, Question):
+                return q
+            if isinstance(q, Mapping):
+                return Question.from_row(q, "custom")
+            raise ConfigError("query", q, "a Question or a row with 'question' and 'golden_answers'")
+        if "query_id" in options:
+            if options["query_id"] not in self._index:
+                raise ConfigError("query_id", options["query_id"],
+                                  f"an id of the loaded questions, e.g. {self.questions[0].id!r}")
+            return self.questions[self._index[options["query_id"]]]
+        if "query_index" in options:
+            i = options["query_index"]
+            if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < len(self.questions):
+                raise ConfigError("query_index", i, f"an int in [0, {len(self.questions) - 1}]")
+            return self.questions[i]
+        return self.questions[int(self.np_random.integers(len(self.questions)))]
+
+
+class LongFormSearchQAEnv(SearchQAEnv):
+    """Long-form search QA: answers of a few sentences, scored against reference answers.
+
+    Everything is as in ``SearchQAEnv`` except the scoring and the default questions (the embedded
+    world's long-form ``profile`` questions). The terminal reward is ``judge(question, answer,
+    references)`` when a judge is given and returns a number; otherwise (no judge, or it returned
+    None or raised) the deterministic lexical fallback: the best ROUGE-L F1 of the answer against a
+    reference, over SQuAD-normalized tokens (``scoring.lexical_longform_score``).
+    ``info["evaluation"]["scorer"]`` says which one scored. The reward shaper plugs an LLM judge in
+    through ``judge``; scale its output to [0, 1] to keep rewards comparable with the fallback.
+    """
+
+    long_form: ClassVar[bool] = True
+
+    def __init__(self, *, judge: Judge | None = None, **kwargs: Any) -> None:
+        if judge is not None and not callable(judge):
+            raise ConfigError("judge", judge, "a callable (question, answer, references) -> float | None")
+        super().__init__(**kwargs)
+        self.judge = judge
+
+    def evaluate(self, answer: str) -> dict[str, Any]:
+        question, references = self._question.question, list(self._question.golden_answers)
+        report: dict[str, Any] = {"answer": clip(answer, _INFO_ANSWER_CHARS), "references": references,
+                                  "rouge_l": lexical_longform_score(question, answer, references)}
+        score, scorer = None, "lexical"
+        if self.judge is not None:
+            try:
+                score = _finite(self.judge(question, answer, references))
+                scorer = "judge" if score is not None else "lexical"
+            except Exception as exc:  # a failed judge call falls back, and says so
+                report["judge_error"] = f"{type(exc).__name__}: {clip(str(exc), 300)}"
+        report.update(score=report["rouge_l"] if score is None else score, scorer=scorer)
+        return report
+
+
+def _choose(field: str, value: Any, allowed: Sequence[str]) -> None:
+    if value not in allowed:
+        raise ConfigError(field, value, allowed)
+
+
+def _finite(value: Any) -> float | None:
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None

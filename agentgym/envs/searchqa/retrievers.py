@@ -1,0 +1,175 @@
+"""The retriever protocol, its hit record, and the HTTP client for a Search-R1 ``/retrieve`` server.
+
+A retriever maps queries to ranked passages. Two implementations ship: ``BM25Retriever``
+(in-process, ``agentgym.envs.searchqa.bm25``) and ``HttpRetriever`` (this module), which speaks
+the Search-R1 / FlashRAG retrieval-server contract::
+
+    POST /retrieve  {"queries": [...], "topk": k, "return_scores": true}
+    ->              {"result": [[{"document": {...}, "score": s}, ...], ...]}
+
+so an env can use a shared server (``agentgym serve-retriever``, or Search-R1's own dense one).
+A retriever raises ``RetrieverError`` when a search cannot be done; the env turns that into an
+observation, never an exception.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+from urllib.parse import urlsplit
+
+import httpx
+
+from agentgym.envs.searchqa.data import split_contents
+from agentgym.errors import AgentGymError, ConfigError
+
+__all__ = ["Hit", "Retriever", "RetrieverError", "HttpRetriever", "document_to_hit"]
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One retrieved passage: its corpus id (may be empty for servers that send none), title, text, score."""
+
+    id: str
+    title: str
+    text: str
+    score: float | None = None
+
+    def to_document(self) -> dict[str, str]:
+        """The document as a Search-R1 server returns it (``contents`` = quoted title, newline, text)."""
+        return {"id": self.id, "title": self.title, "text": self.text, "contents": f'"{self.title}"\n{self.text}'}
+
+
+class RetrieverError(AgentGymError, RuntimeError):
+    """A search could not be carried out: the server is down, too slow, failing or answered garbage."""
+
+
+@runtime_checkable
+class Retriever(Protocol):
+    """Anything that ranks passages for queries."""
+
+    def search(self, query: str, k: int) -> list[Hit]:
+        """The best ``k`` passages for ``query``, best first (fewer when fewer match)."""
+        ...
+
+    def batch_search(self, queries: Sequence[str], k: int) -> list[list[Hit]]:
+        """``search`` for each query, in order; one round trip for remote retrievers."""
+        ...
+
+
+def document_to_hit(document: Any, score: Any = None) -> Hit:
+    """Read a server's document (``id`` + ``contents``, or ``title`` + ``text``) into a ``Hit``."""
+    if not isinstance(document, Mapping):
+        raise RetrieverError(f"malformed response: a document is a {type(document).__name__}, not an object")
+    if "title" in document or "text" in document:
+        title, text = str(document.get("title") or ""), str(document.get("text") or "")
+    elif isinstance(document.get("contents"), str):
+        title, text = split_contents(document["contents"])
+    else:
+        raise RetrieverError("malformed response: a document has neither 'contents' nor 'title'/'text'")
+    if score is not None and (isinstance(score, bool) or not isinstance(score, (int, float))):
+        raise RetrieverError("malformed response: a score is not a number")
+    pid = document.get("id", "")
+    return Hit("" if pid is None else str(pid), title, text, None if score is None else float(score))
+
+
+class HttpRetriever:
+    """A client of a Search-R1-style ``/retrieve`` server, with batching, timeouts and retries.
+
+    ``url`` is the endpoint (``http://host:8000/retrieve``) or the server's root. Each request
+    carries at most ``batch_size`` queries. A connection error, a timeout (``timeout`` seconds
+    per attempt), HTTP 429 or 5xx is retried ``retries`` times with exponential backoff from
+    ``backoff`` seconds; other failures and malformed replies raise ``RetrieverError`` at once.
+    """
+
+    def __init__(self, url: str, *, timeout: float = 10.0, retries: int = 2, backoff: float = 0.25,
+                 batch_size: int = 64, headers: Mapping[str, str] | None = None) -> None:
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise ConfigError("url", url, "an http(s) URL such as 'http://127.0.0.1:8000/retrieve'")
+        if not timeout > 0 or not isinstance(retries, int) or retries < 0 or batch_size < 1:
+            raise ConfigError("timeout/retries/batch_size", (timeout, retries, batch_size),
+                              "timeout > 0, an int retries >= 0 and batch_size >= 1")
+        self.url = url if parts.path not in ("", "/") else url.rstrip("/") + "/retrieve"
+        self.timeout, self.retries, self.backoff, self.batch_size = timeout, retries, backoff, batch_size
+        self.headers = dict(headers or {})
+        self._client: httpx.Client | None = None
+
+    def search(self, query: str, k: int) -> list[Hit]:
+        return self.batch_search([query], k)[0]
+
+    def batch_search(self, queries: Sequence[str], k: int) -> list[list[Hit]]:
+        out: list[list[Hit]] = []
+        for start in range(0, len(queries), self.batch_size):
+            out.extend(self._post(list(queries[start:start + self.batch_size]), k))
+        return out
+
+    def _post(self, queries: list[str], k: int) -> list[list[Hit]]:
+        body = {"queries": queries, "topk": k, "return_scores": True}
+        failure = ""
+        for attempt in range(self.retries + 1):
+            if attempt:
+                time.sleep(self.backoff * 2 ** (attempt - 1))
+            try:
+                response = self._http().post(self.url, json=body)
+            except httpx.TimeoutException:
+                failure = f"no answer within {self.timeout:g} s"
+                continue
+            except httpx.TransportError as exc:
+                failure = f"cannot connect ({type(exc).__name__})"
+                continue
+            if response.status_code == 429 or response.status_code >= 500:
+                failure = f"HTTP {response.status_code}"
+                continue
+            if response.status_code != 200:
+                raise RetrieverError(f"the retriever at {self.url} refused the request: HTTP {response.status_code}")
+            return _parse_result(response, len(queries))
+        raise RetrieverError(f"the retriever at {self.url} failed after {self.retries + 1} attempt(s): {failure}")
+
+    def _http(self) -> httpx.Client:
+        if self._client is None:
+            self._client = httpx.Client(timeout=self.timeout, headers=self.headers)
+        return self._client
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+    def __enter__(self) -> HttpRetriever:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __getstate__(self) -> dict[str, Any]:
+        # A connection pool does not pickle; the copy opens its own on first use.
+        return {**self.__dict__, "_client": None}
+
+    def __repr__(self) -> str:
+        return f"HttpRetriever({self.url!r})"
+
+
+def _parse_result(response: httpx.Response, n_queries: int) -> list[list[Hit]]:
+    try:
+        payload = response.json()
+    except ValueError:
+        raise RetrieverError("malformed response: the body is not JSON") from None
+    result = payload.get("result") if isinstance(payload, dict) else None
+    if not isinstance(result, list) or len(result) != n_queries:
+        raise RetrieverError(f"malformed response: expected 'result' with {n_queries} list(s)")
+    out = []
+    for entry in result:
+        if not isinstance(entry, list):
+            raise RetrieverError("malformed response: an entry of 'result' is not a list")
+        out.append([_hit(item) for item in entry])
+    return out
+
+
+def _hit(item: Any) -> Hit:
+    # With return_scores the item is {"document": doc, "score": s}; without, the doc itself.
+    if isinstance(item, Mapping) and "document" in item:
+        return document_to_hit(item["document"], item.get("score"))
+    return document_to_hit(item)
