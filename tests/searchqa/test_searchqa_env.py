@@ -3,14 +3,9 @@
 from __future__ import annotations
 
 import math
-import pickle
-import subprocess
-import sys
-import warnings
 
 import gymnasium
 import pytest
-from gymnasium.utils.env_checker import check_env
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -33,52 +28,6 @@ SCRIPT = [
 def env():
     return gymnasium.make("SearchQA-v0")
 
-
-def test_env_checker_passes_on_the_embedded_world():
-    check_env(gymnasium.make("SearchQA-v0").unwrapped, skip_render_check=True)
-    check_env(gymnasium.make("SearchQA-LongForm-v0").unwrapped, skip_render_check=True)
-
-
-def test_make_and_play_without_checker_warnings():
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        env = gymnasium.make("SearchQA-v0")
-        env.reset(seed=1)
-        for action in SCRIPT:
-            env.step(action)
-
-
-def test_namespaced_make_works_without_importing_agentgym():
-    code = ("import gymnasium; e = gymnasium.make('agentgym:SearchQA-v0'); e.reset(seed=0); "
-            "print(type(e.unwrapped).__name__)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "SearchQAEnv"
-
-
-def _play(env, seed, actions):
-    transcript = [env.reset(seed=seed)]
-    for action in actions:
-        transcript.append(env.step(action))
-        if transcript[-1][2] or transcript[-1][3]:
-            break
-    return transcript
-
-
-def test_same_seed_and_actions_give_the_same_transcript():
-    a, b = gymnasium.make("SearchQA-v0"), gymnasium.make("SearchQA-v0")
-    assert _play(a, 7, SCRIPT) == _play(b, 7, SCRIPT)
-    first = {gymnasium.make("SearchQA-v0").reset(seed=s)[1]["task_id"] for s in range(20)}
-    assert len(first) > 1  # the seed does choose the question
-
-
-def test_env_pickles_mid_episode():
-    env = gymnasium.make("SearchQA-v0").unwrapped
-    env.reset(seed=3)
-    env.step("<search>University</search>")
-    clone = pickle.loads(pickle.dumps(env))
-    for action in SCRIPT:
-        assert clone.step(action) == env.step(action)
 
 
 def test_a_scripted_agent_solves_single_hop_questions_in_one_search():

@@ -157,7 +157,7 @@ def test_cli_on_every_plan_set(real_travelplanner, tmp_path, mode):
         data = json.loads(out.read_text())
         n = len(path.read_text().splitlines())
         assert data["mode"] == mode and len(data["plans"]) == n
-        assert data["database"] == str(real_travelplanner)
+        assert Path(data["database"]).resolve() == real_travelplanner.resolve()
         for entry in data["plans"]:
             assert set(entry["commonsense"]) == set(COMMONSENSE)
             assert entry["hard"] is None or set(entry["hard"]) == set(HARD)
