@@ -5,10 +5,12 @@ STAMP := $(VENV)/.installed
 
 .PHONY: demo test bench clean
 
+# The verl extra is installed so the verl integration's tests run in CI too; torch==2.13.0 is a
+# CPU build on the project's machines (an unpinned torch pulls multi-GB CUDA wheels). ~3 min fresh.
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/python -m pip install --quiet --upgrade pip
-	$(VENV)/bin/python -m pip install --quiet -e ".[dev]"
+	$(VENV)/bin/python -m pip install --quiet -e ".[dev,verl]" "torch==2.13.0"
 	touch $(STAMP)
 
 demo: $(STAMP)  ## play a TravelPlanner episode offline with a scripted agent
@@ -20,6 +22,7 @@ test: $(STAMP)  ## the whole test suite
 bench: $(STAMP)  ## the benchmarks (generate a full-scale world on first run)
 	$(VENV)/bin/python benchmarks/bench_travelplanner_tools.py
 	$(VENV)/bin/python benchmarks/bench_evaluator.py
+	$(VENV)/bin/python benchmarks/bench_rewards.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

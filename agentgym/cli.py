@@ -17,6 +17,11 @@ from agentgym.envs.travelplanner.commands import travelplanner_app  # noqa: E402
 
 app.add_typer(travelplanner_app, name="travelplanner")
 
+from agentgym.integrations.verl.commands import TRAIN_CONTEXT, train, verl_app  # noqa: E402
+
+app.add_typer(verl_app, name="verl")
+app.command("train", context_settings=TRAIN_CONTEXT)(train)
+
 
 def main() -> None:
     app()

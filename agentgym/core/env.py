@@ -4,6 +4,12 @@ A subclass implements two hooks, ``_start(options) -> (observation, StepInfo)`` 
 ``_act(action) -> (observation, reward, terminated, StepInfo)``. The base class owns the
 Gymnasium contract around them: seeding, the text spaces, turn counting, truncation at
 ``max_turns``, and turning ``StepInfo`` into the plain ``info`` dict.
+
+``reward=`` (a preset name or reward spec, see ``agentgym.rewards``) replaces the env's reward
+with a shaped one paid on the episode's last step, with the breakdown in ``info["reward"]``.
+The trainer sets the training step with ``reset(options={"training_step": n})`` or
+``set_training_step(n)``; a subclass tells the terms about the task by overriding
+``reward_context()``.
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ class TextEnv(gymnasium.Env[str, str]):
         max_action_chars: int = 1_000_000,
         max_observation_chars: int = 10_000_000,
         render_mode: str | None = None,
+        reward: Any = None,
     ) -> None:
         _require_positive_int("max_turns", max_turns)
         _require_positive_int("max_action_chars", max_action_chars)
@@ -43,6 +50,13 @@ class TextEnv(gymnasium.Env[str, str]):
         self._turn = 0
         self._done = True
         self._last_observation = ""
+        self.training_step: int | None = None
+        self.total_steps: int | None = None
+        self._rewards = None
+        if reward is not None:
+            from agentgym.rewards.wrapper import EpisodeRecorder, build_shaper
+
+            self._rewards = EpisodeRecorder(build_shaper(reward))
 
     # -- Gymnasium API -----------------------------------------------------------------------
     def reset(
@@ -51,8 +65,15 @@ class TextEnv(gymnasium.Env[str, str]):
         super().reset(seed=seed)
         self._turn = 0
         self._done = False
-        observation, info = self._start(dict(options or {}))
+        options = dict(options or {})
+        if "training_step" in options or "total_steps" in options:
+            from agentgym.rewards.wrapper import pop_training_step
+
+            self.set_training_step(*pop_training_step(options))
+        observation, info = self._start(options)
         self._last_observation = observation
+        if self._rewards is not None:
+            self._rewards.start(observation)
         return observation, info.to_info()
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
@@ -67,6 +88,10 @@ class TextEnv(gymnasium.Env[str, str]):
             info = info.model_copy(update={"terminated_reason": "max_turns"})
         self._done = terminated or truncated
         self._last_observation = observation
+        if self._rewards is not None:  # shaped reward: 0 until the episode's last step
+            shaped, shaped_info = self._rewards.step(action, reward, self._done, info, info.to_info(),
+                                                     self.reward_context, self.training_step, self.total_steps)
+            return observation, shaped, terminated, truncated, shaped_info
         return observation, float(reward), terminated, truncated, info.to_info()
 
     def render(self) -> str | None:
@@ -76,6 +101,23 @@ class TextEnv(gymnasium.Env[str, str]):
     def turn(self) -> int:
         """Actions taken so far in the current episode."""
         return self._turn
+
+    # -- reward shaping ----------------------------------------------------------------------
+    @property
+    def shaper(self) -> Any:
+        """The ``Shaper`` built from ``reward=``, or None when the env pays its own reward."""
+        return None if self._rewards is None else self._rewards.shaper
+
+    def set_training_step(self, step: int, total_steps: int | None = None) -> None:
+        """Shape the next episodes at training step ``step`` (of ``total_steps``, when known)."""
+        from agentgym.rewards.wrapper import check_training_step
+
+        self.training_step, self.total_steps = check_training_step(step, total_steps)
+
+    def reward_context(self) -> dict[str, Any]:
+        """What reward terms need to know of the episode beyond its steps: any of ``task``,
+        ``question``, ``references``, ``answer``, ``outcome``, ``evaluate``. Override in envs."""
+        return {}
 
     # -- hooks for subclasses ----------------------------------------------------------------
     def _start(self, options: dict[str, Any]) -> tuple[str, StepInfo]:

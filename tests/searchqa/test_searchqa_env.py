@@ -217,7 +217,7 @@ def test_reset_options_and_custom_rows():
 
 
 def test_kwargs_shape_the_prompt_and_observation():
-    env = gymnasium.make("SearchQA-v0", top_k=5, passage_chars=40, reward="f1",
+    env = gymnasium.make("SearchQA-v0", top_k=5, passage_chars=40, metric="f1",
                          prompt_template="Q: {question} (k={top_k}, n={max_searches})")
     obs, _ = env.reset(seed=0)
     assert obs.startswith("Q: ") and "(k=5, n=4)" in obs

@@ -56,7 +56,7 @@ def test_a_scripted_agent_with_the_gold_answer_gets_em_1_on_hotpotqa(searchqa_da
 
 def test_musique_runs_with_its_corpus(searchqa_data):
     env = gymnasium.make("SearchQA-v0", questions=str(searchqa_data / "musique_train100.questions.jsonl"),
-                         corpus=str(searchqa_data / "musique_train100.corpus.jsonl"), reward="f1")
+                         corpus=str(searchqa_data / "musique_train100.corpus.jsonl"), metric="f1")
     assert _scripted_em(env, 100) == 1.0
     env.reset(options={"query_id": "2hop__150763_14904"})
     _, reward, _, _, info = env.step("<answer>Stanley Hall</answer>")  # an alias among golden_answers

@@ -56,10 +56,11 @@ class SearchQAEnv(TextEnv):
     format. After a bad action: one line saying what was wrong and how to fix it.
 
     ## Rewards
-    0 on every step but the last. On an answer: its exact match (``reward="em"``, default),
+    0 on every step but the last. On an answer: its exact match (``metric="em"``, default),
     substring match (``"subem"``) or token F1 (``"f1"``) against the gold answers, on the answer
     text only, SQuAD-normalized. ``info["evaluation"]`` has all three and whether a gold answer
-    appeared in any retrieved passage.
+    appeared in any retrieved passage. ``reward=`` (a preset such as ``prs/short`` or a spec)
+    replaces this with a shaped reward, breakdown in ``info["reward"]`` (see the rewards docs).
 
     ## Episode end
     Terminated on an answer (or ``give_up``); truncated after ``max_turns`` actions (reward 0).
@@ -80,7 +81,8 @@ class SearchQAEnv(TextEnv):
       indexed with BM25 on first use; None for ``$AGENTGYM_SEARCHQA_CORPUS`` or the embedded world.
     * ``retriever``: a ``Retriever``, or a ``/retrieve`` URL (``$AGENTGYM_SEARCHQA_RETRIEVER``);
       replaces the corpus's BM25 index.
-    * ``action_format``: ``tags`` (default) or ``json``. ``reward``: ``em``, ``subem`` or ``f1``.
+    * ``action_format``: ``tags`` (default) or ``json``. ``metric``: ``em``, ``subem`` or ``f1``.
+    * ``reward``: a reward preset name or spec (None: the ``metric`` is the reward).
     * ``top_k`` (3), ``max_searches`` (4), ``max_turns`` (10), ``passage_chars`` (1000, per passage
       text), ``max_query_chars`` (1000), ``max_action_chars``.
     * ``synthetic_size`` (``small``, ``default``, ``large`` or an int of passages) and
@@ -100,21 +102,23 @@ class SearchQAEnv(TextEnv):
     long_form: ClassVar[bool] = False
 
     def __init__(self, *, questions: Any = None, corpus: Any = None, retriever: Retriever | str | None = None,
-                 action_format: str = "tags", reward: str = "em", top_k: int = 3, max_searches: int = 4,
+                 action_format: str = "tags", metric: str = "em", reward: Any = None, top_k: int = 3,
+                 max_searches: int = 4,
                  max_turns: int = 10, passage_chars: int = 1000, max_query_chars: int = 1000,
                  max_action_chars: int = 1_000_000, synthetic_size: str | int = "default", synthetic_seed: int = 0,
                  index_dir: str | os.PathLike[str] | None = None, cache_dir: str | os.PathLike[str] | None = None,
                  prompt_template: str | None = None, render_mode: str | None = None) -> None:
-        super().__init__(max_turns=max_turns, max_action_chars=max_action_chars, render_mode=render_mode)
+        super().__init__(max_turns=max_turns, max_action_chars=max_action_chars, render_mode=render_mode,
+                         reward=reward)
         _choose("action_format", action_format, ACTION_FORMATS)
-        _choose("reward", reward, REWARDS)
+        _choose("metric", metric, REWARDS)
         for name, value in (("top_k", top_k), ("max_searches", max_searches), ("passage_chars", passage_chars),
                             ("max_query_chars", max_query_chars)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ConfigError(name, value, "a positive int")
         if prompt_template is not None and not isinstance(prompt_template, str):
             raise ConfigError("prompt_template", prompt_template, "a str or None")
-        self.action_format, self.reward = action_format, reward
+        self.action_format, self.metric = action_format, metric
         self.top_k, self.max_searches = top_k, max_searches
         self.passage_chars, self.max_query_chars = passage_chars, max_query_chars
         self.prompt_template = prompt_template
@@ -137,6 +141,7 @@ class SearchQAEnv(TextEnv):
 
     # -- episode -----------------------------------------------------------------------------
     def _reset_episode(self) -> None:
+        self._answer: str | None = None
         self._searches = 0
         self._retrieval_hit = False
         self._seen_ids: list[str] = []
@@ -215,6 +220,7 @@ class SearchQAEnv(TextEnv):
         if answer == "":
             return self._invalid(ActionError(code=ErrorCode.INVALID_ARGUMENT, message=(
                 "The answer is empty. Write it between <answer> and </answer>.")), extra)
+        self._answer = answer
         evaluation = self.evaluate(answer) if answer is not None else {"answer": None, "score": 0.0}
         evaluation.update(searches=self._searches, passage_ids_seen=list(dict.fromkeys(self._seen_ids)))
         reward = float(evaluation["score"])
@@ -230,9 +236,20 @@ class SearchQAEnv(TextEnv):
         report = {"answer": clip(answer, _INFO_ANSWER_CHARS), "golden_answers": list(golden),
                   "em": exact_match(answer, golden),
                   "subem": substring_match(answer, golden), "f1": f1.f1, "precision": f1.precision,
-                  "recall": f1.recall, "retrieval_hit": self._retrieval_hit, "reward_metric": self.reward}
-        report["score"] = report[self.reward]
+                  "recall": f1.recall, "retrieval_hit": self._retrieval_hit, "reward_metric": self.metric}
+        report["score"] = report[self.metric]
         return report
+
+    def reward_context(self) -> dict[str, Any]:
+        """The question, its reference answers and the submitted answer, for the reward terms.
+
+        The unshaped outcome is exact match (short form) on the submitted answer."""
+        question = self._question
+        context: dict[str, Any] = {"task": question, "question": question.question,
+                                   "references": list(question.golden_answers), "answer": self._answer}
+        if not self.long_form:
+            context["outcome"] = 0.0 if self._answer is None else exact_match(self._answer, question.golden_answers)
+        return context
 
     # -- helpers -----------------------------------------------------------------------------
     def _info(self, **fields: Any) -> StepInfo:

@@ -69,7 +69,9 @@ class TravelPlannerEnv(TextEnv):
     ## Rewards
     0 on every step but the last; on submission, 1.0 if the plan passes every constraint
     (final pass) under the ``evaluation`` mode, else 0.0. Override ``terminal_reward`` for another
-    terminal signal; ``info["evaluation"]`` holds the full report.
+    terminal signal; ``info["evaluation"]`` holds the full report. With ``reward=`` (a preset
+    such as ``planner_r1/dense``, or a reward spec) the last step pays the shaped reward instead,
+    with its breakdown in ``info["reward"]`` (see ``docs/rewards.md``).
 
     ## Episode end
     Terminated when a plan is submitted or the agent gives up; truncated after ``max_turns``
@@ -89,11 +91,13 @@ class TravelPlannerEnv(TextEnv):
     * ``action_format``: ``react`` (default) or ``json``.
     * ``evaluation``: ``strict`` (default; no loopholes, for training) or ``official``
       (the official evaluator's verdicts, for leaderboard-comparable numbers).
+    * ``reward``: None (the final-pass reward above), or a reward preset name or spec.
     * ``max_turns``, ``max_action_chars``, ``cache_dir``, ``render_mode`` (``ansi``).
 
     ## Reset options
     ``{"query_index": i}``, ``{"query_id": "train-3"}`` or ``{"query": row_or_TravelQuery}``;
-    otherwise the query is drawn with the env's seeded generator.
+    otherwise the query is drawn with the env's seeded generator. ``{"training_step": n}`` (and
+    optionally ``"total_steps"``) sets the training step for scheduled rewards.
 
     ## Version history
     * v0: first release.
@@ -111,8 +115,10 @@ class TravelPlannerEnv(TextEnv):
         max_action_chars: int = 1_000_000,
         cache_dir: str | os.PathLike[str] | None = None,
         render_mode: str | None = None,
+        reward: Any = None,
     ) -> None:
-        super().__init__(max_turns=max_turns, max_action_chars=max_action_chars, render_mode=render_mode)
+        super().__init__(max_turns=max_turns, max_action_chars=max_action_chars, render_mode=render_mode,
+                         reward=reward)
         _choose("mode", mode, MODES)
         _choose("action_format", action_format, FORMATS)
         _choose("evaluation", evaluation, EVALUATION_MODES)
@@ -122,6 +128,7 @@ class TravelPlannerEnv(TextEnv):
         self._index = {q.id: i for i, q in enumerate(self.queries)}
         self._query: TravelQuery | None = None
         self._notebook = Notebook()
+        self._answer: str | None = None
 
     @property
     def tools(self) -> ToolBox:
@@ -137,6 +144,7 @@ class TravelPlannerEnv(TextEnv):
     def _start(self, options: dict[str, Any]) -> tuple[str, StepInfo]:
         self._query = self._pick(options)
         self._notebook = Notebook()
+        self._answer = None
         reference = None
         if self.mode == "sole-planning":
             reference = list(self._query.reference_information or ()) or reference_information(
@@ -175,6 +183,7 @@ class TravelPlannerEnv(TextEnv):
         from agentgym.envs.travelplanner.evaluation import evaluate
 
         gave_up = isinstance(parsed, GiveUp)
+        self._answer = None if gave_up else parsed.text
         report = evaluate(None if gave_up else parsed.text, self._query, self.world, mode=self.evaluation)
         reward = self.terminal_reward(report)
         error = None
@@ -189,6 +198,14 @@ class TravelPlannerEnv(TextEnv):
     def terminal_reward(self, report: Any) -> float:
         """The reward for a submitted plan: 1.0 on final pass, else 0.0. Override to reshape."""
         return 1.0 if report.final_pass else 0.0
+
+    def reward_context(self) -> dict[str, Any]:
+        """The query, the submitted plan text, and an evaluator for the reward terms' modes."""
+        from agentgym.envs.travelplanner.evaluation import evaluate
+
+        query, world = self._query, self.world
+        return {"task": query, "answer": self._answer,
+                "evaluate": lambda plan, mode: evaluate(plan, query, world, mode=mode).model_dump(mode="json")}
 
     # -- helpers -----------------------------------------------------------------------------
     def _info(self, **fields: Any) -> StepInfo:

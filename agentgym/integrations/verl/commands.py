@@ -1,0 +1,124 @@
+"""``agentgym verl ...`` (data preparation, recipes) and ``agentgym train RECIPE [overrides...]``.
+
+Imported by ``agentgym.cli``; verl itself is only imported when a command needs it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from agentgym.errors import AgentGymError
+
+__all__ = ["verl_app", "train", "TRAIN_CONTEXT"]
+
+verl_app = typer.Typer(no_args_is_help=True, help="verl 0.9 integration: training data and recipes.")
+TRAIN_CONTEXT = {"allow_extra_args": True, "ignore_unknown_options": True}
+"""``agentgym train`` passes every argument it does not know to Hydra as an override."""
+
+
+@verl_app.command("prepare")
+def prepare(
+    env_id: str = typer.Argument(..., help="TravelPlanner-v0, SearchQA-v0 or SearchQA-LongForm-v0."),
+    out: Path = typer.Option(..., "--out", "-o", help="Parquet file to write (data.train_files / val_files)."),
+    split: str = typer.Option(None, "--split", help="A split of the env's data, e.g. train or validation."),
+    queries: str = typer.Option(None, "--queries", help="A query/question file instead of a split."),
+    env_kwarg: list[str] = typer.Option(None, "--env-kwarg", help="KEY=VALUE env kwarg (VALUE read as JSON "
+                                        "when it parses), e.g. --env-kwarg action_format=json. Repeatable."),
+    reward: str = typer.Option(None, "--reward", help="Reward preset or spec (JSON/YAML text or file) for the rows."),
+    limit: int = typer.Option(None, "--limit", min=1, help="At most this many rows."),
+    start: int = typer.Option(0, "--start", min=0, help="Index of the first task."),
+    system_prompt: str = typer.Option(None, "--system-prompt", help="A system message put before each task."),
+) -> None:
+    """Write verl rows (prompt, data_source, reward_model, extra_info, agent_name) for an env's tasks."""
+    from agentgym.integrations.verl.prepare import prepare_rows, write_parquet
+
+    try:
+        rows = prepare_rows(env_id, split=split, queries=queries, env_kwargs=_kwargs(env_kwarg or []),
+                            reward=_spec(reward), limit=limit, start=start, system_prompt=system_prompt)
+        path = write_parquet(rows, out)
+    except AgentGymError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    typer.echo(f"wrote {len(rows)} rows for {env_id} to {path}")
+
+
+@verl_app.command("recipes")
+def recipes(name: str = typer.Argument(None, help="Print this recipe's YAML.")) -> None:
+    """List the bundled training recipes, or print one."""
+    from agentgym.integrations.verl.train import RECIPES, recipe_text
+
+    if name is None:
+        typer.echo("\n".join(RECIPES))
+        return
+    try:
+        typer.echo(recipe_text(name))
+    except AgentGymError as exc:
+        raise typer.BadParameter(str(exc)) from None
+
+
+def train(
+    ctx: typer.Context,
+    recipe: str = typer.Argument(..., help="grpo, planner_r1 or prs_vspo."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Print the resolved verl config and check it; "
+                                 "no Ray, no GPU."),
+) -> None:
+    """Train with verl: a bundled recipe (grpo, planner_r1, prs_vspo) plus Hydra overrides KEY=VALUE."""
+    from agentgym.integrations.verl import require_verl
+
+    try:
+        require_verl()
+        overrides = list(ctx.args)
+        if dry_run:
+            raise typer.Exit(_dry_run(recipe, overrides))
+        from agentgym.integrations.verl.train import launch
+
+        launch(recipe, overrides)
+    except AgentGymError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+
+
+def _dry_run(recipe: str, overrides: list[str]) -> int:
+    from agentgym.integrations.verl.train import check_config, compose_recipe, resolved_yaml
+
+    try:
+        config = compose_recipe(recipe, overrides)
+    except AgentGymError:
+        raise
+    except Exception as exc:  # Hydra: an unknown key, a bad override, a missing config
+        typer.echo(f"problem: the overrides do not compose: {exc}", err=True)
+        return 1
+    problems = check_config(config)
+    try:
+        typer.echo(resolved_yaml(config))
+    except Exception as exc:  # e.g. a mandatory value left missing: reported below
+        problems.append(f"the config does not resolve: {exc}")
+    for problem in problems:
+        typer.echo(f"problem: {problem}", err=True)
+    typer.echo(f"{recipe}: {'ready to launch' if not problems else f'{len(problems)} problem(s)'}", err=True)
+    return 1 if problems else 0
+
+
+def _kwargs(pairs: list[str]) -> dict[str, Any]:
+    kwargs: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise typer.BadParameter(f"{pair!r} is not KEY=VALUE", param_hint="--env-kwarg")
+        try:
+            kwargs[key] = json.loads(value)
+        except json.JSONDecodeError:
+            kwargs[key] = value
+    return kwargs
+
+
+def _spec(reward: str | None) -> Any:
+    if reward is None:
+        return None
+    try:
+        return json.loads(reward)
+    except json.JSONDecodeError:
+        return reward  # a preset name, YAML text or a file path: the reward loader reads those

@@ -1,0 +1,97 @@
+"""Envs for the agent loop: a per-process pool of idle instances and a thread pool to run them.
+
+verl makes one agent-loop object per trajectory, but building an env can be costly (the
+TravelPlanner world, a BM25 index), so instances are pooled per process and reused across
+trajectories with the same id, kwargs and reward spec. Resets and steps run on a thread pool so
+a slow env never blocks the worker's event loop, where every other trajectory's generation waits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections import defaultdict
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
+
+import gymnasium
+
+from agentgym.integrations.verl.settings import EnvTask
+
+__all__ = ["EnvPool", "ENV_POOL", "run_off_loop"]
+
+T = TypeVar("T")
+_EXECUTOR: ThreadPoolExecutor | None = None
+_EXECUTOR_LOCK = threading.Lock()
+
+
+class EnvPool:
+    """Idle env instances by ``EnvTask.env_key()``; an env is owned by one trajectory at a time."""
+
+    def __init__(self, max_idle_per_key: int = 256) -> None:
+        self.max_idle_per_key = max_idle_per_key
+        self._idle: dict[str, list[gymnasium.Env]] = defaultdict(list)
+        self._lock = threading.Lock()
+        self._make_locks: dict[str, threading.Lock] = defaultdict(threading.Lock)
+
+    def acquire(self, task: EnvTask) -> gymnasium.Env:
+        """An idle env for the task, or a new one (blocking: call it off the event loop)."""
+        key = task.env_key()
+        with self._lock:
+            idle = self._idle.get(key)
+            if idle:
+                return idle.pop()
+            make_lock = self._make_locks[key]
+        # One construction at a time per key: the first builds shared caches (the TravelPlanner
+        # world, a BM25 index) that concurrent first constructions would otherwise race to write.
+        with make_lock:
+            return task.make()
+
+    def release(self, task: EnvTask, env: gymnasium.Env, *, healthy: bool) -> None:
+        """Give the env back; an env that raised is closed instead, as its state is unknown."""
+        if healthy:
+            with self._lock:
+                idle = self._idle[task.env_key()]
+                if len(idle) < self.max_idle_per_key:
+                    idle.append(env)
+                    return
+        _close_quietly(env)
+
+    def clear(self) -> None:
+        """Close every idle env."""
+        with self._lock:
+            envs = [env for idle in self._idle.values() for env in idle]
+            self._idle.clear()
+        for env in envs:
+            _close_quietly(env)
+
+    def idle_count(self, task: EnvTask) -> int:
+        with self._lock:
+            return len(self._idle.get(task.env_key(), ()))
+
+
+ENV_POOL = EnvPool()
+"""The pool the agent loop uses (one per Ray worker process)."""
+
+
+def executor(max_workers: int) -> ThreadPoolExecutor:
+    """The process's env thread pool, created on first use with ``max_workers`` threads."""
+    global _EXECUTOR
+    with _EXECUTOR_LOCK:
+        if _EXECUTOR is None:
+            _EXECUTOR = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="agentgym-env")
+        return _EXECUTOR
+
+
+async def run_off_loop(fn: Callable[..., T], *args: Any, max_workers: int = 8) -> T:
+    """Run a blocking env call on the env thread pool and await its result."""
+    loop = asyncio.get_running_loop()
+    return await loop.run_in_executor(executor(max_workers), lambda: fn(*args))
+
+
+def _close_quietly(env: gymnasium.Env) -> None:
+    try:
+        env.close()
+    except Exception:  # closing a broken env must not mask the error that broke it
+        pass

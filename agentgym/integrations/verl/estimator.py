@@ -1,0 +1,64 @@
+"""The ``vspo`` advantage estimator, registered in verl's ``ADV_ESTIMATOR_REGISTRY``.
+
+GRPO's group-normalized outcome advantage (verl's own ``compute_grpo_outcome_advantage``), then
+VSPO's value-smoothing clipping: rows of the k-th copy of a group (uid ``<uid>~copy<k>``, made
+by the VSPO replay buffer) are scaled by ``1 / (1 + rate * k)`` and every advantage is clipped
+to ``[-clip, clip]``. Trajectories whose loss mask is all zero (an env failure) are left out of
+their group's statistics, so a crashed env does not shift its siblings' baseline.
+
+Knobs come from ``algorithm.vspo`` (``VSPOConfig``); select with ``algorithm.adv_estimator=vspo``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from agentgym.integrations.verl._guard import require_verl
+
+require_verl()
+
+import torch  # noqa: E402
+from verl.trainer.ppo.core_algos import compute_grpo_outcome_advantage, register_adv_est  # noqa: E402
+
+from agentgym.integrations.verl.vspo import VSPOConfig, copy_index, smoothing_factor  # noqa: E402
+
+__all__ = ["ESTIMATOR_NAME", "compute_vspo_advantage", "vspo_settings"]
+
+ESTIMATOR_NAME = "vspo"
+
+
+def vspo_settings(config: Any) -> VSPOConfig:
+    """``VSPOConfig`` from verl's algorithm config (a DictConfig or ``AlgoConfig``), defaults when absent."""
+    if config is None:
+        return VSPOConfig()
+    getter = getattr(config, "get", None)
+    section = getter("vspo", None) if callable(getter) else getattr(config, "vspo", None)
+    return VSPOConfig.from_section(section)
+
+
+@register_adv_est(ESTIMATOR_NAME)
+def compute_vspo_advantage(token_level_rewards: torch.Tensor, response_mask: torch.Tensor,
+                           index: np.ndarray | None = None, config: Any = None, epsilon: float = 1e-6,
+                           **kwargs: Any) -> tuple[torch.Tensor, torch.Tensor]:
+    """GRPO advantages with VSPO's copy smoothing and clipping; returns ``(advantages, returns)``."""
+    settings = vspo_settings(config)
+    if index is None:
+        index = np.zeros(token_level_rewards.shape[0], dtype=object)  # one group: the whole batch
+    advantages = torch.zeros_like(token_level_rewards, dtype=torch.float32)
+    live = response_mask.sum(dim=-1) > 0
+    rows = torch.nonzero(live, as_tuple=False).flatten()
+    if rows.numel():
+        live_index = np.asarray(index, dtype=object)[rows.numpy()]
+        grpo, _ = compute_grpo_outcome_advantage(
+            token_level_rewards[rows], response_mask[rows], live_index, epsilon=epsilon,
+            norm_adv_by_std_in_grpo=settings.norm_by_std)
+        advantages[rows] = grpo.to(advantages.dtype)
+    scale = torch.tensor([smoothing_factor(copy_index(uid), settings.smoothing_rate) for uid in index],
+                         dtype=advantages.dtype)
+    advantages = advantages * scale.unsqueeze(-1)
+    if settings.clip is not None:
+        advantages = advantages.clamp(-settings.clip, settings.clip)
+    advantages = advantages * response_mask
+    return advantages, advantages

@@ -1,0 +1,133 @@
+"""verl training rows for agentgym envs: one row per task of a split or query file.
+
+Each row has the columns verl's ``RLHFDataset`` reads::
+
+    prompt          [{"role": "user", "content": <the env's first observation>}] (+ a system prompt)
+    data_source     the env id, e.g. "TravelPlanner-v0" (verl groups validation metrics by it)
+    reward_model    {"style": "env", "ground_truth": <query id, or the gold answers>}
+    extra_info      {"index", "env_id", "env_kwargs" (JSON), "query_index", "reward" (JSON)}
+    agent_name      "agentgym"
+    ability         "agentgym"
+
+The agent loop rebuilds the env from ``extra_info`` on the Ray workers, so paths in
+``env_kwargs`` (query files, databases, corpora) are made absolute and must exist there too.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from agentgym.core.registration import ENV_IDS
+from agentgym.errors import ConfigError, DependencyNotInstalled
+
+__all__ = ["QUERY_KWARG", "prepare_rows", "write_parquet", "read_parquet"]
+
+QUERY_KWARG = {"TravelPlanner-v0": "queries", "SearchQA-v0": "questions", "SearchQA-LongForm-v0": "questions"}
+"""The env kwarg that takes a split name or a query file, per env."""
+
+
+def prepare_rows(env_id: str, *, split: str | None = None, queries: str | os.PathLike[str] | None = None,
+                 env_kwargs: Mapping[str, Any] | None = None, reward: Any = None, limit: int | None = None,
+                 start: int = 0, system_prompt: str | None = None, agent_name: str = "agentgym") -> list[dict[str, Any]]:
+    """One verl row per task (``start`` .. ``start + limit``) of ``split`` or of the ``queries`` file."""
+    if env_id not in QUERY_KWARG:
+        raise ConfigError("env_id", env_id, sorted(set(QUERY_KWARG) & set(ENV_IDS)))
+    if split is not None and queries is not None:
+        raise ConfigError("split", split, "either a split or a query file, not both")
+    kwargs = _absolute_paths(dict(env_kwargs or {}))
+    source = queries if queries is not None else split
+    if source is not None:
+        kwargs[QUERY_KWARG[env_id]] = _absolute_path(str(source))
+    if reward is not None:
+        from agentgym.rewards import build_shaper
+
+        build_shaper(reward)  # fail here, not on the cluster
+    env = _make(env_id, kwargs)
+    try:
+        tasks = _tasks(env)
+        stop = len(tasks) if limit is None else min(len(tasks), start + limit)
+        return [_row(env, env_id, i, kwargs, reward, system_prompt, agent_name) for i in range(start, stop)]
+    finally:
+        env.close()
+
+
+def write_parquet(rows: Sequence[Mapping[str, Any]], path: str | os.PathLike[str]) -> Path:
+    """Write rows as a parquet file verl reads (``data.train_files`` / ``data.val_files``)."""
+    pa, pq = _pyarrow()
+    if not rows:
+        raise ConfigError("rows", [], "at least one row")
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(pa.Table.from_pylist([dict(r) for r in rows]), out)
+    return out
+
+
+def read_parquet(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """The rows of a parquet file, as plain dicts."""
+    _, pq = _pyarrow()
+    return pq.read_table(path).to_pylist()
+
+
+def _row(env: Any, env_id: str, index: int, kwargs: dict[str, Any], reward: Any, system_prompt: str | None,
+         agent_name: str) -> dict[str, Any]:
+    observation, info = env.reset(options={"query_index": index})
+    prompt = ([{"role": "system", "content": system_prompt}] if system_prompt else []) + [
+        {"role": "user", "content": observation}]
+    return {
+        "prompt": prompt,
+        "data_source": env_id,
+        "reward_model": {"style": "env", "ground_truth": _ground_truth(env, info)},
+        "extra_info": {"index": index, "env_id": env_id, "env_kwargs": json.dumps(kwargs, sort_keys=True),
+                       "query_index": index, "reward": json.dumps(reward), "task_id": str(info.get("task_id"))},
+        "agent_name": agent_name,
+        "ability": "agentgym",
+    }
+
+
+def _ground_truth(env: Any, info: Mapping[str, Any]) -> Any:
+    question = getattr(env.unwrapped, "question", None)
+    if question is not None:  # search QA: the gold answers (or long-form references)
+        return [str(a) for a in question.golden_answers]
+    return str(info.get("task_id"))  # TravelPlanner: no gold plan; the env evaluates against the query
+
+
+def _tasks(env: Any) -> Sequence[Any]:
+    inner = env.unwrapped
+    for name in ("queries", "questions"):
+        tasks = getattr(inner, name, None)
+        if tasks is not None:
+            return tasks
+    raise ConfigError("env_id", inner.spec.id if inner.spec else type(inner).__name__, "an env with a task list")
+
+
+def _make(env_id: str, kwargs: dict[str, Any]) -> Any:
+    import gymnasium
+
+    import agentgym  # noqa: F401  (registers the env ids)
+
+    return gymnasium.make(env_id, **kwargs)
+
+
+def _absolute_paths(kwargs: dict[str, Any]) -> dict[str, Any]:
+    return {k: _absolute_path(v) if isinstance(v, str) else v for k, v in kwargs.items()}
+
+
+def _absolute_path(value: str) -> str:
+    # Relative paths would resolve against each Ray worker's own working directory.
+    # Only path-like values (a separator or a suffix) are touched, never split names like "train".
+    path = Path(value).expanduser()
+    looks_like_path = os.sep in value or bool(path.suffix)
+    return str(path.resolve()) if looks_like_path and path.exists() and not path.is_absolute() else value
+
+
+def _pyarrow() -> tuple[Any, Any]:
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError as exc:
+        raise DependencyNotInstalled("writing verl parquet rows needs pyarrow; pip install 'agentgym[verl]'") from exc
+    return pa, pq

@@ -1,0 +1,175 @@
+"""What one verl row asks for (``EnvTask``) and the ``agentgym:`` section of a verl config.
+
+A row's ``extra_info`` names the episode::
+
+    {"index": 3, "env_id": "TravelPlanner-v0", "env_kwargs": "{\\"queries\\": \\"validation\\"}",
+     "query_index": 3, "seed": null, "reward": "\\"planner_r1/dense\\""}
+
+``env_kwargs`` and ``reward`` are JSON text so that rows of different shapes share one parquet
+schema; dicts are accepted too. The config section (all optional) overrides rows for a whole run::
+
+    agentgym:
+      reward: planner_r1/sparse        # replaces every row's reward spec
+      env_kwargs: {max_turns: 30}      # merged over every row's env kwargs
+      max_turns: 30                    # cap on model turns per episode
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agentgym.core.registration import ENV_IDS
+from agentgym.errors import ConfigError
+
+__all__ = ["AgentGymConfig", "EnvTask", "decode_json_field"]
+
+
+class AgentGymConfig(BaseModel):
+    """The ``agentgym:`` section of a verl config: run-wide settings of the agent loop."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    reward: Any = None
+    """A reward preset name or spec replacing every row's ``reward`` (None: keep the rows')."""
+    env_kwargs: dict[str, Any] = Field(default_factory=dict)
+    """Env kwargs merged over every row's ``env_kwargs``."""
+    max_turns: int | None = Field(default=None, ge=1)
+    """Passed to every env as ``max_turns``, so the env truncates and scores the episode there;
+    None: the rows' (or the env's default). verl's ``multi_turn.max_assistant_turns``, when set,
+    also stops the loop (the episode is then unfinished)."""
+    observation_role: Literal["user", "tool"] = "user"
+    """Chat role of env observations. ``user`` works with every chat template."""
+    max_observation_chars: int | None = Field(default=None, ge=16)
+    """Observations longer than this are cut in the middle (None: never cut)."""
+    on_env_error: Literal["mask", "raise"] = "mask"
+    """``mask``: a trajectory whose env raised keeps its tokens with loss mask 0, scores
+    ``failure_reward`` and reports ``env_failed=1``; ``raise``: let verl mark the group failed."""
+    failure_reward: float = 0.0
+    """Reward of a trajectory whose env raised (with ``on_env_error: mask``)."""
+    unfinished_reward: float = 0.0
+    """Reward of an episode cut by the response-length budget before the env ended it."""
+    remote_url: str | None = None
+    """Run the envs on an env server (``agentgym serve``) at this URL instead of in the Ray
+    workers; the reward spec is then passed to the server as the env's ``reward`` kwarg."""
+    remote_token: str | None = None
+    """The server's bearer token; None: ``$AGENTGYM_REMOTE_TOKEN`` on the workers."""
+    env_workers: int = Field(default=8, ge=1)
+    """Threads per agent-loop worker that run env resets and steps off the event loop."""
+    pass_training_step: bool = True
+    """Reset envs with ``training_step`` (verl's global step) so scheduled rewards follow the run."""
+    total_steps: int | None = Field(default=None, ge=1)
+    """Run length for scheduled rewards; None: ``trainer.total_training_steps`` when set."""
+
+    @classmethod
+    def from_trainer_config(cls, config: Any) -> AgentGymConfig:
+        """Read the ``agentgym`` section of verl's (OmegaConf) config; defaults when absent."""
+        section = _get(config, "agentgym")
+        if section is None:
+            return cls()
+        if not isinstance(section, Mapping):
+            from omegaconf import OmegaConf
+
+            section = OmegaConf.to_container(section, resolve=True)
+        return cls.model_validate(dict(section))
+
+
+@dataclass(frozen=True)
+class EnvTask:
+    """The env and the episode one row asks for."""
+
+    env_id: str
+    env_kwargs: dict[str, Any] = field(default_factory=dict)
+    reset_options: dict[str, Any] = field(default_factory=dict)
+    seed: int | None = None
+    reward: Any = None
+    remote_url: str | None = None
+    remote_token: str | None = field(default=None, repr=False)
+
+    @classmethod
+    def from_extra_info(cls, extra_info: Mapping[str, Any] | None, settings: AgentGymConfig | None = None) -> EnvTask:
+        """Read a row's ``extra_info``, with the run-wide settings applied on top."""
+        info = dict(extra_info or {})
+        settings = settings or AgentGymConfig()
+        env_id = info.get("env_id")
+        if settings.remote_url is None:  # a server checks its own ids
+            _check_env_id(env_id)
+        kwargs = {**_mapping("extra_info.env_kwargs", decode_json_field(info.get("env_kwargs"))),
+                  **settings.env_kwargs}
+        if settings.max_turns is not None:  # the env itself ends (and scores) the episode at the limit
+            kwargs["max_turns"] = settings.max_turns
+        reward = settings.reward if settings.reward is not None else decode_json_field(info.get("reward"))
+        options = _mapping("extra_info.reset_options", decode_json_field(info.get("reset_options")))
+        if info.get("query_index") is not None:
+            options["query_index"] = _int("extra_info.query_index", info["query_index"])
+        seed = info.get("seed")
+        return cls(env_id, kwargs, options, None if seed is None else _int("extra_info.seed", seed), reward or None,
+                   settings.remote_url, settings.remote_token)
+
+    def env_key(self) -> str:
+        """Equal for tasks that can share an env instance (same id, kwargs and reward spec)."""
+        return json.dumps([self.env_id, self.env_kwargs, self.reward, self.remote_url], sort_keys=True, default=str)
+
+    def make(self) -> Any:
+        """A new env for the task: local, wrapped in ``ShapeReward`` when there is a reward spec
+        (so any env id can be shaped), or a ``RemoteEnv`` session on the env server."""
+        import gymnasium
+
+        if self.remote_url is not None:
+            from agentgym.remote import RemoteEnv
+
+            kwargs = {**self.env_kwargs, **({"reward": self.reward} if self.reward is not None else {})}
+            return RemoteEnv(self.remote_url, self.env_id, env_kwargs=kwargs, token=self.remote_token)
+        env = gymnasium.make(self.env_id, **self.env_kwargs)
+        if self.reward is None:
+            return env
+        from agentgym.rewards import ShapeReward
+
+        return ShapeReward(env, self.reward)
+
+
+def decode_json_field(value: Any) -> Any:
+    """A row field stored as JSON text, decoded; non-strings (and None, "") pass as they are."""
+    if isinstance(value, str):
+        if not value.strip():
+            return None
+        try:
+            return json.loads(value)
+        except json.JSONDecodeError:
+            return value  # a bare preset name such as planner_r1/dense
+    return value
+
+
+def _check_env_id(env_id: Any) -> None:
+    import gymnasium
+
+    import agentgym  # noqa: F401  (registers agentgym's ids)
+
+    if not isinstance(env_id, str) or env_id not in gymnasium.registry:
+        raise ConfigError("extra_info.env_id", env_id, f"a registered Gymnasium env id, e.g. one of {ENV_IDS}")
+
+
+def _mapping(field_name: str, value: Any) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ConfigError(field_name, value, "a JSON object (or dict)")
+    return dict(value)
+
+
+def _int(field_name: str, value: Any) -> int:
+    # Parquet and numpy hand ints back as numpy scalars; bools are not indices.
+    if isinstance(value, bool) or not hasattr(value, "__index__"):
+        raise ConfigError(field_name, value, "an int")
+    return int(value)
+
+
+def _get(config: Any, key: str) -> Any:
+    if config is None:
+        return None
+    getter = getattr(config, "get", None)
+    return getter(key, None) if callable(getter) else getattr(config, key, None)

@@ -1,0 +1,85 @@
+"""``agentgym train RECIPE [overrides...]``: verl's PPO entry point with one of the bundled recipes.
+
+A recipe is a Hydra config (``recipes/<name>.yaml``) on top of verl's ``ppo_trainer``; overrides
+are verl's usual ``key=value`` arguments. ``--dry-run`` composes the config in-process (no Ray, no
+GPU), prints it resolved and checks that every referenced file, registry entry and key exists.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from collections.abc import Iterator, Sequence
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from agentgym.errors import ConfigError
+
+__all__ = ["RECIPES", "recipe_dir", "recipe_text", "compose_recipe", "resolved_yaml", "check_config", "launch_command"]
+
+RECIPES = ("grpo", "planner_r1", "prs_vspo")
+"""The bundled recipes: GRPO baseline, Planner-R1 on TravelPlanner, PRS + VSPO on search QA."""
+
+
+@contextlib.contextmanager
+def recipe_dir() -> Iterator[Path]:
+    """The folder of the recipe YAML files, as a real path (Hydra needs one)."""
+    with resources.as_file(resources.files("agentgym.integrations.verl").joinpath("recipes")) as path:
+        yield Path(path)
+
+
+def recipe_text(name: str) -> str:
+    """A recipe's YAML, comments included."""
+    _check_name(name)
+    return resources.files("agentgym.integrations.verl").joinpath("recipes", f"{name}.yaml").read_text("utf-8")
+
+
+def compose_recipe(name: str, overrides: Sequence[str] = ()) -> Any:
+    """The full verl config of a recipe with ``overrides`` applied (Hydra's rules: unknown keys fail)."""
+    _check_name(name)
+    from hydra import compose, initialize_config_dir
+
+    with recipe_dir() as folder, initialize_config_dir(config_dir=str(folder), version_base=None):
+        return compose(config_name=name, overrides=list(overrides))
+
+
+def resolved_yaml(config: Any) -> str:
+    """The config as YAML with every interpolation resolved (raises on a missing mandatory value)."""
+    from omegaconf import OmegaConf
+
+    return OmegaConf.to_yaml(config, resolve=True)
+
+
+def check_config(config: Any) -> list[str]:
+    """Every problem found in a composed config, as one line each (empty: ready to launch)."""
+    from agentgym.integrations.verl import checks
+
+    problems: list[str] = []
+    for check in (checks.check_mandatory, checks.check_registries, checks.check_agentgym, checks.check_vspo,
+                  checks.check_files, checks.check_verl):
+        try:
+            problems += check(config)
+        except Exception as exc:  # a check that cannot run is itself a finding, not a crash
+            problems.append(f"{check.__name__}: {type(exc).__name__}: {exc}")
+    return problems
+
+
+def launch_command(name: str, overrides: Sequence[str], folder: Path) -> list[str]:
+    """The command that runs verl's trainer with the recipe (what ``agentgym train`` execs)."""
+    return [sys.executable, "-m", "verl.trainer.main_ppo", f"--config-path={folder}", f"--config-name={name}",
+            *overrides]
+
+
+def launch(name: str, overrides: Sequence[str]) -> None:
+    """Replace this process with verl's trainer (Ray starts, or joins ``RAY_ADDRESS``)."""
+    _check_name(name)
+    with recipe_dir() as folder:
+        command = launch_command(name, overrides, folder)
+        os.execv(command[0], command)
+
+
+def _check_name(name: str) -> None:
+    if name not in RECIPES:
+        raise ConfigError("recipe", name, RECIPES)

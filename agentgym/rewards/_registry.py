@@ -1,0 +1,90 @@
+"""The term registry: each term kind maps to its spec model and to the function that scores it.
+
+A term function declares what it reads by its parameter names (verifiers' Rubric idea); the
+shaper passes exactly those, taken from the :class:`~agentgym.rewards.episode.Episode`.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from agentgym.rewards._base import TermSpec
+
+__all__ = ["INPUTS", "TermDef", "TERMS", "term", "Abstain", "abstain", "signature_inputs"]
+
+INPUTS = {
+    "episode": "the whole Episode",
+    "steps": "the StepInfo of every step after reset, in order",
+    "actions": "the agent's text for every step, in order",
+    "prompt": "the first observation (the task as the agent saw it)",
+    "task": "the env's task object (TravelPlanner: the TravelQuery)",
+    "question": "the question (QA envs)",
+    "references": "the reference answers (QA envs), a tuple of str",
+    "answer": "the submitted answer text, or None when nothing was submitted",
+    "outcome": "the unshaped outcome: 1.0 iff the task was solved",
+    "report": "the env's final evaluation report (a dict), in the term's evaluator mode",
+    "plan": "the submitted TravelPlanner plan, as parse_plan reads it",
+    "config": "the term's own spec (its parameters)",
+    "training_step": "the training step the trainer last set (0 when never set)",
+}
+"""What a term function may ask for, by parameter name."""
+
+
+class Abstain:
+    """A term's "no opinion", with the reason shown in the breakdown. ``None`` also abstains."""
+
+    __slots__ = ("reason",)
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+    def __repr__(self) -> str:
+        return f"abstain({self.reason!r})"
+
+
+def abstain(reason: str) -> Abstain:
+    """Return this from a term to abstain and say why."""
+    return Abstain(reason)
+
+
+TermFn = Callable[..., "float | Abstain | None"]
+
+
+@dataclass(frozen=True)
+class TermDef:
+    """A registered term kind."""
+
+    kind: str
+    spec: type[TermSpec]
+    fn: TermFn
+    inputs: tuple[str, ...]
+    bind: Callable[[TermSpec], dict[str, Any]] | None = None
+    """Builds resources the function needs (e.g. the judge client), passed as keyword arguments."""
+
+
+TERMS: dict[str, TermDef] = {}
+
+
+def signature_inputs(fn: Callable[..., Any], *, bound: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """The episode inputs ``fn`` asks for; raises TypeError for a name that is not an input."""
+    names = tuple(p for p in inspect.signature(fn).parameters if p not in bound)
+    unknown = [n for n in names if n not in INPUTS]
+    if unknown:
+        raise TypeError(f"term {getattr(fn, '__name__', fn)!r} asks for {unknown}; "
+                        f"a term may ask for {sorted(INPUTS)}")
+    return names
+
+
+def term(spec: type[TermSpec], *, bind: Callable[[TermSpec], dict[str, Any]] | None = None,
+         bound: tuple[str, ...] = ()) -> Callable[[TermFn], TermFn]:
+    """Register ``fn`` as the scorer of ``spec``'s kind."""
+    kind = spec.model_fields["kind"].default
+
+    def register(fn: TermFn) -> TermFn:
+        TERMS[kind] = TermDef(kind, spec, fn, signature_inputs(fn, bound=bound), bind)
+        return fn
+
+    return register

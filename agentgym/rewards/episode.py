@@ -1,0 +1,206 @@
+"""Episode: one finished episode, as the reward terms read it.
+
+The env (or the :class:`~agentgym.rewards.ShapeReward` wrapper) builds it at the end of an
+episode from what it recorded; offline, build it yourself from step infos and actions::
+
+    episode = Episode.from_infos(infos, actions=actions, prompt=first_observation,
+                                 question=q, references=golds, outcome=1.0)
+
+Everything derived (the answer, the report in another evaluator mode, the parsed plan, the
+guard verdict) is computed on first use and kept, so terms sharing an input share the work.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping, Sequence
+from functools import lru_cache
+from typing import Any
+
+from agentgym.core.types import StepInfo
+from agentgym.rewards._base import Guards
+
+__all__ = ["Episode", "input_getter", "step_info"]
+
+_UNSET: Any = object()
+_ANSWER = re.compile(r"<answer>(.*?)</answer>", re.DOTALL | re.IGNORECASE)
+_STEP_FIELDS = frozenset(StepInfo.model_fields)
+
+Evaluator = Callable[[str | None, str], Mapping[str, Any]]
+"""``(answer, mode) -> report dict``: re-checks the answer under another evaluator mode."""
+
+
+class Episode:
+    """One finished episode: its steps, the agent's actions and what the env knows of the task.
+
+    Args:
+        steps: the ``StepInfo`` of every step after reset (the last one ends the episode).
+        actions: the agent's text for each step, in order.
+        prompt: the first observation.
+        task: the env's task object (TravelPlanner: the ``TravelQuery``).
+        question: the question (QA envs).
+        references: the reference answers (QA envs).
+        answer: the submitted answer; by default the last ``<answer>...</answer>`` of the
+            final action, or None when the episode did not end with an answer.
+        outcome: the unshaped outcome (1.0 iff solved); by default the final report's
+            ``final_pass``, else 0.0.
+        evaluate: re-evaluates the answer in another evaluator mode (TravelPlanner terms use it
+            when their ``mode`` differs from the report's, or when no report exists).
+    """
+
+    def __init__(self, steps: Sequence[StepInfo], *, actions: Sequence[str] = (), prompt: str | None = None,
+                 task: Any = None, question: str | None = None, references: Sequence[str] = (),
+                 answer: str | None = _UNSET, outcome: float | None = None,
+                 evaluate: Evaluator | None = None) -> None:
+        self.steps = steps
+        self.actions = actions
+        self.prompt = prompt
+        self.task = task
+        self.question = question
+        self.references = tuple(references)
+        self._answer = answer
+        self._outcome = outcome
+        self._evaluate = evaluate
+        self._reports: dict[str | None, Any] = {}
+        self._plan: Any = _UNSET
+        self._guard: tuple[Guards, str | None] | None = None
+
+    @classmethod
+    def from_infos(cls, infos: Sequence[Mapping[str, Any]], **context: Any) -> Episode:
+        """Build from the ``info`` dicts of ``step`` (a leading reset info is skipped)."""
+        steps = [step_info(info) for info in infos]
+        if steps and steps[0].action == "reset":
+            steps = steps[1:]
+        return cls(steps, **context)
+
+    # -- derived inputs ----------------------------------------------------------------------
+    @property
+    def final_action(self) -> str | None:
+        return self.actions[-1] if self.actions else None
+
+    @property
+    def answer(self) -> str | None:
+        if self._answer is _UNSET:
+            self._answer = self._answer_from_actions()
+        return self._answer
+
+    def _answer_from_actions(self) -> str | None:
+        if not self.steps or self.steps[-1].action != "answer" or self.final_action is None:
+            return None
+        found = _ANSWER.findall(self.final_action)
+        return found[-1].strip() if found else None
+
+    @property
+    def report(self) -> Mapping[str, Any] | None:
+        """The env's final evaluation report, as it was produced."""
+        return self.steps[-1].evaluation if self.steps else None
+
+    def report_for(self, mode: str | None) -> Mapping[str, Any] | None:
+        """The final report in evaluator ``mode`` (re-evaluating when needed and possible)."""
+        if mode in self._reports:
+            return self._reports[mode]
+        report = self.report
+        if report is not None and (mode is None or report.get("mode", mode) == mode):
+            found = report
+        elif self._evaluate is not None:
+            submitted = self.answer if self.steps and self.steps[-1].action == "answer" else None
+            found = self._evaluate(submitted, mode or "strict")
+        else:
+            found = None
+        self._reports[mode] = found
+        return found
+
+    @property
+    def plan(self) -> Any:
+        """The answer read as a TravelPlanner plan (``ParsedPlan``)."""
+        if self._plan is _UNSET:
+            from agentgym.envs.travelplanner.plan import MAX_PLAN_TEXT, parse_plan
+
+            answer = self.answer
+            self._plan = parse_plan(answer if answer is None or len(answer) > MAX_PLAN_TEXT else _json_list(answer))
+        return self._plan
+
+    @property
+    def outcome(self) -> float:
+        if self._outcome is not None:
+            return float(self._outcome)
+        report = self.report
+        return 1.0 if report is not None and report.get("final_pass") is True else 0.0
+
+    # -- guards ------------------------------------------------------------------------------
+    def guard_reason(self, guards: Guards) -> str | None:
+        """Why content terms earn nothing in this episode, or None when no guard trips."""
+        if self._guard is None or self._guard[0] is not guards:
+            self._guard = (guards, self._check_guards(guards))
+        return self._guard[1]
+
+    def _check_guards(self, guards: Guards) -> str | None:
+        final = self.final_action or ""
+        if guards.single_answer and final.lower().count("<answer>") > 1:
+            return "guard: several <answer> tags in the final action"
+        answer = self.answer
+        if guards.non_empty_answer and (answer is None or not answer.strip()):
+            return "guard: no answer was submitted" if answer is None else "guard: the answer is empty"
+        if guards.not_copied and answer and self.prompt and _copied(answer, self.prompt, guards.min_copy_chars):
+            return "guard: the answer is copied from the prompt"
+        return None
+
+
+def _json_list(text: str) -> Any:
+    """The JSON list ``text`` holds, else ``text``: parse_plan reads a list without scanning the
+    text for answer tags and code fences, which a bare JSON plan does not have."""
+    if not text.lstrip().startswith("["):
+        return text
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return text
+    return value if isinstance(value, list) else text
+
+
+def _flatten(text: str) -> str:
+    return "".join(text.split()).lower()
+
+
+def _copied(answer: str, prompt: str, min_chars: int) -> bool:
+    flat_prompt = _flat_prompt(prompt)
+    # The flattened head of the answer is a prefix of the flattened answer: when the head is
+    # not in the prompt, neither is the answer, and the (long) answer need not be flattened.
+    if _flatten(answer[: 4 * min_chars]) not in flat_prompt:
+        return False
+    flat = _flatten(answer)
+    return len(flat) >= min_chars and flat in flat_prompt
+
+
+@lru_cache(maxsize=64)
+def _flat_prompt(prompt: str) -> str:
+    # A group of rollouts shares one prompt; flatten it once.
+    return _flatten(prompt)
+
+
+def step_info(info: StepInfo | Mapping[str, Any]) -> StepInfo:
+    """A ``StepInfo`` from an ``info`` dict, ignoring keys other wrappers may have added."""
+    if isinstance(info, StepInfo):
+        return info
+    return StepInfo.model_validate({k: v for k, v in info.items() if k in _STEP_FIELDS})
+
+
+def input_getter(name: str, spec: Any) -> Callable[[Episode, int], Any]:
+    """``(episode, training step) -> value`` of the term input ``name`` for the term ``spec``."""
+    if name == "report":
+        mode = getattr(spec, "mode", None)  # looked up once: a missing pydantic attribute is slow
+        return lambda ep, step: ep.report_for(mode)
+    if name == "config":
+        return lambda ep, step: spec
+    if name == "training_step":
+        return lambda ep, step: step
+    if name == "episode":
+        return lambda ep, step: ep
+    if name not in _ATTRIBUTE_INPUTS:
+        raise KeyError(name)
+    return lambda ep, step: getattr(ep, name)
+
+
+_ATTRIBUTE_INPUTS = frozenset(("steps", "actions", "prompt", "task", "question", "references", "answer", "outcome",
+                               "plan"))

@@ -1,0 +1,330 @@
+"""Shaper: evaluates a RewardSpec on finished episodes and explains every total.
+
+For the stage in force at the training step, each term gives a raw value (or abstains), which
+becomes ``contribution = ±weight * raw`` (``-`` for penalties), capped at ``cap`` in magnitude.
+A gated term contributes 0 unless its gate's raw value reaches ``at_least``; a content term
+scores 0 when an answer guard trips. The total is the sum of the contributions, divided by the
+weights of the terms that did not abstain when ``normalize: weights``, then clipped.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from bisect import bisect_right
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+from agentgym.errors import ConfigError
+from agentgym.rewards._base import LinearWeight, TermSpec
+from agentgym.rewards._registry import TERMS, Abstain
+from agentgym.rewards.episode import Episode, input_getter
+from agentgym.rewards.spec import RewardSpec, load_spec
+from agentgym.rewards.terms_generic import Custom, load_custom
+
+__all__ = ["Shaper", "RewardBreakdown", "TermValue", "build_shaper"]
+
+_tuple = tuple.__new__  # builds TermValues without NamedTuple's Python-level __new__ (hot path)
+
+
+class TermValue(NamedTuple):
+    """One term's part of a total."""
+
+    raw: float | None
+    """The term's value before weighting; None when it abstained, was gated off or is inactive."""
+    weight: float
+    """The weight in force at the training step (0 for a term of another stage)."""
+    contribution: float
+    """What the term added to the total (before normalization and clipping)."""
+    abstained: bool = False
+    """True when the term had no opinion; it then counts in neither the sum nor the normalization."""
+    reason: str | None = None
+    """Why the term abstained, was gated off, was zeroed by a guard, or is inactive."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"raw": self.raw, "weight": self.weight, "contribution": self.contribution,
+                "abstained": self.abstained, "reason": self.reason}
+
+
+@dataclass(frozen=True, slots=True)
+class RewardBreakdown:
+    """A shaped reward and how it was made. ``to_dict()`` is what ``info["reward"]`` holds."""
+
+    total: float
+    """The shaped reward."""
+    outcome: float
+    """The unshaped outcome, 1.0 iff the task was solved: filter GRPO groups on this, not on total."""
+    terms: dict[str, TermValue] = field(default_factory=dict)
+    """Every term of the spec, in spec order (terms of other stages appear as inactive)."""
+    stage: str | None = None
+    """The stage in force, for staged specs."""
+    training_step: int | None = None
+    """The training step the reward was shaped at (None when the trainer never set one)."""
+
+    @property
+    def abstained(self) -> list[str]:
+        """Names of the terms that abstained."""
+        return [name for name, t in self.terms.items() if t.abstained]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"total": self.total, "outcome": self.outcome, "stage": self.stage,
+                "training_step": self.training_step, "terms": {k: v.to_dict() for k, v in self.terms.items()}}
+
+    def to_metrics(self, prefix: str = "reward") -> dict[str, float]:
+        """Flat floats with a fixed key set (NaN for a missing raw value), e.g. verl's reward_extra_info."""
+        out = {prefix: self.total, f"{prefix}/outcome": self.outcome}
+        for name, t in self.terms.items():
+            out[f"{prefix}/{name}/raw"] = math.nan if t.raw is None else t.raw
+            out[f"{prefix}/{name}/contribution"] = t.contribution
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class _Compiled:
+    spec: TermSpec
+    name: str
+    score: Callable[[Episode, int], Any]
+    """``(episode, training step) -> raw``: the term function with its inputs fetched."""
+    sign: float
+    guarded: bool
+    gate: tuple[str, float] | None
+    cap: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """The terms in force at one training step, in evaluation order (gate sources first)."""
+
+    stage: str | None
+    terms: tuple[tuple[_Compiled, float], ...]
+    inactive: tuple[str, ...]
+    order: tuple[str, ...] | None
+    """Spec order of the breakdown, when it differs from the evaluation order."""
+    guarded: bool
+    """Whether any term in force reads the answer's content (then the guards run)."""
+
+
+class Shaper:
+    """Shapes episodes' rewards by a :class:`RewardSpec`. Build one with :func:`build_shaper`."""
+
+    def __init__(self, spec: RewardSpec) -> None:
+        self.spec = spec
+        self._groups = [[_compile(t) for t in terms] for _, terms in spec.term_groups()]
+        self._starts = [s.start for s in spec.stages] if spec.stages else [0.0]
+        self._names = tuple(dict.fromkeys(c.name for group in self._groups for c in group))
+        self._plans: dict[tuple[int, int | None], _Plan] = {}
+        self._warned = False
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Rebuilt from the spec: compiled terms may hold clients (the judge) that do not pickle.
+        return (Shaper, (self.spec,))
+
+    @property
+    def term_names(self) -> tuple[str, ...]:
+        """Every term name the breakdowns carry, in spec order."""
+        return self._names
+
+    @property
+    def uses_judge(self) -> bool:
+        return any(c.spec.kind == "llm_judge" for group in self._groups for c in group)
+
+    # -- shaping -----------------------------------------------------------------------------
+    def shape(self, episode: Episode, training_step: int | None = None,
+              total_steps: int | None = None) -> RewardBreakdown:
+        """The breakdown of one finished episode at ``training_step``."""
+        return self._evaluate(self.plan_at(training_step, total_steps), episode, training_step)
+
+    def shape_batch(self, episodes: Sequence[Episode], training_step: int | None = None,
+                    total_steps: int | None = None, *, max_workers: int | None = None) -> list[RewardBreakdown]:
+        """Breakdowns of many episodes at one training step; judge calls run concurrently."""
+        plan = self.plan_at(training_step, total_steps)
+        if not self.uses_judge or len(episodes) < 2:
+            return [self._evaluate(plan, ep, training_step) for ep in episodes]
+        workers = max_workers or max(c.spec.max_concurrency for g in self._groups for c in g
+                                     if c.spec.kind == "llm_judge")
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            return list(pool.map(lambda ep: self._evaluate(plan, ep, training_step), episodes))
+
+    def stage_at(self, training_step: int | None, total_steps: int | None = None) -> str | None:
+        """Name of the stage in force at ``training_step`` (None for an unstaged spec)."""
+        return self.plan_at(training_step, total_steps).stage
+
+    def weights_at(self, training_step: int | None, total_steps: int | None = None) -> dict[str, float]:
+        """Every term's weight at ``training_step`` (0 for terms of other stages)."""
+        plan = self.plan_at(training_step, total_steps)
+        weights = dict.fromkeys(self._names, 0.0)
+        weights.update({c.name: w for c, w in plan.terms})
+        return weights
+
+    def plan_at(self, training_step: int | None, total_steps: int | None = None) -> _Plan:
+        step = self._step(training_step)
+        total = total_steps if total_steps is not None else self.spec.total_steps
+        key = (step, total)
+        plan = self._plans.get(key)
+        if plan is None:
+            if len(self._plans) > 1024:
+                self._plans.clear()
+            plan = self._plans[key] = self._make_plan(step, total)
+        return plan
+
+    def _step(self, training_step: int | None) -> int:
+        if training_step is None:
+            if (self.spec.stages or self._has_linear()) and not self._warned:
+                self._warned = True
+                warnings.warn("a scheduled reward is shaped without a training step; using step 0. Pass "
+                              "reset(options={'training_step': n}) or call set_training_step(n).", stacklevel=4)
+            return 0
+        if isinstance(training_step, bool) or not isinstance(training_step, int) or training_step < 0:
+            raise ConfigError("training_step", training_step, "an int >= 0")
+        return training_step
+
+    def _has_linear(self) -> bool:
+        return any(isinstance(c.spec.weight, LinearWeight) for g in self._groups for c in g)
+
+    def _make_plan(self, step: int, total: int | None) -> _Plan:
+        to_step = self._resolver(total)
+        index = bisect_right([to_step(s) for s in self._starts], step) - 1
+        group = self._groups[max(index, 0)]
+        weighted = tuple((c, _weight(c.spec, step, to_step)) for c in group)
+        active = {c.name for c in group}
+        stage = self.spec.stages[max(index, 0)].name if self.spec.stages else None
+        ordered = _gate_order(weighted)
+        inactive = tuple(n for n in self._names if n not in active)
+        reorder = inactive or tuple(c.name for c, _ in ordered) != self._names
+        return _Plan(stage, ordered, inactive, self._names if reorder else None, any(c.guarded for c in group))
+
+    def _resolver(self, total: int | None) -> Callable[[float], float]:
+        if self.spec.unit == "step":
+            return lambda b: b
+        if total is None:
+            raise ConfigError("total_steps", None, "an int >= 1: the spec's boundaries are fractions of the run; "
+                              "set total_steps in the spec or pass it with the training step")
+        return lambda b: round(b * total)
+
+    def _evaluate(self, plan: _Plan, episode: Episode, training_step: int | None) -> RewardBreakdown:
+        step = training_step or 0
+        guard = episode.guard_reason(self.spec.guards) if plan.guarded else None
+        values: dict[str, TermValue] = {}
+        for compiled, weight in plan.terms:
+            values[compiled.name] = _term_value(compiled, weight, episode, step, values, guard)
+        total = self._combine(values)
+        for name in plan.inactive:
+            values[name] = TermValue(None, 0.0, 0.0, False, f"inactive in stage {plan.stage!r}")
+        if plan.order is not None:
+            values = {name: values[name] for name in plan.order}
+        return RewardBreakdown(total, episode.outcome, values, plan.stage, training_step)
+
+    def _combine(self, values: dict[str, TermValue]) -> float:
+        total = sum(v.contribution for v in values.values())
+        if self.spec.normalize == "weights":
+            denominator = sum(v.weight for v in values.values() if not v.abstained)
+            total = total / denominator if denominator > 0 else 0.0
+        if self.spec.clip is not None:
+            low, high = self.spec.clip
+            total = min(high, max(low, total))
+        return total
+
+
+def _term_value(c: _Compiled, weight: float, episode: Episode, step: int, values: dict[str, TermValue],
+                guard: str | None) -> TermValue:
+    """One term's value: gated off, zeroed by a guard, abstained, or weighted (and capped)."""
+    if c.gate is not None:
+        closed = _closed(c.gate[0], c.gate[1], episode, values)
+        if closed:
+            return _tuple(TermValue, (None, weight, 0.0, False, closed))
+    reason = guard if c.guarded else None
+    if reason is not None:
+        raw: Any = 0.0
+    else:
+        raw = c.score(episode, step)
+        if raw is None or isinstance(raw, Abstain):
+            return _tuple(TermValue, (None, weight, 0.0, True, raw.reason if raw is not None else "the term abstained"))
+        raw = float(raw)
+        if not math.isfinite(raw):
+            raise ValueError(f"reward term {c.name!r} returned {raw}; terms must return finite numbers or abstain")
+    contribution = c.sign * weight * raw
+    cap = c.cap
+    if cap is not None:
+        contribution = max(-cap, min(cap, contribution))
+    return _tuple(TermValue, (raw, weight, contribution, False, reason))
+
+
+def _closed(source: str, at_least: float, episode: Episode, values: dict[str, TermValue]) -> str | None:
+    """Why the gate on ``source`` is closed, or None when it is open."""
+    if source == "outcome" and source not in values:
+        value: float | None = episode.outcome
+    else:
+        found = values[source]
+        if found.abstained or found.raw is None:
+            return f"gated off: {source} has no value ({found.reason})"
+        value = found.raw
+    return None if value >= at_least else f"gated off: {source} = {value:g} < {at_least:g}"
+
+
+def _weight(spec: TermSpec, step: int, to_step: Callable[[float], float]) -> float:
+    w = spec.weight
+    if isinstance(w, LinearWeight):
+        return w.at(step, to_step(w.start), to_step(w.end))
+    return float(w)
+
+
+def _gate_order(weighted: tuple[tuple[_Compiled, float], ...]) -> tuple[tuple[_Compiled, float], ...]:
+    """Terms ordered so that every gate's source is evaluated before the terms it gates."""
+    by_name = {c.name: (c, w) for c, w in weighted}
+    done: dict[str, tuple[_Compiled, float]] = {}
+
+    def visit(name: str) -> None:
+        if name in done or name not in by_name:
+            return
+        gate = by_name[name][0].spec.gate
+        if gate is not None:
+            visit(gate.term)
+        done[name] = by_name[name]
+
+    for c, _ in weighted:
+        visit(c.name)
+    return tuple(done.values())
+
+
+def _compile(spec: TermSpec) -> _Compiled:
+    if isinstance(spec, Custom):
+        fn, inputs = load_custom(spec)
+    else:
+        tdef = TERMS[spec.kind]
+        fn, inputs = tdef.fn, tdef.inputs
+        bound = tdef.bind(spec) if tdef.bind else {}
+        if bound:
+            fn = _bind(fn, bound)
+    gate = None if spec.gate is None else (spec.gate.term, spec.gate.at_least)
+    return _Compiled(spec, spec.key, _scorer(fn, tuple(input_getter(name, spec) for name in inputs)),
+                     -1.0 if spec.penalty else 1.0, spec.is_guarded(), gate, spec.cap)
+
+
+def _scorer(fn: Callable[..., Any], getters: tuple[Callable[[Episode, int], Any], ...]) -> Callable[..., Any]:
+    # Unrolled for the common arities: this runs once per term per episode.
+    if len(getters) == 1:
+        (g0,) = getters
+        return lambda ep, step: fn(g0(ep, step))
+    if len(getters) == 2:
+        g0, g1 = getters
+        return lambda ep, step: fn(g0(ep, step), g1(ep, step))
+    if len(getters) == 3:
+        g0, g1, g2 = getters
+        return lambda ep, step: fn(g0(ep, step), g1(ep, step), g2(ep, step))
+    return lambda ep, step: fn(*[g(ep, step) for g in getters])
+
+
+def _bind(fn: Callable[..., Any], bound: dict[str, Any]) -> Callable[..., Any]:
+    def call(*args: Any) -> Any:
+        return fn(*args, **bound)
+
+    return call
+
+
+def build_shaper(reward: Any) -> Shaper:
+    """A Shaper from a Shaper, a RewardSpec, a preset name, a dict, YAML/JSON text or a file path."""
+    if isinstance(reward, Shaper):
+        return reward
+    return Shaper(load_spec(reward))

@@ -1,0 +1,141 @@
+"""Wiring a shaper into an env: the ``ShapeReward`` wrapper and the recorder TextEnv shares.
+
+Shaping is per episode: every step but the last pays 0, and the last step (terminated or
+truncated) pays the shaped total and carries the breakdown in ``info["reward"]``::
+
+    env = ShapeReward(gymnasium.make("TravelPlanner-v0"), "planner_r1/dense")
+    # same as gymnasium.make("TravelPlanner-v0", reward="planner_r1/dense")
+    obs, info = env.reset(options={"training_step": 120})
+    ...
+    obs, reward, terminated, truncated, info = env.step(action)
+    info["reward"]  # {"total", "outcome", "stage", "training_step", "terms": {name: {raw, weight, ...}}}
+
+The trainer sets the training step, either per episode with ``reset(options={"training_step":
+n, "total_steps": T})`` or once per step with ``set_training_step(n, total_steps=T)`` (on the
+wrapper, or on ``env.unwrapped`` for the ``reward=`` kwarg).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import gymnasium
+
+from agentgym.core.types import StepInfo
+from agentgym.errors import ConfigError
+from agentgym.rewards.episode import Episode, step_info
+from agentgym.rewards.shaper import Shaper, build_shaper
+
+__all__ = ["ShapeReward", "EpisodeRecorder", "pop_training_step", "check_training_step"]
+
+CONTEXT_KEYS = ("task", "question", "references", "answer", "outcome", "evaluate")
+"""What an env's ``reward_context()`` may return (see ``TextEnv.reward_context``)."""
+
+
+class EpisodeRecorder:
+    """Keeps what an episode did (prompt, actions, step infos, env return) and shapes it at its end."""
+
+    def __init__(self, shaper: Shaper) -> None:
+        self.shaper = shaper
+        self.start("")
+
+    def start(self, prompt: str) -> None:
+        """Begin a new episode whose first observation is ``prompt``."""
+        self.prompt = prompt
+        self.actions: list[str] = []
+        self.steps: list[StepInfo] = []
+        self.env_return = 0.0
+
+    def step(self, action: str, reward: float, done: bool, info: StepInfo | Mapping[str, Any],
+             info_dict: dict[str, Any], context: Callable[[], Mapping[str, Any]],
+             training_step: int | None, total_steps: int | None) -> tuple[float, dict[str, Any]]:
+        """Record one step; return the reward to pay and the info to return."""
+        self.actions.append(action)
+        self.steps.append(step_info(info))
+        self.env_return += float(reward)
+        if not done:
+            return 0.0, info_dict
+        breakdown = self.shaper.shape(self.episode(context()), training_step, total_steps)
+        info_dict["reward"] = breakdown.to_dict()
+        return breakdown.total, info_dict
+
+    def episode(self, context: Mapping[str, Any]) -> Episode:
+        """The recorded episode, completed by the env's ``reward_context()``."""
+        unknown = set(context) - set(CONTEXT_KEYS)
+        if unknown:
+            raise ConfigError("reward_context", sorted(unknown), CONTEXT_KEYS)
+        fields = {"outcome": self.env_return, **context}
+        return Episode(list(self.steps), actions=list(self.actions), prompt=self.prompt, **fields)
+
+
+def check_training_step(step: Any, total_steps: Any = None) -> tuple[int, int | None]:
+    """Validate a training step (int >= 0) and an optional run length (int >= 1)."""
+    if isinstance(step, bool) or not isinstance(step, int) or step < 0:
+        raise ConfigError("training_step", step, "an int >= 0")
+    if total_steps is not None and (isinstance(total_steps, bool) or not isinstance(total_steps, int)
+                                    or total_steps < 1):
+        raise ConfigError("total_steps", total_steps, "an int >= 1, or None")
+    return step, total_steps
+
+
+def pop_training_step(options: dict[str, Any]) -> tuple[int, int | None] | None:
+    """Take ``training_step`` (and ``total_steps``) out of reset options, validated; None if absent."""
+    if "training_step" not in options:
+        if "total_steps" in options:
+            raise ConfigError("options", sorted(options), "'total_steps' only together with 'training_step'")
+        return None
+    return check_training_step(options.pop("training_step"), options.pop("total_steps", None))
+
+
+class ShapeReward(gymnasium.Wrapper):
+    """Replace an env's reward with a shaped one, paid on the episode's last step.
+
+    Args:
+        env: an agentgym env (its ``info`` dicts are ``StepInfo`` dicts).
+        reward: a preset name, a spec (dict, YAML/JSON text or path, ``RewardSpec``) or a ``Shaper``.
+
+    The unshaped outcome is the env's own return over the episode (1.0 iff solved for
+    agentgym envs); ``env.unwrapped.reward_context()``, when the env has it, supplies the task,
+    the answer and the references the terms read.
+    """
+
+    def __init__(self, env: gymnasium.Env, reward: Any) -> None:
+        super().__init__(env)
+        if getattr(env.unwrapped, "shaper", None) is not None:
+            raise ConfigError("reward", "ShapeReward over an env made with reward=...",
+                              "one shaper: either the env's reward= kwarg or the ShapeReward wrapper")
+        self.shaper = build_shaper(reward)
+        self._recorder = EpisodeRecorder(self.shaper)
+        self.training_step: int | None = None
+        self.total_steps: int | None = None
+
+    def set_training_step(self, step: int, total_steps: int | None = None) -> None:
+        """Shape the next episodes at training step ``step`` (of ``total_steps``, when known)."""
+        self.training_step, self.total_steps = check_training_step(step, total_steps)
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
+        options = dict(options or {})
+        schedule = pop_training_step(options)
+        if schedule is not None:
+            self.set_training_step(*schedule)
+        observation, info = self.env.reset(seed=seed, options=options or None)
+        self._recorder.start(observation if isinstance(observation, str) else str(observation))
+        return observation, info
+
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        observation, reward, terminated, truncated, info = self.env.step(action)
+        step, total = self._schedule()
+        shaped, info = self._recorder.step(str(action), float(reward), terminated or truncated, info, dict(info),
+                                           self._context, step, total)
+        return observation, shaped, terminated, truncated, info
+
+    def _schedule(self) -> tuple[int | None, int | None]:
+        if self.training_step is not None:
+            return self.training_step, self.total_steps
+        inner = self.env.unwrapped
+        return getattr(inner, "training_step", None), getattr(inner, "total_steps", None)
+
+    def _context(self) -> Mapping[str, Any]:
+        context = getattr(self.env.unwrapped, "reward_context", None)
+        return context() if callable(context) else {}

@@ -1,0 +1,252 @@
+"""The ``agentgym`` verl agent loop end to end on CPU: a real BPE tokenizer, a fake LLM server with
+verl's ``generate`` signature, and TravelPlanner-v0 / SearchQA-v0 episodes."""
+
+from __future__ import annotations
+
+import gymnasium
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+pytest.importorskip("verl")
+pytest.importorskip("transfer_queue")
+
+import verl_harness as h  # noqa: E402
+
+import agentgym  # noqa: E402,F401
+from agentgym.envs.travelplanner.env import TravelPlannerEnv  # noqa: E402
+from agentgym.envs.travelplanner.scripted import reference_plan_actions  # noqa: E402
+from agentgym.integrations.verl import plugin  # noqa: E402,F401  (registers the loop, as verl's entry point does)
+from agentgym.integrations.verl.envs import ENV_POOL  # noqa: E402
+from agentgym.integrations.verl.prepare import prepare_rows  # noqa: E402
+from agentgym.integrations.verl.reward_info import reward_keys  # noqa: E402
+
+DENSE_TERMS = ("schema", "commonsense_micro", "hard_micro", "commonsense_macro", "hard_macro", "final_pass")
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    return h.make_tokenizer()
+
+
+@pytest.fixture(scope="module")
+def tp_rows():
+    return prepare_rows("TravelPlanner-v0", split="train", limit=3)
+
+
+@pytest.fixture(scope="module")
+def plans(tp_rows):
+    env = gymnasium.make("TravelPlanner-v0", queries="train")
+    return [reference_plan_actions(env.unwrapped.queries[r["extra_info"]["query_index"]]) for r in tp_rows]
+
+
+def scripted(plans_by_turn):
+    """A script replaying ``plans_by_turn`` (one action list, or one per request in arrival order)."""
+    order: dict[str, int] = {}
+
+    def script(request_id, turn):
+        actions = plans_by_turn[order.setdefault(request_id, len(order)) % len(plans_by_turn)]
+        return actions[turn] if turn < len(actions) else "GiveUp[out of actions]"
+
+    return script
+
+
+def test_reference_plan_episode_tokens_masks_and_reward(tokenizer, tp_rows, plans):
+    server = h.FakeServer(tokenizer, scripted([plans[0]]))
+    (out,) = h.run_rows(tokenizer, server, h.trainer_config(response_length=100_000, prompt_length=8192), tp_rows[:1])
+    info = out.extra_fields["reward_extra_info"]
+    assert out.reward_score == 1.0 and info["outcome"] == 1.0 and info["score"] == 1.0
+    assert info["num_turns"] == len(plans[0]) == len(server.calls)
+    assert info["truncated"] == 0.0 and info["env_failed"] == 0.0
+    assert out.extra_fields["agentgym"]["stop_reason"] == "terminated"
+    # num_turns counts chat messages: the prompt, every model turn, every observation but the last.
+    assert out.num_turns == 1 + 2 * len(plans[0]) - 1
+    model_tokens = [t for call in server.calls for t in call["output"]]
+    assert sum(out.response_mask) == len(model_tokens)
+    assert [t for t, m in zip(out.response_ids, out.response_mask) if m] == model_tokens
+    assert len(out.response_logprobs) == len(out.response_ids)
+
+
+def test_token_in_token_out_and_observation_tokens(tokenizer, tp_rows, plans):
+    server = h.FakeServer(tokenizer, scripted([plans[0]]))
+    (out,) = h.run_rows(tokenizer, server, h.trainer_config(response_length=100_000, prompt_length=8192), tp_rows[:1])
+    stream = out.prompt_ids + out.response_ids
+    # Every call's prompt is the previous prompt + the previous output + exactly one observation.
+    env = gymnasium.make("TravelPlanner-v0", queries="train")
+    env.reset(options={"query_index": 0})
+    for before, after in zip(server.calls, server.calls[1:]):
+        grown = before["prompt_ids"] + before["output"]
+        assert after["prompt_ids"][: len(grown)] == grown
+        observation_ids = after["prompt_ids"][len(grown):]
+        text = tokenizer.decode(observation_ids)
+        expected, *_ = env.step(tokenizer.decode(before["output"], skip_special_tokens=True))
+        assert text == f"<|im_start|>user\n{expected}<|im_end|>\n<|im_start|>assistant\n"
+    assert stream[: len(server.calls[-1]["prompt_ids"])] == server.calls[-1]["prompt_ids"]
+    assert out.prompt_ids == server.calls[0]["prompt_ids"]
+    assert out.prompt_ids == tokenizer.apply_chat_template(tp_rows[0]["prompt"], add_generation_prompt=True,
+                                                           tokenize=True, return_dict=False)
+
+
+def test_random_tokens_hit_max_turns_with_constant_keys(tokenizer, tp_rows):
+    config = h.trainer_config(agentgym={"max_turns": 3, "reward": "planner_r1/dense"})
+    broken = {**tp_rows[0], "extra_info": {**tp_rows[0]["extra_info"], "env_id": "NoSuchEnv-v9"}}
+    outs = h.run_rows(tokenizer, h.FakeServer(tokenizer, seed=7), config, [*tp_rows[:2], broken], n=2, global_steps=5)
+    assert all(list(o.extra_fields["reward_extra_info"]) == reward_keys(DENSE_TERMS) for o in outs)
+    played, failed = outs[:4], outs[4:]
+    assert all(o.extra_fields["reward_extra_info"]["num_turns"] == 3 for o in played)
+    assert all(o.extra_fields["reward_extra_info"]["truncated"] == 1.0 for o in played)
+    assert all(o.extra_fields["agentgym"]["stop_reason"] == "env_truncated" for o in played)
+    assert all(o.extra_fields["reward_extra_info"]["outcome"] == 0.0 for o in played)
+    assert all(o.extra_fields["reward_extra_info"]["env_failed"] == 1.0 for o in failed)
+
+
+def test_reward_preset_terms_and_training_step(tokenizer, tp_rows, plans):
+    config = h.trainer_config(response_length=100_000, agentgym={"reward": {"preset": "planner_r1/curriculum",
+                                                                           "total_steps": 30}})
+    server = h.FakeServer(tokenizer, scripted([plans[0]]))
+    (early,) = h.run_rows(tokenizer, server, config, tp_rows[:1], global_steps=1)
+    server = h.FakeServer(tokenizer, scripted([plans[0]]))
+    (late,) = h.run_rows(tokenizer, server, config, tp_rows[:1], global_steps=29)
+    info = early.extra_fields["reward_extra_info"]
+    assert all(info[f"term/{t}"] == 1.0 for t in DENSE_TERMS)
+    assert early.reward_score == 6.0  # dense stage: six terms of weight 1, all satisfied
+    assert late.reward_score == 1.0  # sparse stage: final pass only
+    assert late.extra_fields["reward_extra_info"]["outcome"] == 1.0
+
+
+def test_response_budget_stops_the_episode(tokenizer, tp_rows, plans):
+    server = h.FakeServer(tokenizer, scripted([plans[0]]))
+    config = h.trainer_config(response_length=300, agentgym={"unfinished_reward": -1.0})
+    (out,) = h.run_rows(tokenizer, server, config, tp_rows[:1])
+    assert len(out.response_ids) <= 300 and len(out.response_mask) == len(out.response_ids)
+    assert out.extra_fields["agentgym"]["stop_reason"] == "response_length"
+    assert out.reward_score == -1.0 and out.extra_fields["reward_extra_info"]["truncated"] == 1.0
+    assert all(call["sampling_params"]["max_tokens"] <= 300 for call in server.calls)
+
+
+def test_verl_max_assistant_turns_stops_the_loop(tokenizer, tp_rows, plans):
+    server = h.FakeServer(tokenizer, scripted([plans[0]]))
+    (out,) = h.run_rows(tokenizer, server, h.trainer_config(max_assistant_turns=2), tp_rows[:1])
+    assert len(server.calls) == 2
+    assert out.extra_fields["agentgym"]["stop_reason"] == "max_turns"
+    assert out.reward_score == 0.0
+
+
+class ExplodingTravelPlanner(TravelPlannerEnv):
+    """Raises on the agent's second action."""
+
+    def _act(self, action):
+        if self.turn >= 2:
+            raise RuntimeError("database connection lost")
+        return super()._act(action)
+
+
+gymnasium.register("AgentGymTest/ExplodingTravelPlanner-v0", entry_point=ExplodingTravelPlanner)
+
+
+def test_env_error_fails_the_trajectory_not_the_worker(tokenizer, tp_rows, plans):
+    row = {**tp_rows[0], "extra_info": {**tp_rows[0]["extra_info"], "env_id": "AgentGymTest/ExplodingTravelPlanner-v0"}}
+    server = h.FakeServer(tokenizer, scripted([plans[0]]))
+    outs = h.run_rows(tokenizer, server, h.trainer_config(), [row, tp_rows[1]])
+    failed, fine = outs
+    assert failed.extra_fields["reward_extra_info"]["env_failed"] == 1.0
+    assert "database connection lost" in failed.extra_fields["agentgym"]["error"]
+    assert failed.extra_fields["agentgym"]["stop_reason"] == "env_error"
+    assert sum(failed.response_mask) == 0 and len(failed.response_ids) > 0
+    assert failed.reward_score == 0.0
+    assert fine.extra_fields["reward_extra_info"]["env_failed"] == 0.0
+    assert list(failed.extra_fields["reward_extra_info"]) == list(fine.extra_fields["reward_extra_info"])
+
+
+def test_env_error_can_fail_the_group_instead(tokenizer, tp_rows, plans):
+    row = {**tp_rows[0], "extra_info": {**tp_rows[0]["extra_info"], "env_id": "AgentGymTest/ExplodingTravelPlanner-v0"}}
+    server = h.FakeServer(tokenizer, scripted([plans[0]]))
+    with pytest.raises(Exception, match="database connection lost"):
+        h.run_rows(tokenizer, server, h.trainer_config(agentgym={"on_env_error": "raise"}), [row])
+
+
+def test_unknown_env_id_is_a_failed_trajectory_with_its_reason(tokenizer, tp_rows):
+    row = {**tp_rows[0], "extra_info": {**tp_rows[0]["extra_info"], "env_id": "NoSuchEnv-v9"}}
+    (out,) = h.run_rows(tokenizer, h.FakeServer(tokenizer), h.trainer_config(), [row])
+    assert out.extra_fields["reward_extra_info"]["env_failed"] == 1.0
+    assert "NoSuchEnv-v9" in out.extra_fields["agentgym"]["error"]
+    assert out.response_mask == [0] and out.prompt_ids
+
+
+def test_envs_are_pooled_and_a_broken_env_is_not_reused(tokenizer, tp_rows, plans):
+    from agentgym.integrations.verl.settings import EnvTask
+
+    ENV_POOL.clear()
+    server = h.FakeServer(tokenizer, scripted([plans[0]]))
+    h.run_rows(tokenizer, server, h.trainer_config(), tp_rows[:1], n=3)
+    task = EnvTask.from_extra_info(tp_rows[0]["extra_info"])
+    assert 1 <= ENV_POOL.idle_count(task) <= 3
+    row = {**tp_rows[0], "extra_info": {**tp_rows[0]["extra_info"], "env_id": "AgentGymTest/ExplodingTravelPlanner-v0"}}
+    h.run_rows(tokenizer, h.FakeServer(tokenizer, scripted([plans[0]])), h.trainer_config(), [row])
+    assert ENV_POOL.idle_count(EnvTask.from_extra_info(row["extra_info"])) == 0
+
+
+def test_searchqa_episode(tokenizer):
+    rows = prepare_rows("SearchQA-v0", split="train", limit=2, env_kwargs={"synthetic_size": "small"})
+    env = gymnasium.make("SearchQA-v0", questions="train", synthetic_size="small")
+    env.reset(options={"query_index": 0})
+    gold = env.unwrapped.question.golden_answers[0]
+    assert rows[0]["reward_model"]["ground_truth"] == list(env.unwrapped.question.golden_answers)
+    replies = [f"<search> {env.unwrapped.question.question} </search>", f"<answer> {gold} </answer>"]
+    server = h.FakeServer(tokenizer, lambda rid, turn: replies[turn])
+    (out,) = h.run_rows(tokenizer, server, h.trainer_config(), rows[:1])
+    info = out.extra_fields["reward_extra_info"]
+    assert out.reward_score == 1.0 and info["outcome"] == 1.0 and info["num_turns"] == 2
+    observation = tokenizer.decode(server.calls[1]["prompt_ids"][len(server.calls[0]["prompt_ids"]) +
+                                                                 len(server.calls[0]["output"]):])
+    assert "<information>" in observation and observation.startswith("<|im_start|>user\n")
+
+
+def test_remote_env_on_an_env_server(tokenizer, tp_rows, plans):
+    pytest.importorskip("uvicorn")
+    from agentgym.server import ServerSettings, create_app
+    from agentgym.server.testing import LiveServer
+
+    server = h.FakeServer(tokenizer, scripted([plans[0]]))
+    with LiveServer(create_app(ServerSettings(tokens=("t0k",)))) as live:
+        config = h.trainer_config(response_length=100_000, prompt_length=8192,
+                                  agentgym={"remote_url": live.url, "remote_token": "t0k",
+                                            "reward": "planner_r1/dense"})
+        (out,) = h.run_rows(tokenizer, server, config, tp_rows[:1])
+        ENV_POOL.clear()  # close the pooled sessions while the server is up
+    info = out.extra_fields["reward_extra_info"]
+    assert out.extra_fields["agentgym"]["error"] is None
+    assert out.reward_score == 6.0 and info["outcome"] == 1.0 and info["term/final_pass"] == 1.0
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(response_length=st.integers(min_value=8, max_value=3000), turn_tokens=st.integers(min_value=1, max_value=60),
+       max_turns=st.integers(min_value=1, max_value=6), seed=st.integers(min_value=0, max_value=2**16))
+def test_random_episodes_keep_masks_aligned_and_within_budget(tokenizer, tp_rows, response_length, turn_tokens,
+                                                              max_turns, seed):
+    server = h.FakeServer(tokenizer, seed=seed, random_length=turn_tokens)
+    config = h.trainer_config(response_length=response_length, agentgym={"max_turns": max_turns})
+    (out,) = h.run_rows(tokenizer, server, config, tp_rows[:1])
+    assert 1 <= len(out.response_ids) <= response_length
+    assert len(out.response_mask) == len(out.response_ids) == len(out.response_logprobs)
+    model_tokens = [t for call in server.calls for t in call["output"]]
+    assert [t for t, m in zip(out.response_ids, out.response_mask) if m] == model_tokens[: sum(out.response_mask)]
+    info = out.extra_fields["reward_extra_info"]
+    assert info["num_turns"] == len(server.calls) <= max_turns
+    assert out.extra_fields["agentgym"]["stop_reason"] in ("env_truncated", "response_length")
+
+
+def test_searchqa_prs_reward_pays_for_the_right_answer(tokenizer):
+    rows = prepare_rows("SearchQA-v0", split="train", limit=1, env_kwargs={"synthetic_size": "small"})
+    env = gymnasium.make("SearchQA-v0", questions="train", synthetic_size="small")
+    env.reset(options={"query_index": 0})
+    question = env.unwrapped.question
+    scores = {}
+    for answer in (question.golden_answers[0], "certainly not the answer"):
+        replies = [f"<search> {question.question} </search>", f"<answer> {answer} </answer>"]
+        server = h.FakeServer(tokenizer, lambda rid, turn, replies=replies: replies[turn])
+        (out,) = h.run_rows(tokenizer, server, h.trainer_config(agentgym={"reward": "prs/short"}), rows)
+        assert out.extra_fields["reward_extra_info"]["term/format"] == 1.0
+        scores[answer] = out.reward_score
+    assert scores[question.golden_answers[0]] == pytest.approx(1.0)
+    assert scores["certainly not the answer"] < 0.5

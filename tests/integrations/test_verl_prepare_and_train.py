@@ -1,0 +1,188 @@
+"""``agentgym verl prepare`` rows, the row/config parsing, and ``agentgym train <recipe> --dry-run``."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from agentgym.cli import app
+from agentgym.errors import ConfigError
+from agentgym.integrations.verl.prepare import prepare_rows, read_parquet
+from agentgym.integrations.verl.settings import AgentGymConfig, EnvTask
+
+runner = CliRunner()
+
+
+def prepare(tmp_path, env_id, *args):
+    out = tmp_path / f"{env_id}.parquet"
+    result = runner.invoke(app, ["verl", "prepare", env_id, "--out", str(out), *args])
+    assert result.exit_code == 0, result.output
+    return out
+
+
+def test_travelplanner_rows_have_verl_columns(tmp_path):
+    out = prepare(tmp_path, "TravelPlanner-v0", "--split", "validation", "--limit", "3",
+                  "--env-kwarg", "action_format=json", "--reward", "planner_r1/dense", "--system-prompt", "Plan well.")
+    rows = read_parquet(out)
+    assert len(rows) == 3
+    row = rows[1]
+    assert row["agent_name"] == "agentgym" and row["data_source"] == "TravelPlanner-v0"
+    assert row["prompt"][0] == {"role": "system", "content": "Plan well."} and row["prompt"][1]["role"] == "user"
+    assert "<tool_call>" in row["prompt"][1]["content"]  # json action format: the tool schemas are shown
+    assert row["reward_model"] == {"style": "env", "ground_truth": row["extra_info"]["task_id"]}
+    info = row["extra_info"]
+    assert info["index"] == info["query_index"] == 1 and info["env_id"] == "TravelPlanner-v0"
+    assert json.loads(info["env_kwargs"]) == {"action_format": "json", "queries": "validation"}
+    assert json.loads(info["reward"]) == "planner_r1/dense"
+    task = EnvTask.from_extra_info(info)
+    assert task.reset_options == {"query_index": 1} and task.reward == "planner_r1/dense"
+
+
+def test_searchqa_rows_carry_the_gold_answers(tmp_path):
+    out = prepare(tmp_path, "SearchQA-v0", "--split", "train", "--limit", "2", "--env-kwarg", "synthetic_size=small")
+    rows = read_parquet(out)
+    assert all(isinstance(r["reward_model"]["ground_truth"], list) and r["reward_model"]["ground_truth"]
+               for r in rows)
+    assert json.loads(rows[0]["extra_info"]["reward"]) is None
+
+
+def test_query_files_become_absolute_paths(tmp_path, monkeypatch):
+    import gymnasium
+
+    import agentgym  # noqa: F401
+
+    env = gymnasium.make("TravelPlanner-v0", queries="train")
+    queries = tmp_path / "q.jsonl"
+    queries.write_text("\n".join(json.dumps(q.to_row()) for q in env.unwrapped.queries[:2]) + "\n")
+    monkeypatch.chdir(tmp_path)
+    rows = prepare_rows("TravelPlanner-v0", queries="q.jsonl")
+    assert len(rows) == 2 and json.loads(rows[0]["extra_info"]["env_kwargs"])["queries"] == str(queries)
+
+
+def test_bad_inputs_name_the_field(tmp_path):
+    with pytest.raises(ConfigError, match="env_id"):
+        prepare_rows("CartPole-v1")
+    with pytest.raises(ConfigError, match="split"):
+        prepare_rows("TravelPlanner-v0", split="train", queries="x.jsonl")
+    result = runner.invoke(app, ["verl", "prepare", "TravelPlanner-v0", "--out", str(tmp_path / "x.parquet"),
+                                 "--env-kwarg", "oops"])
+    assert result.exit_code != 0
+
+
+def test_run_settings_override_rows():
+    info = {"env_id": "TravelPlanner-v0", "env_kwargs": '{"queries": "train", "max_turns": 5}',
+            "query_index": 2, "reward": "null"}
+    settings = AgentGymConfig(reward="planner_r1/sparse", env_kwargs={"action_format": "json"}, max_turns=12)
+    task = EnvTask.from_extra_info(info, settings)
+    assert task.env_kwargs == {"queries": "train", "max_turns": 12, "action_format": "json"}
+    assert task.reward == "planner_r1/sparse"
+    with pytest.raises(ValueError):
+        AgentGymConfig.model_validate({"observation_rol": "user"})
+    with pytest.raises(ConfigError, match="query_index"):
+        EnvTask.from_extra_info({**info, "query_index": "2"})
+
+
+def test_recipes_are_listed_and_printed():
+    result = runner.invoke(app, ["verl", "recipes"])
+    assert result.output.split() == ["grpo", "planner_r1", "prs_vspo"]
+    assert "VSPOReplayBuffer" in runner.invoke(app, ["verl", "recipes", "prs_vspo"]).output
+
+
+# -- agentgym train --dry-run (needs verl) ------------------------------------------------------
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    pytest.importorskip("verl")
+    pytest.importorskip("transfer_queue")
+    folder = tmp_path_factory.mktemp("verl-data")
+    tp = folder / "tp.parquet"
+    sq = folder / "sq.parquet"
+    assert runner.invoke(app, ["verl", "prepare", "TravelPlanner-v0", "--split", "train", "--limit", "2",
+                               "--out", str(tp)]).exit_code == 0
+    assert runner.invoke(app, ["verl", "prepare", "SearchQA-v0", "--split", "train", "--limit", "2",
+                               "--env-kwarg", "synthetic_size=small", "--out", str(sq)]).exit_code == 0
+    return {"grpo": tp, "planner_r1": tp, "prs_vspo": sq}
+
+
+@pytest.mark.parametrize("recipe", ["grpo", "planner_r1", "prs_vspo"])
+def test_each_recipe_dry_run_resolves_and_checks(data, recipe):
+    files = [f"data.train_files={data[recipe]}", f"data.val_files={data[recipe]}"]
+    result = runner.invoke(app, ["train", recipe, *files, "--dry-run"])
+    assert result.exit_code == 0, result.output
+    assert f"{recipe}: ready to launch" in result.output
+    assert "default_agent_loop: agentgym" in result.output
+
+
+def test_dry_run_shows_the_resolved_vspo_settings(data):
+    result = runner.invoke(app, ["train", "prs_vspo", f"data.train_files={data['prs_vspo']}",
+                                 f"data.val_files={data['prs_vspo']}", "algorithm.vspo.clip=2.5", "--dry-run"])
+    assert result.exit_code == 0, result.output
+    resolved = result.output[: result.output.index("prs_vspo: ready")]
+    assert resolved.count("clip: 2.5") == 2  # algorithm.vspo and the replay buffer's copy of it
+    assert "adv_estimator: vspo" in resolved and "name: VSPOReplayBuffer" in resolved
+
+
+def test_dry_run_reports_every_problem(data, tmp_path):
+    bad_row = read_parquet(data["grpo"])[0]
+    bad_row["extra_info"] = {**bad_row["extra_info"], "env_id": "NoSuchEnv-v0"}
+    from agentgym.integrations.verl.prepare import write_parquet
+
+    bad = write_parquet([bad_row], tmp_path / "bad.parquet")
+    result = runner.invoke(app, ["train", "prs_vspo", f"data.train_files={bad}",
+                                 f"data.val_files={tmp_path / 'missing.parquet'}", "algorithm.adv_estimator=nope",
+                                 "data.gen_batch_size=8", "actor_rollout_ref.model.path=./no-model", "--dry-run"])
+    assert result.exit_code == 1
+    for needle in ("NoSuchEnv-v0", "missing.parquet does not exist", "adv_estimator='nope'",
+                   "data.gen_batch_size=1", "no-model"):
+        assert needle in result.output, needle
+    unknown = runner.invoke(app, ["train", "grpo", "no.such.key=1", "--dry-run"])
+    assert unknown.exit_code == 1 and "do not compose" in unknown.output
+    missing = runner.invoke(app, ["train", "grpo", "--dry-run"])
+    assert missing.exit_code == 1 and "data.train_files is not set" in missing.output
+    assert runner.invoke(app, ["train", "ppo_from_scratch", "--dry-run"]).exit_code == 2
+
+
+def test_launch_command_runs_verls_entry_point():
+    from agentgym.integrations.verl.train import launch_command, recipe_dir
+
+    with recipe_dir() as folder:
+        command = launch_command("planner_r1", ["trainer.nnodes=4"], folder)
+        assert (folder / "planner_r1.yaml").is_file()
+    assert command[1:3] == ["-m", "verl.trainer.main_ppo"]
+    assert command[-3:] == [f"--config-path={folder}", "--config-name=planner_r1", "trainer.nnodes=4"]
+
+
+def test_without_verl_train_says_how_to_install(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "transfer_queue", None)  # as if verl's core extras were missing
+    result = runner.invoke(app, ["train", "grpo", "--dry-run"])
+    assert result.exit_code == 2 and "pip install 'agentgym[verl]'" in result.output
+
+
+def test_verls_own_entry_point_composes_the_recipe(data):
+    """``python -m verl.trainer.main_ppo --config-path=<recipes> --config-name=prs_vspo --cfg job``:
+    Hydra in verl's real entry point prints the config it would train with, without running."""
+    import subprocess
+
+    from agentgym.integrations.verl.train import launch_command, recipe_dir
+
+    files = [f"data.train_files={data['prs_vspo']}", f"data.val_files={data['prs_vspo']}"]
+    with recipe_dir() as folder:
+        command = launch_command("prs_vspo", [*files, "--cfg", "job"], folder)
+    result = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "adv_estimator: vspo" in result.stdout and "default_agent_loop: agentgym" in result.stdout
+    assert "name: VSPOReplayBuffer" in result.stdout
+
+
+def test_agentgym_and_its_cli_import_without_verl_or_torch():
+    import subprocess
+    import sys
+
+    code = ("import sys, agentgym, agentgym.cli, agentgym.integrations.verl.prepare, agentgym.integrations.verl.vspo\n"
+            "heavy = [m for m in ('verl', 'torch', 'ray', 'transformers', 'transfer_queue') if m in sys.modules]\n"
+            "assert not heavy, heavy")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr

@@ -1,0 +1,115 @@
+"""CPU harness for the verl agent loop: a real BPE tokenizer built here, a fake LLM server with
+verl's ``generate`` signature, and the loop constructed the way verl's worker constructs it."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections import defaultdict
+from typing import Any
+
+from omegaconf import OmegaConf
+
+CHAT_TEMPLATE = (
+    "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+SPECIALS = ["<|pad|>", "<|im_start|>", "<|im_end|>"]
+_CORPUS = [
+    "CitySearch[Texas] FlightSearch[New York, Boston, 2022-03-01] Finish[] GiveUp[] <answer></answer>",
+    "<search> capital of France </search> <information> Doc 1(Title: Paris) </information>",
+    "user assistant system tool The plan could not be read. Plan received; it passes every constraint.",
+]
+
+
+def make_tokenizer() -> Any:
+    """A byte-level BPE (lossless on any text) with a ChatML template, trained in memory."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    bpe = Tokenizer(models.BPE(unk_token=None))
+    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    bpe.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=600, special_tokens=SPECIALS,
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    bpe.train_from_iterator(_CORPUS * 20, trainer=trainer)
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=bpe, pad_token="<|pad|>", eos_token="<|im_end|>",
+                                        bos_token=None)
+    tokenizer.chat_template = CHAT_TEMPLATE
+    return tokenizer
+
+
+class FakeServer:
+    """Stands in for verl's ``LLMServerClient``: same ``generate`` signature, scripted or random
+    replies. ``script(request_id, turn)`` returns the reply text; ``None`` means random tokens."""
+
+    def __init__(self, tokenizer: Any, script: Any = None, *, seed: int = 0, random_length: int = 12) -> None:
+        self.tokenizer, self.script = tokenizer, script
+        self.rng = random.Random(seed)
+        self.random_length = random_length
+        self.turns: dict[str, int] = defaultdict(int)
+        self.calls: list[dict[str, Any]] = []
+
+    async def generate(self, request_id: str, *, prompt_ids: list[int], sampling_params: dict[str, Any],
+                       image_data: Any = None, video_data: Any = None, audio_data: Any = None,
+                       mm_processor_kwargs: Any = None, **kwargs: Any) -> Any:
+        from verl.workers.rollout.replica import TokenOutput
+
+        turn = self.turns[request_id]
+        self.turns[request_id] += 1
+        text = self.script(request_id, turn) if self.script else None
+        if text is None:
+            ids = [self.rng.randrange(len(SPECIALS), self.tokenizer.vocab_size) for _ in range(self.random_length)]
+        else:
+            ids = self.tokenizer.encode(text, add_special_tokens=False) + [self.tokenizer.eos_token_id]
+        ids = ids[: sampling_params.get("max_tokens", len(ids))]
+        self.calls.append({"request_id": request_id, "prompt_ids": list(prompt_ids), "output": ids,
+                           "sampling_params": dict(sampling_params)})
+        await asyncio.sleep(0)
+        return TokenOutput(token_ids=ids, log_probs=[-0.5] * len(ids), num_preempted=0,
+                           extra_fields={"min_global_steps": 1, "max_global_steps": 1})
+
+
+def trainer_config(*, response_length: int = 4096, prompt_length: int = 4096, max_assistant_turns: int | None = None,
+                   agentgym: dict[str, Any] | None = None) -> Any:
+    """The slice of verl's config the agent loop reads."""
+    return OmegaConf.create({
+        "actor_rollout_ref": {"rollout": {
+            "prompt_length": prompt_length, "response_length": response_length,
+            "multi_turn": {"max_assistant_turns": max_assistant_turns}}},
+        "data": {"apply_chat_template_kwargs": {}},
+        "trainer": {"total_training_steps": None},
+        **({"agentgym": agentgym} if agentgym is not None else {}),
+    })
+
+
+def make_loop(tokenizer: Any, server: Any, config: Any) -> Any:
+    """Instantiate the registered ``agentgym`` loop as verl's worker does (hydra, registry entry)."""
+    import hydra
+    from verl.experimental.agent_loop.agent_loop import DictConfigWrap, ToolListWrap, _agent_loop_registry
+    from verl.utils.dataset.rl_dataset import RLHFDataset
+
+    return hydra.utils.instantiate(
+        _agent_loop_registry["agentgym"], trainer_config=DictConfigWrap(config), server_manager=server,
+        tokenizer=tokenizer, processor=None, hf_model_type=None, dataset_cls=RLHFDataset,
+        data_config=DictConfigWrap(config.data), tools=ToolListWrap([]))
+
+
+def run_rows(tokenizer: Any, server: Any, config: Any, rows: list[dict[str, Any]], *, n: int = 1,
+             global_steps: int | None = None) -> list[Any]:
+    """Run every row ``n`` times concurrently (a new loop object each, as verl does)."""
+    sampling = {"temperature": 1.0, "top_p": 1.0, "top_k": -1, "repetition_penalty": 1.0, "logprobs": True}
+
+    async def one(row: dict[str, Any]) -> Any:
+        loop = make_loop(tokenizer, server, config)
+        kwargs = {"raw_prompt": row["prompt"], "extra_info": row["extra_info"], "index": row["extra_info"]["index"],
+                  "data_source": row["data_source"], "reward_model": row["reward_model"],
+                  "agent_name": row["agent_name"]}
+        if global_steps is not None:
+            kwargs["global_steps"] = global_steps
+        return await loop.run(sampling, **kwargs)
+
+    async def all_rows() -> list[Any]:
+        return await asyncio.gather(*(one(row) for row in rows for _ in range(n)))
+
+    return asyncio.run(all_rows())

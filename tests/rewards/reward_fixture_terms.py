@@ -1,0 +1,17 @@
+"""Custom reward terms the tests name in specs (``kind: custom``): scripted raw values."""
+
+from __future__ import annotations
+
+
+def scripted(task, config):
+    """The raw value stored under this term's name in the episode's task dict (None abstains)."""
+    return task.get(config.key)
+
+
+def answer_chars(answer):
+    """A content term of our own: the answer's length in characters."""
+    return 0.0 if answer is None else float(len(answer))
+
+
+def not_finite(task):
+    return float("nan")

@@ -1,0 +1,230 @@
+"""The LLM judge against a real OpenAI-compatible stub on 127.0.0.1: grades, retries, abstention, cache."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from agentgym import ConfigError, StepInfo
+from agentgym.rewards import Episode, LLMJudge, build_shaper, judge_for, parse_score
+from agentgym.rewards.judge import JudgeReplyError
+
+
+class StubJudge:
+    """Serves ``POST /v1/chat/completions``; each request takes the next scripted behaviour.
+
+    Behaviours: ``ok:N`` (a reply ending in ``Score: N``), ``text:...`` (that reply text),
+    ``sleep:S`` (wait S seconds, then ``ok:5``), ``500``/``404`` (that status), ``garbage``
+    (a 200 whose body is not JSON). ``default`` is used when the script is empty.
+    """
+
+    def __init__(self) -> None:
+        self.script: deque[str] = deque()
+        self.default = "ok:8"
+        self.requests: list[dict] = []
+        self.headers: list[dict] = []
+        self.in_flight = self.max_in_flight = 0
+        self._lock = threading.Lock()
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self._thread.start()
+
+    def next_behaviour(self, body: dict, headers: dict) -> str:
+        with self._lock:
+            self.requests.append(body)
+            self.headers.append(headers)
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            return self.script.popleft() if self.script else self.default
+
+    def done(self) -> None:
+        with self._lock:
+            self.in_flight -= 1
+
+    def _handler(self):
+        stub = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):  # keep test output clean
+                pass
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                behaviour = stub.next_behaviour(body, dict(self.headers))
+                try:
+                    self._respond(behaviour, body)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client timed out and left
+                finally:
+                    stub.done()
+
+            def _respond(self, behaviour, body):
+                if self.path != "/v1/chat/completions":
+                    return self._send(404, b"no such route")
+                if behaviour.startswith("sleep:"):
+                    time.sleep(float(behaviour.split(":")[1]))
+                    behaviour = "ok:5"
+                if behaviour in ("500", "404"):
+                    return self._send(int(behaviour), b"upstream trouble")
+                if behaviour == "garbage":
+                    return self._send(200, b"<html>oops</html>")
+                text = behaviour[5:] if behaviour.startswith("text:") else f"Agrees.\nScore: {behaviour[3:]}"
+                reply = {"id": "x", "model": body["model"],
+                         "choices": [{"index": 0, "message": {"role": "assistant", "content": text}}]}
+                self._send(200, json.dumps(reply).encode())
+
+            def _send(self, status, payload):
+                self.send_response(status)
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+        return Handler
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def stub():
+    server = StubJudge()
+    yield server
+    server.close()
+
+
+def judge_term(stub, **fields):
+    return {"kind": "llm_judge", "weight": 1.0, "model": "stub-judge", "base_url": stub.url, "backoff": 0.0,
+            "timeout": 2.0, **fields}
+
+
+def qa(answer, question="Who wrote Hamlet?", reference="William Shakespeare", final=None):
+    final = final or f"<think>Surely the Bard.</think><answer>{answer}</answer>"
+    return Episode([StepInfo(turn=1, action="answer", terminated_reason="answer")], actions=[final],
+                   question=question, references=[reference])
+
+
+def judged(stub, episode, **fields):
+    return build_shaper({"terms": [judge_term(stub, **fields)]}).shape(episode).terms["llm_judge"]
+
+
+def test_the_judge_grades_the_answer_against_the_reference(stub):
+    stub.script.append("ok:7")
+    term = judged(stub, qa("Shakespeare"))
+    assert term.raw == pytest.approx(0.7) and not term.abstained
+    request = stub.requests[0]
+    assert request["model"] == "stub-judge" and request["temperature"] == 0.0
+    prompt = request["messages"][0]["content"]
+    assert "Who wrote Hamlet?" in prompt and "William Shakespeare" in prompt and "Shakespeare\nCANDIDATE>>>" in prompt
+    assert "Surely the Bard" not in prompt  # the judge never sees the policy's reasoning
+    assert "agree with the reference" in prompt and "not style" in prompt
+
+
+def test_identical_gradings_come_from_the_cache(stub):
+    shaper = build_shaper({"terms": [judge_term(stub)]})
+    first = shaper.shape(qa("Shakespeare")).terms["llm_judge"]
+    again = shaper.shape(qa("Shakespeare")).terms["llm_judge"]
+    assert first.raw == again.raw == 0.8 and len(stub.requests) == 1
+    shaper.shape(qa("Marlowe"))
+    build_shaper({"terms": [judge_term(stub)]}).shape(qa("Shakespeare"))  # another shaper, same judge settings
+    assert len(stub.requests) == 2
+
+
+def test_server_errors_and_timeouts_are_retried(stub):
+    stub.script.extend(["500", "sleep:1.5", "ok:9"])
+    term = judged(stub, qa("Shakespeare"), timeout=0.3, max_retries=2)
+    assert term.raw == pytest.approx(0.9)
+    assert len(stub.requests) == 3
+
+
+def test_a_judge_that_keeps_failing_abstains_and_says_why(stub):
+    stub.default = "500"
+    shaper = build_shaper({"terms": [judge_term(stub, max_retries=2), {"kind": "outcome", "weight": 1.0}]})
+    result = shaper.shape(qa("Shakespeare"))
+    term = result.terms["llm_judge"]
+    assert term.abstained and term.raw is None and term.contribution == 0.0
+    assert term.reason.startswith("judge failed after 3 attempt(s): HTTP 500")
+    assert result.abstained == ["llm_judge"] and len(stub.requests) == 3
+    stub.default = "ok:10"
+    assert shaper.shape(qa("Shakespeare")).terms["llm_judge"].raw == 1.0  # failures are not cached
+
+
+@pytest.mark.parametrize(("behaviour", "reason"), [
+    ("garbage", "garbled reply: not an OpenAI chat completion"),
+    ("text:It is correct.", "garbled reply: expected one final 'Score: N' line"),
+    ("text:Score: 7\nActually, Score: 3", "garbled reply: expected one final 'Score: N' line"),
+    ("ok:11", "garbled reply: score 11 is outside 0..10"),
+])
+def test_garbled_replies_are_retried_then_abstain(stub, behaviour, reason):
+    stub.default = behaviour
+    term = judged(stub, qa("Shakespeare"), max_retries=1)
+    assert term.abstained and term.reason.startswith(f"judge failed after 2 attempt(s): {reason}")
+    assert len(stub.requests) == 2
+
+
+def test_client_errors_are_not_retried(stub):
+    stub.default = "404"
+    term = judged(stub, qa("Shakespeare"), max_retries=3)
+    assert term.abstained and term.reason.startswith("judge failed (not retried): HTTP 404")
+    assert len(stub.requests) == 1
+
+
+def test_concurrent_requests_stay_within_the_limit(stub):
+    stub.default = "sleep:0.2"
+    shaper = build_shaper({"terms": [judge_term(stub, max_concurrency=2)]})
+    episodes = [qa(f"answer {i}") for i in range(6)]
+    results = shaper.shape_batch(episodes, max_workers=6)
+    assert [r.terms["llm_judge"].raw for r in results] == [0.5] * 6
+    assert len(stub.requests) == 6 and 1 <= stub.max_in_flight <= 2
+
+
+def test_prs_long_calls_the_judge_only_for_well_formed_episodes(stub, monkeypatch):
+    monkeypatch.setenv("AGENTGYM_JUDGE_URL", stub.url)
+    monkeypatch.setenv("AGENTGYM_JUDGE_MODEL", "stub-judge")
+    shaper = build_shaper("prs/long")
+    good = shaper.shape(qa("Shakespeare"))
+    assert good.total == pytest.approx(0.2 + 0.8 * 0.8)
+    unbalanced = qa("Shakespeare", final="<think>no end<answer>Shakespeare</answer>")
+    bad = shaper.shape(unbalanced)
+    assert bad.total == 0.0 and bad.terms["llm_judge"].reason == "gated off: format = 0 < 1"
+    assert len(stub.requests) == 1
+
+
+def test_the_judge_needs_a_model(monkeypatch, stub):
+    monkeypatch.delenv("AGENTGYM_JUDGE_MODEL", raising=False)
+    with pytest.raises(ConfigError, match=r"^llm_judge.model=None is not allowed; expected a model name"):
+        build_shaper({"terms": [{"kind": "llm_judge", "weight": 1.0, "base_url": stub.url}]})
+
+
+def test_the_api_key_comes_from_the_named_environment_variable(monkeypatch, stub):
+    with pytest.raises(ConfigError, match=r"^llm_judge.api_key_env='MY_UNSET_KEY' is not allowed"):
+        build_shaper({"terms": [judge_term(stub, api_key_env="MY_UNSET_KEY")]})
+    monkeypatch.setenv("MY_JUDGE_KEY", "sk-test")
+    judged(stub, qa("Shakespeare"), api_key_env="MY_JUDGE_KEY")
+    assert stub.headers[-1]["Authorization"] == "Bearer sk-test"
+
+
+def test_a_judge_plugs_into_the_long_form_env_hook(stub):
+    judge = judge_for(LLMJudge.model_validate(judge_term(stub, max_retries=0)))
+    stub.script.extend(["ok:6", "500"])
+    assert judge("Who wrote Hamlet?", "Shakespeare", ["William Shakespeare"]) == pytest.approx(0.6)
+    assert judge("Who wrote Hamlet?", "Marlowe", ["William Shakespeare"]) is None  # failed: no grade
+    assert judge.stats["failures"] == 1 and judge.stats["requests"] == 2
+
+
+@pytest.mark.parametrize(("text", "score"), [("Score: 0", 0.0), ("Fine.\nscore : 10\n", 1.0), ("ok\nScore:7", 0.7)])
+def test_scores_parse_strictly(text, score):
+    assert parse_score(text) == score
+
+
+@pytest.mark.parametrize("text", ["Score: 7.5", "Score: 7\nbecause", "7/10", "", "Score: -1", "Score: 3\nScore: 4"])
+def test_anything_else_is_not_a_score(text):
+    with pytest.raises(JudgeReplyError):
+        parse_score(text)
