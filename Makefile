@@ -23,6 +23,8 @@ bench: $(STAMP)  ## the benchmarks (generate a full-scale world on first run)
 	$(VENV)/bin/python benchmarks/bench_travelplanner_tools.py
 	$(VENV)/bin/python benchmarks/bench_evaluator.py
 	$(VENV)/bin/python benchmarks/bench_rewards.py
+	$(VENV)/bin/python benchmarks/bench_solver.py
+	$(VENV)/bin/python benchmarks/bench_searchqa.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -25,3 +25,86 @@ def write_world(
     start = time.perf_counter()
     generate_world(out, seed=seed, scale=scale)
     typer.echo(f"wrote a {scale} world (seed {seed}) to {out} in {time.perf_counter() - start:.1f} s")
+
+
+@travelplanner_app.command("generate")
+def generate_command(
+    out: Path = typer.Option(..., "--out", "-o", help="The query file to write (jsonl, Hugging Face field format)."),
+    world: str = typer.Option("default", "--world", "-w", help="A world folder holding database/, or 'default' "
+                              "for the embedded synthetic world."),
+    n: int = typer.Option(90, "--n", "-n", help="How many queries, spread evenly over the 9 (level, days) groups."),
+    seed: int = typer.Option(0, help="Random seed; the same world, seed and options give the same queries."),
+    slack_min: float = typer.Option(0.1, help="Budget = cheapest plan x (1 + slack), slack uniform in [min, max], "
+                                    "rounded up to $100."),
+    slack_max: float = typer.Option(0.4, help="See --slack-min."),
+    hard_transport_share: float = typer.Option(1.0, help="Share of hard queries with a transportation rule."),
+) -> None:
+    """Generate feasible queries, each with its solver-built reference plan (annotated_plan)."""
+    import json
+
+    from agentgym.envs.travelplanner.generator import GeneratorConfig, generate_queries
+    from agentgym.envs.travelplanner.world import World, default_world_path
+    from agentgym.errors import AgentGymError
+
+    start = time.perf_counter()
+    try:
+        opened = World.open(default_world_path() if world == "default" else world)
+        config = GeneratorConfig(budget_slack_min=slack_min, budget_slack_max=slack_max,
+                                 hard_transport_share=hard_transport_share)
+        rows = generate_queries(opened, n, seed=seed, config=config)
+    except AgentGymError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from None
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    elapsed = time.perf_counter() - start
+    rate = len(rows) / max(elapsed, 1e-9)
+    typer.echo(f"wrote {len(rows)} queries to {out} in {elapsed:.1f} s ({rate:.1f} queries/s)")
+
+
+@travelplanner_app.command("solve")
+def solve_command(
+    queries: str = typer.Option(..., "--queries", "-q", help="Query file (.jsonl/.json/.csv/.parquet) or a split "
+                                "name of the world (train, validation, test)."),
+    database: Path = typer.Option(None, "--database", "-d", help="World folder holding database/ (default: found "
+                                  "next to the query file, else $AGENTGYM_TRAVELPLANNER_DB, else the embedded world)."),
+    out: Path = typer.Option(Path("submission.jsonl"), "--out", "-o", help="Submission file to write "
+                             '(official format: {"idx", "query", "plan"} per line, plan null when unsolved).'),
+    mode: str = typer.Option("both", "--mode", "-m", help="both (plans pass strict and official evaluation) "
+                             "or strict."),
+    time_limit: float = typer.Option(60.0, "--time-limit", help="Seconds per query before giving up."),
+) -> None:
+    """Solve every query exactly: write a submission and count solved, infeasible and timed-out queries."""
+    import json
+
+    from agentgym.envs.travelplanner.queries import load_queries
+    from agentgym.envs.travelplanner.solver import solve
+    from agentgym.envs.travelplanner.world import World
+    from agentgym.errors import AgentGymError
+
+    start = time.perf_counter()
+    try:
+        world = World.open(database or _world_near(queries))
+        rows = load_queries(queries, world_root=world.root)
+        results = [solve(q, world, mode=mode, time_limit=time_limit) for q in rows]
+    except AgentGymError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1) from None
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("".join(json.dumps({"idx": i + 1, "query": q.query, "plan": r.plan}, ensure_ascii=False) + "\n"
+                           for i, (q, r) in enumerate(zip(rows, results))), encoding="utf-8")
+    count = {s: sum(r.status == s for r in results) for s in ("solved", "infeasible", "timeout")}
+    optimal = sum(r.optimal for r in results)
+    typer.echo(f"{len(results)} queries in {time.perf_counter() - start:.1f} s: {count['solved']} solved "
+               f"({optimal} proven cheapest), {count['infeasible']} proved infeasible, {count['timeout']} timed out")
+    typer.echo(f"wrote {out}")
+
+
+def _world_near(queries: str) -> Path | None:
+    """The world folder holding the query file (its folder or the one above), if any."""
+    path = Path(queries)
+    if path.is_file():
+        for folder in list(path.resolve().parents)[:2]:
+            if (folder / "database").is_dir():
+                return folder
+    return None

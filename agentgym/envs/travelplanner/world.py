@@ -38,7 +38,7 @@ __all__ = [
 
 DATABASE_ENV_VAR = "AGENTGYM_TRAVELPLANNER_DB"
 CACHE_ENV_VAR = "AGENTGYM_CACHE_DIR"
-_CACHE_VERSION = "4"
+_CACHE_VERSION = "5"
 _OPEN: dict[Path, World] = {}
 _DEFAULT_WORLD = ("default", 0)  # (scale preset, seed) of the embedded world
 

@@ -22,20 +22,24 @@ rows with no duration/distance, durations of a day or more, and duplicated pairs
 exist on a hub-weighted subset of city pairs, several per route-day, with some empty days.
 
 Queries come in the Hugging Face field format (string reprs for ``date``,
-``local_constraint`` and ``annotated_plan``). Each one carries a reference plan that passes
-all eight commonsense constraints and its hard constraints under the official semantics;
-its budget is the plan's ``valid_cost`` total plus a random slack, rounded up to $100.
+``local_constraint`` and ``annotated_plan``) from the procedural generator
+(``agentgym.envs.travelplanner.generator``), run on the world just written: each carries the
+exact solver's cheapest plan as its reference plan, which passes every commonsense and hard
+constraint in both ``strict`` and ``official`` evaluation; its budget is that plan's cost plus
+a random slack (``budget_slack_min`` .. ``budget_slack_max``), rounded up to $100.
 Splits are ordered easy 3/5/7, medium 3/5/7, hard 3/5/7 with equal group sizes.
 
 Scale presets (``WorldScale`` fields can also be set one by one):
 
 * ``"tiny"``: 3 states, 9 cities, ~1.5k flight rows, 9 queries per split. For unit tests
-  (~0.03 s).
+  (~0.1 s).
 * ``"default"``: 10 neighbouring states, 50 cities, ~22k flight rows, 45/180/90 queries
-  (train/validation/test), ~3.5 MB in all. The package's embedded offline world (~0.3 s).
+  (train/validation/test), ~3.5 MB in all. The package's embedded offline world (~1.5 s).
 * ``"full"``: the 48 contiguous states, 312 cities, ~4 million flight rows over March 2022
   (~345 MB of CSV), ~5,000 listings, ~9,400 restaurants, ~5,400 attractions, ~17,300 distance
-  rows, 45/180/999 queries: the official table sizes, for benchmarks (~6 s, ~430 MB peak RSS).
+  rows, 45/180/999 queries: the official table sizes, for benchmarks. Writing the tables takes
+  ~6 s; the queries need the world opened (its table cache built, ~45 s on a loaded 2-core
+  machine, reused by later opens) and then ~10 s of solving.
 
 Levels follow the official data: easy = 1 person, no local constraint; medium = 2-8 people
 and exactly one of house rule / cuisine (2 cuisines) / room type; hard = exactly three of the

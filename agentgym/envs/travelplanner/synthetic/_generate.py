@@ -32,7 +32,7 @@ def generate_world(out_dir: str | Path, *, seed: int = 0, scale: str | WorldScal
     out = Path(out_dir)
     world = _build_world(rng, sc)
     write_database(out / "database", world, rng)
-    write_queries(out / "queries", make_splits(world, sc, rng))
+    write_queries(out / "queries", make_splits(out, sc, rng))
     return out
 
 

@@ -1,14 +1,16 @@
-"""The natural-language query: a templated request plus one sentence per local constraint."""
+"""The natural-language query: a request sentence in one of several phrasings, then one
+sentence per local constraint in a random order, all rendered from the query's fields."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import date
-from typing import Any
 
 import numpy as np
 
-from agentgym.envs.travelplanner.synthetic._specs import Spec
+from agentgym.envs.travelplanner.generator._draw import Spec
+
+__all__ = ["query_text"]
 
 _TEMPLATES_CITY = (
     "Please help me plan a trip from {org} to {dest} spanning {days} days from {dates}. "
@@ -19,6 +21,9 @@ _TEMPLATES_CITY = (
     "with a total budget of {budget}.",
     "Please provide a travel plan for {who} that departs from {org} and heads to {dest} for {days} days, "
     "from {dates}. The total budget is {budget}.",
+    "Can you put together a {days}-day trip to {dest} for {who}, leaving {org} and traveling from {dates}? "
+    "We can spend at most {budget}.",
+    "Plan a {days}-day journey from {org} to {dest} for {who}, {dates}, within a budget of {budget}.",
 )
 _TEMPLATES_STATE = (
     "Can you devise a travel plan for {who} that departs from {org} and includes {n} cities in {dest}? "
@@ -29,6 +34,10 @@ _TEMPLATES_STATE = (
     "cities in {dest} from {dates}. Our budget is {budget}.",
     "Could you draft a {days}-day travel plan for {who} departing from {org} and touring {n} cities "
     "in {dest}? The travel dates are from {dates}, and the total budget is {budget}.",
+    "I'd like a {days}-day itinerary for {who} from {org} through {n} cities of {dest}, {dates}, "
+    "spending no more than {budget}.",
+    "Design a {days}-day tour of {n} cities in {dest} for {who}, starting and ending in {org}, "
+    "from {dates}, on a budget of {budget}.",
 )
 _HOUSE_RULE_TEXT = {
     "smoking": ("We require accommodations where smoking is allowed.", "Our accommodation must allow smoking."),
@@ -56,44 +65,51 @@ _TRANSPORT_TEXT = {
     "no self-driving": ("We would prefer not to drive ourselves.",
                         "Please note that self-driving is not an option for us."),
 }
-_NUMBER_WORDS = {1: "one", 2: "two", 3: "three", 4: "four"}
+_CUISINE_TEXT = (
+    "We'd like to try {items} cuisines during the trip.",
+    "We are keen to taste {items} food along the way.",
+    "Our meals should include {items} cuisines.",
+)
+_NUMBER_WORDS = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight"}
 
 
-def query_text(rng: np.random.Generator, org: str, spec: Spec, dates: list[str], budget: int) -> str:
+def query_text(rng: np.random.Generator, spec: Spec, budget: int) -> str:
     """The request sentence, then the constraint sentences in a random order."""
-    text = _request(rng, org, spec, dates, budget)
+    text = _request(rng, spec, budget)
     extra = _constraint_sentences(rng, spec.constraint)
     return " ".join([text, *(extra[i] for i in rng.permutation(len(extra)).tolist())])
 
 
-def _request(rng: np.random.Generator, org: str, spec: Spec, dates: list[str], budget: int) -> str:
-    who = _who(rng, spec.people)
-    k = len(spec.cities)
-    templates = _TEMPLATES_CITY if spec.days == 3 else _TEMPLATES_STATE
-    template = templates[int(rng.integers(len(templates)))]
-    return template.format(
-        org=org, dest=spec.dest, days=spec.days, who=who,
-        n=_NUMBER_WORDS[k] if rng.random() < 0.5 else k,
-        dates=_date_span_text(date.fromisoformat(dates[0]), date.fromisoformat(dates[-1])),
+def _pick(rng: np.random.Generator, options: Sequence[str]) -> str:
+    return options[int(rng.integers(len(options)))]
+
+
+def _request(rng: np.random.Generator, spec: Spec, budget: int) -> str:
+    templates = _TEMPLATES_CITY if spec.visiting_city_number == 1 and spec.days == 3 else _TEMPLATES_STATE
+    k = spec.visiting_city_number
+    return _pick(rng, templates).format(
+        org=spec.org, dest=spec.dest, days=spec.days, who=_who(rng, spec.people),
+        n=_NUMBER_WORDS[k] if k in _NUMBER_WORDS and rng.random() < 0.5 else k,
+        dates=_date_span(rng, date.fromisoformat(spec.dates[0]), date.fromisoformat(spec.dates[-1])),
         budget=f"${budget:,}")
 
 
 def _who(rng: np.random.Generator, n: int) -> str:
     if n == 1:
-        return ("a single person", "one person", "one traveler")[int(rng.integers(3))]
-    return (f"a group of {n}", f"{_NUMBER_WORDS.get(n, n)} people", f"a party of {n}")[int(rng.integers(3))]
+        return _pick(rng, ("a single person", "one person", "one traveler", "a solo traveler"))
+    return _pick(rng, (f"a group of {n}", f"{_NUMBER_WORDS.get(n, n)} people", f"a party of {n}"))
 
 
-def _constraint_sentences(rng: np.random.Generator, c: dict[str, Any]) -> list[str]:
+def _constraint_sentences(rng: np.random.Generator, c: dict) -> list[str]:
     extra: list[str] = []
     if c["house rule"]:
-        extra.append(_HOUSE_RULE_TEXT[c["house rule"]][int(rng.integers(2))])
+        extra.append(_pick(rng, _HOUSE_RULE_TEXT[c["house rule"]]))
     if c["room type"]:
-        extra.append(_ROOM_TYPE_TEXT[c["room type"]][int(rng.integers(2))])
+        extra.append(_pick(rng, _ROOM_TYPE_TEXT[c["room type"]]))
     if c["cuisine"]:
-        extra.append(f"We'd like to try {_list_text(c['cuisine'])} cuisines during the trip.")
+        extra.append(_pick(rng, _CUISINE_TEXT).format(items=_list_text(c["cuisine"])))
     if c["transportation"]:
-        extra.append(_TRANSPORT_TEXT[c["transportation"]][int(rng.integers(2))])
+        extra.append(_pick(rng, _TRANSPORT_TEXT[c["transportation"]]))
     return extra
 
 
@@ -102,8 +118,10 @@ def _ordinal(n: int) -> str:
     return f"{n}{suffix}"
 
 
-def _date_span_text(first: date, last: date) -> str:
-    return f"{first:%B} {_ordinal(first.day)} to {last:%B} {_ordinal(last.day)}, {last.year}"
+def _date_span(rng: np.random.Generator, first: date, last: date) -> str:
+    if rng.random() < 0.75:
+        return f"{first:%B} {_ordinal(first.day)} to {last:%B} {_ordinal(last.day)}, {last.year}"
+    return f"{first.isoformat()} to {last.isoformat()}"
 
 
 def _list_text(items: Sequence[str]) -> str:

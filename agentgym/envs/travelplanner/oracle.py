@@ -1,0 +1,101 @@
+"""An oracle TravelPlanner agent: the exact solver's plan, gathered and submitted through the env.
+
+``OracleAgent(env).act(observation, info)`` plays ``TravelPlanner-v0`` without a model, in
+both modes (``tool-use``, ``sole-planning``) and both action formats (``react``, ``json``).
+On the first turn of an episode it solves the env's current query (``solver.solve`` in
+``both`` mode, so the plan passes ``strict`` and ``official`` evaluation), then, in tool-use
+mode, looks up with the env's own tools everything the plan uses (the destination state's
+cities, each visited city's attractions, restaurants and accommodations, each leg's flights
+or driving distance), writes each result to the notebook, and submits the plan. A query with
+no plan within its budget gets ``GiveUp``. ``oracle_actions`` returns the whole action list.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from agentgym.envs.travelplanner.queries import TravelQuery
+from agentgym.envs.travelplanner.solver import SolveResult, solve
+from agentgym.envs.travelplanner.world import World
+
+__all__ = ["OracleAgent", "oracle_actions"]
+
+_JSON_TOOLS = {
+    "CitySearch": ("search_cities", ("state",)),
+    "FlightSearch": ("search_flights", ("origin", "destination", "date")),
+    "GoogleDistanceMatrix": ("distance_matrix", ("origin", "destination", "mode")),
+    "AttractionSearch": ("search_attractions", ("city",)),
+    "RestaurantSearch": ("search_restaurants", ("city",)),
+    "AccommodationSearch": ("search_accommodations", ("city",)),
+    "NotebookWrite": ("notebook_write", ("description",)),
+}
+Call = tuple[str, tuple[str, ...]]
+
+
+def oracle_actions(query: TravelQuery, world: World, action_format: str = "react", *, tools: bool = True,
+                   time_limit: float | None = 30.0) -> list[str]:
+    """Every action of an oracle episode: the lookups (``tools=True``), then the submission."""
+    result = solve(query, world, mode="both", time_limit=time_limit)
+    if not result.solved:
+        return [_give_up(f"no plan: {result.reason}", action_format)]
+    calls = _lookups(query, result) if tools else []
+    plan = json.dumps(result.plan, ensure_ascii=False)
+    submit = f"Finish[{plan}]" if action_format == "react" else f"<answer>{plan}</answer>"
+    return [_format(name, args, action_format) for name, args in calls] + [submit]
+
+
+class OracleAgent:
+    """``act(observation, info) -> action`` for a ``TravelPlanner-v0`` env (or its wrapper)."""
+
+    def __init__(self, env: Any, *, time_limit: float | None = 30.0) -> None:
+        self.env = env.unwrapped if hasattr(env, "unwrapped") else env
+        self.time_limit = time_limit
+        self._queue: list[str] = []
+        self._query: TravelQuery | None = None
+
+    def act(self, observation: str, info: dict[str, Any] | None = None) -> str:
+        query = self.env.query
+        if query is None:
+            raise RuntimeError("reset the env before asking the oracle for an action")
+        if query is not self._query or (info or {}).get("turn") == 0:
+            self._query = query
+            self._queue = oracle_actions(query, self.env.world, self.env.action_format,
+                                         tools=self.env.mode == "tool-use", time_limit=self.time_limit)
+        if not self._queue:  # the episode should be over; never leave the env without an action
+            return _give_up("nothing left to do", self.env.action_format)
+        return self._queue.pop(0)
+
+
+def _lookups(query: TravelQuery, result: SolveResult) -> list[Call]:
+    calls: list[Call] = []
+    if query.visiting_city_number > 1:
+        calls.append(("CitySearch", (query.dest,)))
+    for city in result.route:
+        for action in ("AttractionSearch", "RestaurantSearch", "AccommodationSearch"):
+            calls += [(action, (city,)), ("NotebookWrite", (f"{action.removesuffix('Search')} in {city}",))]
+    for day, entry in enumerate(result.plan):
+        current = entry["current_city"]
+        if not current.startswith("from "):
+            continue
+        a, b = current[len("from "):].split(" to ", 1)
+        transport = entry["transportation"]
+        if transport.startswith("Flight"):
+            calls.append(("FlightSearch", (a, b, query.date[day])))
+        else:
+            calls.append(("GoogleDistanceMatrix", (a, b, "taxi" if transport.startswith("Taxi") else "self-driving")))
+        calls.append(("NotebookWrite", (f"Travel from {a} to {b} on {query.date[day]}",)))
+    return calls
+
+
+def _format(action: str, args: tuple[str, ...], action_format: str) -> str:
+    if action_format == "react":
+        return f"{action}[{', '.join(args)}]"
+    name, params = _JSON_TOOLS[action]
+    return "<tool_call>" + json.dumps({"name": name, "arguments": dict(zip(params, args))}) + "</tool_call>"
+
+
+def _give_up(reason: str, action_format: str) -> str:
+    if action_format == "react":
+        return f"GiveUp[{reason}]"
+    return "<tool_call>" + json.dumps({"name": "give_up", "arguments": {"reason": reason}}) + "</tool_call>"
