@@ -13,8 +13,8 @@ $(STAMP): pyproject.toml
 	$(VENV)/bin/python -m pip install --quiet -e ".[dev,verl]" "torch==2.13.0"
 	touch $(STAMP)
 
-demo: $(STAMP)  ## play a TravelPlanner episode offline with a scripted agent
-	$(VENV)/bin/python examples/play_travelplanner.py
+demo: $(STAMP)  ## the main job: play TravelPlanner and SearchQA episodes offline, print and plot results
+	$(VENV)/bin/agentgym demo
 
 test: $(STAMP)  ## the whole test suite
 	$(VENV)/bin/python -m pytest
@@ -25,6 +25,8 @@ bench: $(STAMP)  ## the benchmarks (generate a full-scale world on first run)
 	$(VENV)/bin/python benchmarks/bench_rewards.py
 	$(VENV)/bin/python benchmarks/bench_solver.py
 	$(VENV)/bin/python benchmarks/bench_searchqa.py
+	$(VENV)/bin/python benchmarks/bench_server.py
+	$(VENV)/bin/python benchmarks/bench_run_resume.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

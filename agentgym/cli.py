@@ -11,6 +11,10 @@ eval_app = typer.Typer(no_args_is_help=True, help="Score submissions with an env
 app.add_typer(eval_app, name="eval")
 app.command("serve-retriever")(serve_retriever)
 
+from agentgym.demo.cli import demo  # noqa: E402  (`agentgym demo`: the README's main job)
+
+app.command("demo")(demo)
+
 from agentgym.envs.travelplanner import eval_cli  # noqa: E402,F401  (registers `agentgym eval travelplanner`)
 
 from agentgym.envs.travelplanner.commands import travelplanner_app  # noqa: E402

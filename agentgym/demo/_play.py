@@ -1,0 +1,126 @@
+"""Play the demo's episodes and collect what it reports."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import gymnasium
+
+from agentgym.demo._agents import FirstListingAgent, TopTitleAgent
+from agentgym.envs.travelplanner.evaluation import COMMONSENSE, HARD, EvaluationReport, aggregate
+from agentgym.envs.travelplanner.oracle import OracleAgent
+
+__all__ = ["DemoResult", "run_demo", "TRAVEL_PRESET", "QA_PRESET"]
+
+TRAVEL_PRESET = "planner_r1/dense"
+QA_PRESET = "prs/short"
+
+
+@dataclass
+class AgentResult:
+    """What one agent achieved over its episodes."""
+
+    name: str
+    metrics: dict[str, float] = field(default_factory=dict)
+    constraint_pass_rates: dict[str, float] = field(default_factory=dict)
+    reward_terms: dict[str, float] = field(default_factory=dict)
+    mean_reward: float = 0.0
+    episodes: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
+class DemoResult:
+    travelplanner: list[AgentResult]
+    searchqa: AgentResult
+    seconds: float
+    out_dir: Path
+
+
+def run_demo(out_dir: str | Path = "results/demo", *, episodes: int = 45, qa_episodes: int = 30) -> DemoResult:
+    """Play the demo's episodes, write ``out_dir`` and return what was measured."""
+    start = time.perf_counter()
+    env = gymnasium.make("TravelPlanner-v0", evaluation="official", reward=TRAVEL_PRESET, max_turns=60)
+    travel = [_travelplanner(env, name, agent, episodes) for name, agent in
+              (("oracle", OracleAgent(env)), ("first-listing baseline", FirstListingAgent(env)))]
+    qa_env = gymnasium.make("SearchQA-v0", reward=QA_PRESET)
+    qa = _searchqa(qa_env, TopTitleAgent(), qa_episodes)
+    result = DemoResult(travel, qa, time.perf_counter() - start, Path(out_dir))
+    _write(result)
+    return result
+
+
+def _episode(env: gymnasium.Env, agent: Any, index: int) -> dict[str, Any]:
+    observation, info = env.reset(options={"query_index": index})
+    total, actions = 0.0, 0
+    while True:
+        observation, reward, terminated, truncated, info = env.step(agent.act(observation, info))
+        total, actions = total + reward, actions + 1
+        if terminated or truncated:
+            return {"task_id": info["task_id"], "return": total, "actions": actions,
+                    "evaluation": info.get("evaluation"), "reward": info.get("reward")}
+
+
+def _travelplanner(env: gymnasium.Env, name: str, agent: Any, episodes: int) -> AgentResult:
+    queries = env.unwrapped.queries[:episodes]
+    played = [_episode(env, agent, i) for i in range(len(queries))]
+    reports = [EvaluationReport.model_validate(p["evaluation"]) for p in played]
+    result = AgentResult(name=name, episodes=played)
+    result.metrics = aggregate(reports, queries).official()
+    result.constraint_pass_rates = _pass_rates(reports)
+    result.reward_terms, result.mean_reward = _term_means(played)
+    return result
+
+
+def _searchqa(env: gymnasium.Env, agent: Any, episodes: int) -> AgentResult:
+    played = [_episode(env, agent, i) for i in range(min(episodes, len(env.unwrapped.questions)))]
+    result = AgentResult(name="top-title agent", episodes=played)
+    evaluations = [p["evaluation"] or {} for p in played]
+    result.metrics = {"Exact Match": _mean(e.get("em", 0.0) for e in evaluations),
+                      "Token F1": _mean(e.get("f1", 0.0) for e in evaluations),
+                      "Retrieval Hit": _mean(float(e.get("retrieval_hit", False)) for e in evaluations)}
+    result.reward_terms, result.mean_reward = _term_means(played)
+    return result
+
+
+def _pass_rates(reports: list[EvaluationReport]) -> dict[str, float]:
+    rates = {}
+    for name in COMMONSENSE:
+        rates[name] = _mean(float(r.commonsense[name].passed is True) for r in reports)
+    for name in HARD:
+        applicable = [r.hard[name].passed for r in reports if r.hard is not None and r.hard[name].passed is not None]
+        rates[name] = _mean(float(v) for v in applicable) if applicable else float("nan")
+    return rates
+
+
+def _term_means(played: list[dict[str, Any]]) -> tuple[dict[str, float], float]:
+    raws: dict[str, list[float]] = defaultdict(list)
+    for episode in played:
+        for name, term in ((episode["reward"] or {}).get("terms") or {}).items():
+            if not term.get("abstained"):
+                raws[name].append(float(term["raw"]))
+    return {name: _mean(v) for name, v in raws.items()}, _mean(p["return"] for p in played)
+
+
+def _mean(values) -> float:
+    values = list(values)
+    return sum(values) / len(values) if values else 0.0
+
+
+def _write(result: DemoResult) -> None:
+    from agentgym.demo._plots import draw_plots
+
+    out = result.out_dir
+    out.mkdir(parents=True, exist_ok=True)
+    agents = [*result.travelplanner, result.searchqa]
+    summary = {a.name: {k: v for k, v in a.__dict__.items() if k != "episodes"} for a in agents}
+    (out / "summary.json").write_text(json.dumps({"seconds": result.seconds, "agents": summary}, indent=2))
+    with open(out / "episodes.jsonl", "w") as f:
+        for agent in agents:
+            for episode in agent.episodes:
+                f.write(json.dumps({"agent": agent.name, **episode}) + "\n")
+    draw_plots(result.travelplanner, result.searchqa, out)

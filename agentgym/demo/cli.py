@@ -1,0 +1,59 @@
+"""``agentgym demo``: print the demo's results as tables."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from agentgym.demo._play import QA_PRESET, TRAVEL_PRESET, DemoResult, run_demo
+
+__all__ = ["demo"]
+
+
+def demo(
+    out: Annotated[Path, typer.Option(help="Folder for summary.json, episodes.jsonl and the plots.")] = Path("results/demo"),
+    episodes: Annotated[int, typer.Option(min=1, help="TravelPlanner episodes per agent.")] = 45,
+) -> None:
+    """Play TravelPlanner and SearchQA episodes offline and show metrics, constraints and rewards."""
+    console = Console()
+    with console.status("playing episodes on the embedded worlds ..."):
+        result = run_demo(out, episodes=episodes)
+    _show(console, result)
+
+
+def _show(console: Console, result: DemoResult) -> None:
+    travel, qa = result.travelplanner, result.searchqa
+    names = [a.name for a in travel]
+    console.print(_table(f"TravelPlanner-v0: official metrics ({len(travel[0].episodes)} train queries)",
+                         names, {a.name: a.metrics for a in travel}))
+    console.print(_table("TravelPlanner-v0: pass rate per constraint (hard: where the query sets it)",
+                         names, {a.name: a.constraint_pass_rates for a in travel}))
+    terms = {a.name: {**a.reward_terms, "episode return": a.mean_reward} for a in travel}
+    console.print(_table(f"TravelPlanner-v0: mean reward terms under {TRAVEL_PRESET} (strict evaluator)", names, terms, percent=False))
+    qa_rows = {qa.name: {**qa.metrics, **{f"term {k}": v for k, v in qa.reward_terms.items()},
+                         "episode return": qa.mean_reward}}
+    console.print(_table(f"SearchQA-v0: {len(qa.episodes)} questions under {QA_PRESET}", [qa.name], qa_rows,
+                         percent=False))
+    console.print(f"results in {result.out_dir}/ (summary.json, episodes.jsonl, *.png); {result.seconds:.1f} s")
+
+
+def _table(title: str, columns: list[str], values: dict[str, dict[str, float]], *, percent: bool = True) -> Table:
+    table = Table(title=title, title_justify="left")
+    table.add_column("")
+    for name in columns:
+        table.add_column(name, justify="right")
+    rows = list(dict.fromkeys(k for v in values.values() for k in v))
+    for row in rows:
+        table.add_row(row, *(_cell(values[c].get(row), percent) for c in columns))
+    return table
+
+
+def _cell(value: float | None, percent: bool) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    return f"{100 * value:.1f}%" if percent else f"{value:.3f}"
