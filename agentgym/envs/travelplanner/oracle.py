@@ -16,10 +16,11 @@ import json
 from typing import Any
 
 from agentgym.envs.travelplanner.queries import TravelQuery
-from agentgym.envs.travelplanner.solver import SolveResult, solve
+from agentgym.envs.travelplanner.solver import solve
+from agentgym.envs.travelplanner.tools import strip_state
 from agentgym.envs.travelplanner.world import World
 
-__all__ = ["OracleAgent", "oracle_actions"]
+__all__ = ["OracleAgent", "oracle_actions", "plan_actions"]
 
 _JSON_TOOLS = {
     "CitySearch": ("search_cities", ("state",)),
@@ -39,9 +40,15 @@ def oracle_actions(query: TravelQuery, world: World, action_format: str = "react
     result = solve(query, world, mode="both", time_limit=time_limit)
     if not result.solved:
         return [_give_up(f"no plan: {result.reason}", action_format)]
-    calls = _lookups(query, result) if tools else []
-    plan = json.dumps(result.plan, ensure_ascii=False)
-    submit = f"Finish[{plan}]" if action_format == "react" else f"<answer>{plan}</answer>"
+    return plan_actions(query, result.plan, action_format, tools=tools)
+
+
+def plan_actions(query: TravelQuery, plan: list[dict[str, Any]] | tuple[dict[str, Any], ...],
+                 action_format: str = "react", *, tools: bool = True) -> list[str]:
+    """Look up through the tools everything ``plan`` uses (``tools=True``), then submit it."""
+    calls = _lookups(query, plan) if tools else []
+    text = json.dumps(list(plan), ensure_ascii=False)
+    submit = f"Finish[{text}]" if action_format == "react" else f"<answer>{text}</answer>"
     return [_format(name, args, action_format) for name, args in calls] + [submit]
 
 
@@ -67,25 +74,31 @@ class OracleAgent:
         return self._queue.pop(0)
 
 
-def _lookups(query: TravelQuery, result: SolveResult) -> list[Call]:
-    calls: list[Call] = []
-    if query.visiting_city_number > 1:
-        calls.append(("CitySearch", (query.dest,)))
-    for city in result.route:
+def _lookups(query: TravelQuery, plan: list[dict[str, Any]] | tuple[dict[str, Any], ...]) -> list[Call]:
+    legs = _legs(plan)
+    route = list(dict.fromkeys(b for _, _, b, _ in legs if b != query.org))
+    calls: list[Call] = [("CitySearch", (query.dest,))] if query.visiting_city_number > 1 else []
+    for city in route:
         for action in ("AttractionSearch", "RestaurantSearch", "AccommodationSearch"):
             calls += [(action, (city,)), ("NotebookWrite", (f"{action.removesuffix('Search')} in {city}",))]
-    for day, entry in enumerate(result.plan):
-        current = entry["current_city"]
-        if not current.startswith("from "):
-            continue
-        a, b = current[len("from "):].split(" to ", 1)
-        transport = entry["transportation"]
-        if transport.startswith("Flight"):
+    for day, a, b, transport in legs:
+        if "flight" in transport:
             calls.append(("FlightSearch", (a, b, query.date[day])))
         else:
-            calls.append(("GoogleDistanceMatrix", (a, b, "taxi" if transport.startswith("Taxi") else "self-driving")))
+            calls.append(("GoogleDistanceMatrix", (a, b, "taxi" if "taxi" in transport else "self-driving")))
         calls.append(("NotebookWrite", (f"Travel from {a} to {b} on {query.date[day]}",)))
     return calls
+
+
+def _legs(plan: list[dict[str, Any]] | tuple[dict[str, Any], ...]) -> list[tuple[int, str, str, str]]:
+    """(day index, from, to, lowercased transportation) of each travel day, state suffixes dropped."""
+    legs = []
+    for day, entry in enumerate(plan):
+        current = str(entry.get("current_city", ""))
+        if current.startswith("from ") and " to " in current:
+            a, b = current[len("from "):].split(" to ", 1)
+            legs.append((day, strip_state(a), strip_state(b), str(entry.get("transportation", "")).lower()))
+    return legs
 
 
 def _format(action: str, args: tuple[str, ...], action_format: str) -> str:
