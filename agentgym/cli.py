@@ -21,6 +21,16 @@ from agentgym.envs.travelplanner.commands import travelplanner_app  # noqa: E402
 
 app.add_typer(travelplanner_app, name="travelplanner")
 
+from agentgym.server.cli import serve  # noqa: E402  (`agentgym serve`: the env server)
+
+app.command("serve")(serve)
+
+from agentgym.catalog import list_command  # noqa: E402  (`agentgym list`)
+from agentgym.runner.cli import run  # noqa: E402  (`agentgym run`)
+
+app.command("list")(list_command)
+app.command("run")(run)
+
 from agentgym.integrations.verl.commands import TRAIN_CONTEXT, train, verl_app  # noqa: E402
 
 app.add_typer(verl_app, name="verl")

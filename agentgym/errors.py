@@ -8,7 +8,17 @@ error code in ``info``. What raises is a mistake in the calling code or its conf
     ├── DataError (ValueError)     a world, query or plan file that is missing or malformed
     ├── ActionTypeError (TypeError) step() got something that is not a str
     ├── ResetNeeded (RuntimeError) step() after the episode ended, or before reset()
-    └── DependencyNotInstalled (ImportError)  an optional extra is needed for this call
+    ├── DependencyNotInstalled (ImportError)  an optional extra is needed for this call
+    ├── RemoteEnvError             a call to an env server failed (``agentgym.remote``)
+    │   ├── ServerUnavailable (ConnectionError)  no answer, or the server is full (503), after retries
+    │   ├── Unauthorized (PermissionError)  missing or wrong bearer token (401)
+    │   ├── SessionNotFound (LookupError)  unknown, expired (TTL) or another client's session (404)
+    │   ├── RequestRejected (ValueError)  the server refused the request: too large (413), malformed (422)
+    │   └── RemoteTimeout (TimeoutError)  the env call outlived its timeout (504); the session is closed
+    └── ModelEndpointError (RuntimeError)  a chat-completions endpoint failed or sent an unusable reply
+
+Env errors raised on an env server (``ConfigError``, ``ResetNeeded``, ...) are raised again, as the
+same class, by ``RemoteEnv``; any other exception of a served env comes back as ``RemoteEnvError``.
 """
 
 from __future__ import annotations
@@ -23,6 +33,13 @@ __all__ = [
     "ActionTypeError",
     "ResetNeeded",
     "DependencyNotInstalled",
+    "RemoteEnvError",
+    "ServerUnavailable",
+    "Unauthorized",
+    "SessionNotFound",
+    "RequestRejected",
+    "RemoteTimeout",
+    "ModelEndpointError",
 ]
 
 
@@ -54,3 +71,43 @@ class ResetNeeded(AgentGymError, RuntimeError):
 
 class DependencyNotInstalled(AgentGymError, ImportError):
     """Raised when a call needs an optional extra, e.g. ``pip install 'agentgym[hf]'``."""
+
+
+class RemoteEnvError(AgentGymError):
+    """Raised when a call to an env server fails; ``status`` is the HTTP status (None: no reply)."""
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        self.status = status
+        super().__init__(message)
+
+
+class ServerUnavailable(RemoteEnvError, ConnectionError):
+    """Raised when the env server cannot be reached, or stays full (503), after the retries."""
+
+
+class Unauthorized(RemoteEnvError, PermissionError):
+    """Raised when the env server rejects the bearer token (401)."""
+
+
+class SessionNotFound(RemoteEnvError, LookupError):
+    """Raised when a session id is unknown to the server: closed, expired, or another client's (404)."""
+
+
+class RequestRejected(RemoteEnvError, ValueError):
+    """Raised when the env server refuses a request as too large (413) or malformed (400, 422)."""
+
+
+class RemoteTimeout(RemoteEnvError, TimeoutError):
+    """Raised when an env call outlives the server's or the client's timeout; the session is gone."""
+
+
+class ModelEndpointError(AgentGymError, RuntimeError):
+    """Raised when a chat-completions endpoint fails after the retries or sends an unusable reply.
+
+    ``retryable`` is True for failures that may pass later (429, 5xx, timeouts, dropped
+    connections) and False for replies that will not change (other 4xx, malformed bodies).
+    """
+
+    def __init__(self, message: str, *, status: int | None = None, retryable: bool = False) -> None:
+        self.status, self.retryable = status, retryable
+        super().__init__(message)

@@ -1,0 +1,189 @@
+"""A chat agent for any OpenAI-compatible ``/chat/completions`` endpoint (vLLM, SGLang, OpenAI, ...).
+
+    agent = OpenAIChatAgent(ChatAgentConfig(base_url="http://127.0.0.1:8000/v1", model="Qwen/Qwen3-8B"),
+                            tools=function_tools(env))
+    log = await play_episode(env, agent, seed=0)
+
+The agent keeps the conversation: the first observation is the user turn, each reply the
+assistant turn, each next observation a ``tool`` message answering the model's tool call (or a
+user turn when the reply had none). With ``tools`` (the env's function schemas, JSON action
+format) the model may answer with native tool calls; the agent turns the first one into the
+env's ``<tool_call>{"name": ..., "arguments": ...}</tool_call>`` action. Rate limits (429),
+server errors (5xx), timeouts and dropped connections are retried with jittered exponential
+backoff (``Retry-After`` honoured); other failures raise ``ModelEndpointError``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+from typing import Any, Literal
+
+import httpx
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
+
+from agentgym.errors import ModelEndpointError
+
+__all__ = ["ChatAgentConfig", "OpenAIChatAgent", "RETRYABLE_STATUSES", "API_KEY_ENV_VAR"]
+
+RETRYABLE_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
+API_KEY_ENV_VAR = "OPENAI_API_KEY"
+
+
+class ChatAgentConfig(BaseModel):
+    """How to reach the model and sample from it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: Literal["openai"] = "openai"
+    base_url: str
+    """The API root, e.g. ``http://127.0.0.1:8000/v1`` (requests go to ``{base_url}/chat/completions``)."""
+    model: str
+    api_key: SecretStr | None = None
+    """Default: ``$OPENAI_API_KEY``; local servers usually need none."""
+    temperature: float = 0.0
+    top_p: float | None = None
+    max_tokens: int | None = Field(None, ge=1)
+    system_prompt: str | None = None
+    native_tools: bool = True
+    """Send the env's tool schemas as ``tools`` (JSON action format). Off for servers without
+    tool-call parsing: the schemas are in the first observation anyway."""
+    extra_body: dict[str, Any] = Field(default_factory=dict)
+    """Merged into every request, e.g. ``{"chat_template_kwargs": {"enable_thinking": false}}``."""
+    timeout_s: float = Field(300.0, gt=0)
+    max_retries: int = Field(6, ge=0)
+    backoff_s: float = Field(1.0, ge=0)
+    max_backoff_s: float = Field(60.0, ge=0)
+
+    def identity(self) -> dict[str, Any]:
+        """The fields that decide the agent's behaviour (not how it is reached): for run manifests."""
+        return self.model_dump(mode="json", include={"kind", "model", "temperature", "top_p", "max_tokens",
+                                                     "system_prompt", "native_tools", "extra_body"})
+
+
+class OpenAIChatAgent:
+    """A multi-turn chat agent; one instance plays one episode at a time (``reset`` between)."""
+
+    def __init__(self, config: ChatAgentConfig, *, tools: list[dict[str, Any]] | None = None,
+                 client: httpx.AsyncClient | None = None) -> None:
+        self.config = config
+        self.tools = tools if config.native_tools and tools else None
+        self._client = client
+        self._owns_client = client is None
+        key = config.api_key.get_secret_value() if config.api_key else os.environ.get(API_KEY_ENV_VAR)
+        self._headers = {"Authorization": f"Bearer {key}"} if key else {}
+        self._url = config.base_url.rstrip("/") + "/chat/completions"
+        self.messages: list[dict[str, Any]] = []
+        self.usage: dict[str, int] = {}
+        self._tool_call_id: str | None = None
+        self.reset()
+
+    def reset(self) -> None:
+        self.messages = [{"role": "system", "content": self.config.system_prompt}] if self.config.system_prompt else []
+        self.usage = {"requests": 0, "retries": 0, "prompt_tokens": 0, "completion_tokens": 0}
+        self._tool_call_id = None
+
+    async def act(self, observation: str, info: dict[str, Any]) -> str:
+        if self._tool_call_id is not None:
+            self.messages.append({"role": "tool", "tool_call_id": self._tool_call_id, "content": observation})
+            self._tool_call_id = None
+        else:
+            self.messages.append({"role": "user", "content": observation})
+        message = await self._complete()
+        return self._take(message)
+
+    async def aclose(self) -> None:
+        if self._client is not None and self._owns_client:
+            await self._client.aclose()
+            self._client = None
+
+    # -- the request -------------------------------------------------------------------------
+    def _payload(self) -> dict[str, Any]:
+        payload: dict[str, Any] = {"model": self.config.model, "messages": self.messages,
+                                   "temperature": self.config.temperature}
+        if self.config.top_p is not None:
+            payload["top_p"] = self.config.top_p
+        if self.config.max_tokens is not None:
+            payload["max_tokens"] = self.config.max_tokens
+        if self.tools:
+            payload["tools"] = self.tools
+        return {**payload, **self.config.extra_body}
+
+    async def _complete(self) -> dict[str, Any]:
+        payload = self._payload()
+        for attempt in range(self.config.max_retries + 1):
+            self.usage["requests"] += 1
+            response, failure = await self._post(payload)
+            if failure is None:
+                return self._read(response)
+            if not failure.retryable or attempt == self.config.max_retries:
+                raise failure
+            self.usage["retries"] += 1
+            await asyncio.sleep(self._delay(attempt, response))
+        raise AssertionError("unreachable")
+
+    async def _post(self, payload: dict[str, Any]) -> tuple[httpx.Response | None, ModelEndpointError | None]:
+        if self._client is None:
+            self._client = httpx.AsyncClient()
+        try:
+            response = await self._client.post(self._url, json=payload, headers=self._headers,
+                                               timeout=self.config.timeout_s)
+        except httpx.TimeoutException as exc:
+            return None, ModelEndpointError(f"no reply from {self._url} within {self.config.timeout_s:g} s "
+                                            f"({type(exc).__name__})", retryable=True)
+        except httpx.TransportError as exc:
+            return None, ModelEndpointError(f"cannot reach {self._url}: {type(exc).__name__}: {exc}", retryable=True)
+        if response.status_code == 200:
+            return response, None
+        return response, ModelEndpointError(
+            f"{self._url} answered HTTP {response.status_code}: {response.text[:500]}",
+            status=response.status_code, retryable=response.status_code in RETRYABLE_STATUSES)
+
+    def _delay(self, attempt: int, response: httpx.Response | None) -> float:
+        retry_after = response.headers.get("retry-after", "") if response is not None else ""
+        try:
+            return min(max(float(retry_after), 0.0), self.config.max_backoff_s)
+        except ValueError:
+            ceiling = min(self.config.backoff_s * 2 ** attempt, self.config.max_backoff_s)
+            return random.uniform(ceiling / 2, ceiling)  # jitter: concurrent agents do not retry in lockstep
+
+    def _read(self, response: httpx.Response) -> dict[str, Any]:
+        try:
+            body = response.json()
+            message = body["choices"][0]["message"]
+            if not isinstance(message, dict):
+                raise TypeError("message is not an object")
+        except (ValueError, KeyError, IndexError, TypeError) as exc:
+            raise ModelEndpointError(f"{self._url} sent a reply that is not a chat completion ({exc}): "
+                                     f"{response.text[:300]}", status=200) from None
+        usage = body.get("usage") or {}
+        for key in ("prompt_tokens", "completion_tokens"):
+            if isinstance(usage.get(key), int):
+                self.usage[key] += usage[key]
+        return message
+
+    # -- the reply ---------------------------------------------------------------------------
+    def _take(self, message: dict[str, Any]) -> str:
+        """Record the assistant turn; return it as the env's action text."""
+        content = message.get("content") or ""
+        calls = [c for c in message.get("tool_calls") or [] if isinstance(c, dict)]
+        if not calls:
+            self.messages.append({"role": "assistant", "content": content})
+            return content
+        call = calls[0]  # the env takes one action per turn; the history keeps only the one acted on
+        function = call.get("function") or {}
+        self._tool_call_id = str(call.get("id") or f"call_{len(self.messages)}")
+        self.messages.append({"role": "assistant", "content": content or None, "tool_calls": [
+            {"id": self._tool_call_id, "type": "function", "function": function}]})
+        return _tool_call_action(function.get("name"), function.get("arguments"))
+
+
+def _tool_call_action(name: Any, arguments: Any) -> str:
+    if isinstance(arguments, str):  # the API sends arguments as a JSON string; keep it raw if it is not JSON
+        try:
+            arguments = json.loads(arguments) if arguments.strip() else {}
+        except json.JSONDecodeError:
+            pass
+    return "<tool_call>" + json.dumps({"name": name, "arguments": arguments}, ensure_ascii=False) + "</tool_call>"

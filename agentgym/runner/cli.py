@@ -1,0 +1,193 @@
+"""``agentgym run``: evaluate a served model (or your own agent) on an env, resumably."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from pydantic import ValidationError
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+from agentgym.agents.openai_chat import API_KEY_ENV_VAR, ChatAgentConfig
+from agentgym.errors import AgentGymError
+from agentgym.runner.config import ImportedAgentConfig, ReferenceAgentConfig, RunConfig, default_out_dir
+from agentgym.runner.loop import RunOutcome, run_eval
+from agentgym.runner.records import EpisodeRecord
+from agentgym.runner.report import plot, render, summarize
+
+__all__ = ["run", "parse_env_kwargs"]
+
+
+def run(
+    env_id: Annotated[str, typer.Argument(help="The env to evaluate on, e.g. TravelPlanner-v0 (see `agentgym list`).")],
+    agent: Annotated[str, typer.Option(help="openai (a chat model at --base-url), reference (TravelPlanner's "
+                                            "reference-plan replay) or module:factory (factory(env) -> Agent).")]
+    = "openai",
+    base_url: Annotated[str | None, typer.Option(help="The OpenAI-compatible API root, e.g. http://127.0.0.1:8000/v1.")]
+    = None,
+    model: Annotated[str | None, typer.Option(help="The model name the endpoint serves.")] = None,
+    episodes: Annotated[int, typer.Option(help="Episodes to play: episode i is task i (see --tasks).")] = 10,
+    concurrency: Annotated[int, typer.Option(help="Episodes played at once.")] = 8,
+    reward: Annotated[str | None, typer.Option(help="Shape rewards with this preset, e.g. planner_r1/dense.")] = None,
+    out: Annotated[Path | None, typer.Option(help="Results folder; rerunning into it resumes. Default: "
+                                                  "runs/<env>__<model>[__<reward>].")] = None,
+    seed: Annotated[int, typer.Option(help="Episode i resets with seed + i.")] = 0,
+    tasks: Annotated[str, typer.Option(help="index: episode i plays task i, each once; seed: the env draws "
+                                            "tasks from the seed.")] = "index",
+    env_kwarg: Annotated[list[str] | None, typer.Option("--env-kwarg", "-k", help="Env constructor kwarg "
+                                                        "KEY=VALUE (VALUE read as JSON when it parses), repeatable.")]
+    = None,
+    env_server: Annotated[str | None, typer.Option(help="Play the env on this env server (agentgym serve).")] = None,
+    env_token: Annotated[str | None, typer.Option(envvar="AGENTGYM_REMOTE_TOKEN", help="The env server's token.")]
+    = None,
+    api_key: Annotated[str | None, typer.Option(envvar=API_KEY_ENV_VAR, help="The model endpoint's API key.")] = None,
+    temperature: Annotated[float, typer.Option(help="Sampling temperature.")] = 0.0,
+    max_tokens: Annotated[int | None, typer.Option(help="Most tokens per reply.")] = None,
+    system_prompt: Annotated[str | None, typer.Option(help="A system message before the first observation.")] = None,
+    native_tools: Annotated[bool, typer.Option(help="Send the env's tool schemas as `tools` (JSON action format).")]
+    = True,
+    timeout: Annotated[float, typer.Option(help="Seconds to wait for one model reply.")] = 300.0,
+    max_retries: Annotated[int, typer.Option(help="Retries of a model request (429, 5xx, timeouts).")] = 6,
+    record_agent_errors: Annotated[bool, typer.Option(help="Record episodes whose model request failed for good "
+                                                           "(e.g. context too long) as failed, instead of retrying "
+                                                           "them next run.")] = False,
+    draw_plot: Annotated[bool, typer.Option("--plot/--no-plot", help="Draw summary.png (needs matplotlib).")] = True,
+    quiet: Annotated[bool, typer.Option(help="No progress bar.")] = False,
+) -> None:
+    """Evaluate an agent on an env: progress, results.jsonl (resumable), a metrics table and a plot."""
+    console = Console(stderr=False)
+    config = _config(env_id, agent, base_url, model, episodes, concurrency, reward, out, seed, tasks, env_kwarg,
+                     env_server, env_token, api_key, temperature, max_tokens, system_prompt, native_tools, timeout,
+                     max_retries, record_agent_errors)
+    progress = _RichProgress(console, quiet)
+    try:
+        outcome = run_eval(config, progress=progress)
+    except KeyboardInterrupt:
+        progress.stop()
+        console.print(f"[yellow]interrupted[/]: finished episodes are kept in {config.out}; rerun to resume")
+        raise typer.Exit(130) from None
+    except AgentGymError as exc:
+        progress.stop()
+        console.print(f"[red]error[/]: {exc}")
+        raise typer.Exit(1) from None
+    progress.stop()
+    raise typer.Exit(_report(config, outcome, console, draw_plot))
+
+
+def parse_env_kwargs(pairs: list[str] | None) -> dict[str, Any]:
+    """``["max_turns=20", "action_format=json"]`` -> ``{"max_turns": 20, "action_format": "json"}``."""
+    kwargs: dict[str, Any] = {}
+    for pair in pairs or ():
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise typer.BadParameter(f"{pair!r} is not KEY=VALUE", param_hint="--env-kwarg")
+        try:
+            kwargs[key.strip()] = json.loads(value)
+        except json.JSONDecodeError:
+            kwargs[key.strip()] = value
+    return kwargs
+
+
+def _config(env_id: str, agent: str, base_url: str | None, model: str | None, episodes: int, concurrency: int,
+            reward: str | None, out: Path | None, seed: int, tasks: str, env_kwarg: list[str] | None,
+            env_server: str | None, env_token: str | None, api_key: str | None, temperature: float,
+            max_tokens: int | None, system_prompt: str | None, native_tools: bool, timeout: float,
+            max_retries: int, record_agent_errors: bool) -> RunConfig:
+    if agent == "openai":
+        if not base_url or not model:
+            raise typer.BadParameter("--agent openai needs --base-url and --model", param_hint="--agent")
+        agent_config: Any = dict(kind="openai", base_url=base_url, model=model, api_key=api_key,
+                                 temperature=temperature, max_tokens=max_tokens, system_prompt=system_prompt,
+                                 native_tools=native_tools, timeout_s=timeout, max_retries=max_retries)
+        label = model
+    elif agent == "reference":
+        agent_config, label = ReferenceAgentConfig(), "reference"
+    else:
+        agent_config, label = dict(kind="import", target=agent), agent.rpartition(":")[2]
+    if reward is not None and env_server is not None:
+        raise typer.BadParameter("--reward shapes a local env; for an env server pass the env's own reward "
+                                 "kwarg, e.g. -k reward=planner_r1/dense", param_hint="--reward")
+    try:
+        return RunConfig(env_id=env_id, env_kwargs=parse_env_kwargs(env_kwarg), agent=agent_config,
+                         episodes=episodes, concurrency=concurrency, seed=seed, tasks=tasks, reward=reward,
+                         out=out or default_out_dir(env_id, label, reward), env_server=env_server,
+                         env_token=env_token, record_agent_errors=record_agent_errors)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        raise typer.BadParameter(problems) from None
+
+
+def _report(config: RunConfig, outcome: RunOutcome, console: Console, draw_plot: bool) -> int:
+    records = [r for i, r in sorted(outcome.records.items()) if i < config.episodes]
+    summary = summarize(records, config.episodes, failed=len(outcome.failed))
+    render(summary, console, title=f"{config.env_id}: {_agent_label(config)}")
+    _write_json(config.out / "summary.json", summary.model_dump(mode="json"))
+    if draw_plot and records:
+        drawn = plot(records, summary, config.out / "summary.png")
+        if drawn is None:
+            console.print("no plot: matplotlib is not installed (pip install 'agentgym[plot]')")
+    console.print(f"results: {config.out / 'results.jsonl'}  summary: {config.out / 'summary.json'}")
+    if outcome.aborted:
+        console.print(f"[red]stopped early[/]: {outcome.aborted}")
+    if outcome.failed:
+        console.print(f"[yellow]{len(outcome.failed)} episode(s) failed[/] (see {config.out / 'errors.jsonl'}); "
+                      "rerun the same command to retry them")
+    return 0 if outcome.complete and not outcome.failed else 1
+
+
+def _agent_label(config: RunConfig) -> str:
+    agent = config.agent
+    if isinstance(agent, ChatAgentConfig):
+        return agent.model
+    return agent.target if isinstance(agent, ImportedAgentConfig) else agent.kind
+
+
+def _write_json(path: Path, payload: Any) -> None:
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(payload, indent=2), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+class _RichProgress:
+    """The progress bar: episodes done, success so far, time left."""
+
+    def __init__(self, console: Console, quiet: bool) -> None:
+        self.quiet, self.console = quiet, console
+        self._bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                             TextColumn("{task.fields[status]}"), TimeElapsedColumn(), TimeRemainingColumn(),
+                             console=console, disable=quiet)
+        self._task: Any = None
+        self._verdicts: list[bool] = []
+        self._failed = 0
+
+    def start(self, total: int, done: int) -> None:
+        self._bar.start()
+        self._task = self._bar.add_task("episodes", total=total, completed=done, status="")
+        if done:
+            self.console.print(f"resuming: {done}/{total} episodes already done")
+
+    def finished(self, record: EpisodeRecord) -> None:
+        if record.success is not None:
+            self._verdicts.append(record.success)
+        self._bar.update(self._task, advance=1, status=self._status())
+
+    def failed(self, episode: int, error: str) -> None:
+        self._failed += 1
+        self._bar.update(self._task, status=self._status())
+        if self._failed <= 3:
+            self.console.print(f"[yellow]episode {episode} failed[/]: {error[:300]}")
+
+    def stop(self) -> None:
+        self._bar.stop()
+
+    def _status(self) -> str:
+        parts = []
+        if self._verdicts:
+            parts.append(f"success {sum(self._verdicts) / len(self._verdicts):.0%}")
+        if self._failed:
+            parts.append(f"{self._failed} failed")
+        return ", ".join(parts)

@@ -1,0 +1,79 @@
+"""What ``agentgym run`` evaluates: the env, the agent, the episodes, and where results go."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
+
+from agentgym.agents.openai_chat import ChatAgentConfig
+
+__all__ = ["RunConfig", "AgentConfig", "ReferenceAgentConfig", "ImportedAgentConfig", "default_out_dir"]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class ReferenceAgentConfig(_Frozen):
+    """The TravelPlanner reference-plan replay: no model needed (a baseline, and a smoke test)."""
+
+    kind: Literal["reference"] = "reference"
+
+    def identity(self) -> dict[str, Any]:
+        return {"kind": self.kind}
+
+
+class ImportedAgentConfig(_Frozen):
+    """Your own agent: ``target`` is ``"package.module:factory"``, ``factory(env) -> Agent``."""
+
+    kind: Literal["import"] = "import"
+    target: str = Field(pattern=r"^[\w.]+:[\w.]+$")
+
+    def identity(self) -> dict[str, Any]:
+        return {"kind": self.kind, "target": self.target}
+
+
+AgentConfig = Annotated[ChatAgentConfig | ReferenceAgentConfig | ImportedAgentConfig, Field(discriminator="kind")]
+
+
+class RunConfig(_Frozen):
+    env_id: str
+    env_kwargs: dict[str, Any] = Field(default_factory=dict)
+    agent: AgentConfig
+    episodes: int = Field(ge=1)
+    concurrency: int = Field(8, ge=1)
+    seed: int = 0
+    """Episode ``i`` resets with ``seed + i``."""
+    tasks: Literal["index", "seed"] = "index"
+    """``index``: episode ``i`` plays task ``i`` (``options={"query_index": i}``), each task once;
+    ``seed``: the env draws the task from its seeded generator."""
+    reward: str | None = None
+    """A reward preset (or spec file) to shape the episodes with (``agentgym.rewards``)."""
+    out: Path
+    env_server: str | None = None
+    """Play the env on this env server (``agentgym serve``) instead of in this process."""
+    env_token: SecretStr | None = None
+    record_agent_errors: bool = False
+    """Record an episode whose agent failed for good (e.g. a 400 for a too-long context) as a failed
+    result; by default it is left out, and retried by the next run."""
+    max_consecutive_failures: int | None = Field(None, ge=1)
+    """Stop after this many failed episodes in a row (default: 2 x concurrency, at least 5)."""
+    fsync: bool = True
+
+    def identity(self) -> dict[str, Any]:
+        """What makes two runs comparable: a rerun must match it to resume from the same results."""
+        return {"env_id": self.env_id, "env_kwargs": self.env_kwargs, "agent": self.agent.identity(),
+                "seed": self.seed, "tasks": self.tasks, "reward": self.reward}
+
+    @property
+    def failure_limit(self) -> int:
+        return self.max_consecutive_failures or max(5, 2 * self.concurrency)
+
+
+def default_out_dir(env_id: str, agent_label: str, reward: str | None) -> Path:
+    """``runs/<env>__<agent>[__<reward>]``: the same command resumes into the same folder."""
+    parts = [env_id, agent_label] + ([reward] if reward else [])
+    return Path("runs") / "__".join(re.sub(r"[^\w.-]+", "-", p).strip("-") for p in parts)

@@ -1,0 +1,194 @@
+"""The evaluation loop: episodes over ``concurrency`` workers, each result stored as it finishes.
+
+    outcome = run_eval(RunConfig(env_id="TravelPlanner-v0", agent=ChatAgentConfig(...), episodes=50,
+                                 out=Path("runs/tp")))
+
+Each worker owns one env (local, or a session on an env server) and one agent, and plays the
+next pending episode until none is left. A rerun with the same config skips the episodes in
+``results.jsonl`` and plays the rest. An episode whose agent or env fails is left out (noted
+in ``errors.jsonl``) and retried by the next run; too many failures in a row stop the run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import traceback
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import gymnasium
+import httpx
+
+from agentgym.agents.base import Agent, function_tools, in_env_thread, play_episode
+from agentgym.agents.openai_chat import ChatAgentConfig, OpenAIChatAgent
+from agentgym.errors import ConfigError, ModelEndpointError
+from agentgym.runner.config import ImportedAgentConfig, ReferenceAgentConfig, RunConfig
+from agentgym.runner.records import EpisodeRecord
+from agentgym.runner.store import ResultStore
+
+__all__ = ["run_eval", "run_eval_async", "RunOutcome", "Progress", "AgentFactory"]
+
+AgentFactory = Callable[[Any], Agent]
+"""``factory(env) -> Agent``: one agent per worker, reset before each episode."""
+
+
+class Progress(Protocol):
+    def start(self, total: int, done: int) -> None: ...
+    def finished(self, record: EpisodeRecord) -> None: ...
+    def failed(self, episode: int, error: str) -> None: ...
+
+
+@dataclass
+class RunOutcome:
+    records: dict[int, EpisodeRecord]
+    """Every finished episode of the run, earlier runs' included."""
+    episodes: int
+    failed: dict[int, str] = field(default_factory=dict)
+    """Episodes that failed in this run (left for the next), with the error."""
+    aborted: str | None = None
+    """Why the run stopped early, if it did."""
+
+    @property
+    def complete(self) -> bool:
+        return len(self.records) >= self.episodes
+
+
+def run_eval(config: RunConfig, *, agent_factory: AgentFactory | None = None,
+             progress: Progress | None = None) -> RunOutcome:
+    return asyncio.run(run_eval_async(config, agent_factory=agent_factory, progress=progress))
+
+
+async def run_eval_async(config: RunConfig, *, agent_factory: AgentFactory | None = None,
+                         progress: Progress | None = None) -> RunOutcome:
+    with ResultStore(config.out, fsync=config.fsync) as store:
+        done = {i: EpisodeRecord.model_validate(r) for i, r in store.open(config.identity()).items()}
+        outcome = RunOutcome(records=done, episodes=config.episodes)
+        pending = deque(i for i in range(config.episodes) if i not in done)
+        if progress is not None:
+            progress.start(config.episodes, sum(1 for i in done if i < config.episodes))
+        async with httpx.AsyncClient(limits=httpx.Limits(max_connections=config.concurrency)) as client:
+            factory = agent_factory or _agent_factory(config, client)
+            state = _RunState(config, store, outcome, pending, factory, progress)
+            try:
+                async with asyncio.TaskGroup() as group:
+                    for _ in range(min(config.concurrency, len(pending))):
+                        group.create_task(state.worker())
+            except ExceptionGroup as failures:  # one worker's error (e.g. a bad config) stops the run
+                raise failures.exceptions[0] from None
+        return outcome
+
+
+class _RunState:
+    def __init__(self, config: RunConfig, store: ResultStore, outcome: RunOutcome, pending: deque[int],
+                 factory: AgentFactory, progress: Progress | None) -> None:
+        self.config, self.store, self.outcome, self.pending = config, store, outcome, pending
+        self.factory, self.progress = factory, progress
+        self.failures_in_a_row = 0
+
+    async def worker(self) -> None:
+        env = agent = None
+        try:
+            while self.pending and self.outcome.aborted is None:
+                episode = self.pending.popleft()
+                if env is None:
+                    env = await _open_env(self.config)
+                    _check_task_count(self.config, env)
+                    agent = self.factory(env)
+                if not await self._play(env, agent, episode):
+                    await _close(env, agent)  # after a failure the env may be mid-step: start afresh
+                    env = agent = None
+        finally:
+            await _close(env, agent)
+
+    async def _play(self, env: Any, agent: Agent, episode: int) -> bool:
+        seed = self.config.seed + episode
+        options = {"query_index": episode} if self.config.tasks == "index" else None
+        try:
+            log = await play_episode(env, agent, seed=seed, options=options)
+        except Exception as exc:  # any failure of the agent or env fails this episode only
+            return self._failed(episode, seed, exc, agent)
+        record = EpisodeRecord.from_log(episode, seed, log, usage=getattr(agent, "usage", None))
+        self._store(record)
+        return True
+
+    def _store(self, record: EpisodeRecord) -> None:
+        self.store.append(record.to_json())
+        self.outcome.records[record.episode] = record
+        self.failures_in_a_row = 0
+        if self.progress is not None:
+            self.progress.finished(record)
+
+    def _failed(self, episode: int, seed: int, exc: Exception, agent: Agent) -> bool:
+        error = f"{type(exc).__name__}: {exc}"
+        if self.config.record_agent_errors and isinstance(exc, ModelEndpointError) and not exc.retryable:
+            from agentgym.agents.base import EpisodeLog
+
+            log = EpisodeLog(first_observation="", first_info={})
+            self._store(EpisodeRecord.from_log(episode, seed, log, usage=getattr(agent, "usage", None),
+                                               agent_error=error))
+            return False
+        self.store.append_error({"episode": episode, "seed": seed, "error": error,
+                                 "traceback": traceback.format_exception(exc)[-3:]})
+        self.outcome.failed[episode] = error
+        self.failures_in_a_row += 1
+        if self.failures_in_a_row >= self.config.failure_limit and self.outcome.aborted is None:
+            self.outcome.aborted = f"{self.failures_in_a_row} episodes failed in a row; the last: {error}"
+        if self.progress is not None:
+            self.progress.failed(episode, error)
+        return False
+
+
+async def _open_env(config: RunConfig) -> Any:
+    if config.env_server:
+        from agentgym.remote import AsyncRemoteEnv
+
+        token = config.env_token.get_secret_value() if config.env_token else None
+        return await AsyncRemoteEnv.create(config.env_server, config.env_id, env_kwargs=config.env_kwargs, token=token)
+
+    def make() -> gymnasium.Env:
+        env = gymnasium.make(config.env_id, **config.env_kwargs)
+        if config.reward is not None:
+            from agentgym.rewards import ShapeReward
+
+            env = ShapeReward(env, config.reward)
+        return env
+
+    return await in_env_thread(make)
+
+
+def _check_task_count(config: RunConfig, env: Any) -> None:
+    """With ``tasks="index"``, refuse up front to play more episodes than the env has tasks."""
+    unwrapped = getattr(env, "unwrapped", None)
+    tasks = getattr(unwrapped, "queries", None) or getattr(unwrapped, "questions", None)
+    if config.tasks == "index" and tasks is not None and config.episodes > len(tasks):
+        raise ConfigError("episodes", config.episodes, f"at most {len(tasks)}, the tasks {config.env_id} has "
+                          "(or --tasks seed to draw tasks at random)")
+
+
+def _agent_factory(config: RunConfig, client: httpx.AsyncClient) -> AgentFactory:
+    agent = config.agent
+    if isinstance(agent, ChatAgentConfig):
+        return lambda env: OpenAIChatAgent(agent, tools=function_tools(env), client=client)
+    if isinstance(agent, ReferenceAgentConfig):
+        from agentgym.agents.reference import travelplanner_reference_agent
+
+        return travelplanner_reference_agent
+    if isinstance(agent, ImportedAgentConfig):
+        module, _, name = agent.target.partition(":")
+        target: Any = importlib.import_module(module)
+        for part in name.split("."):
+            target = getattr(target, part)
+        return target
+    raise TypeError(f"unknown agent config {agent!r}")
+
+
+async def _close(env: Any, agent: Any) -> None:
+    close_agent = getattr(agent, "aclose", None) or getattr(agent, "close", None)
+    for close in (close_agent, getattr(env, "close", None)):
+        if close is not None:
+            result = close()
+            if asyncio.iscoroutine(result):
+                await result

@@ -1,0 +1,93 @@
+"""One line of ``results.jsonl``: what an episode did, in a form that survives the process."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agentgym.agents.base import EpisodeLog
+
+__all__ = ["EpisodeRecord"]
+
+
+class EpisodeRecord(BaseModel):
+    """The result of episode ``episode``. Unknown fields are ignored on load, for newer files."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    episode: int
+    seed: int
+    task_id: str | None = None
+    total_reward: float
+    """The sum of the step rewards: the shaped reward with ``--reward``, else the env's own."""
+    turns: int
+    terminated: bool
+    truncated: bool
+    terminated_reason: str | None = None
+    success: bool | None = None
+    """The env's verdict: ``evaluation.final_pass`` (TravelPlanner), ``evaluation.em`` (short QA)."""
+    score: float | None = None
+    """``evaluation.score`` when the env reports one."""
+    reward_terms: dict[str, float | None] = Field(default_factory=dict)
+    """Raw value of each shaped reward term (None: abstained or inactive)."""
+    invalid_actions: int = 0
+    tool_errors: int = 0
+    error_codes: dict[str, int] = Field(default_factory=dict)
+    duration_s: float = 0.0
+    usage: dict[str, int] = Field(default_factory=dict)
+    agent_error: str | None = None
+    """Set when the agent failed for good and the run records such episodes as failed."""
+    actions: list[str] = Field(default_factory=list)
+    final_observation: str = ""
+    evaluation: dict[str, Any] | None = None
+
+    @classmethod
+    def from_log(cls, episode: int, seed: int, log: EpisodeLog, *, usage: dict[str, int] | None = None,
+                 agent_error: str | None = None) -> EpisodeRecord:
+        last = log.last_info
+        evaluation = last.get("evaluation") if isinstance(last.get("evaluation"), dict) else None
+        codes = Counter(_error_code(info) for info in log.infos)
+        codes.pop(None, None)
+        return cls(
+            episode=episode, seed=seed, task_id=last.get("task_id") or log.first_info.get("task_id"),
+            total_reward=log.total_reward, turns=len(log.actions), terminated=log.terminated,
+            truncated=log.truncated or agent_error is not None, terminated_reason=last.get("terminated_reason"),
+            success=False if agent_error else _success(evaluation), score=_number((evaluation or {}).get("score")),
+            reward_terms=_reward_terms(last.get("reward")),
+            invalid_actions=sum(1 for info in log.infos if info.get("action") == "invalid"),
+            tool_errors=sum(1 for info in log.infos if info.get("action") == "tool" and info.get("error")),
+            error_codes=dict(codes), duration_s=round(log.duration_s, 4), usage=dict(usage or {}),
+            agent_error=agent_error, actions=list(log.actions),
+            final_observation=log.observations[-1] if log.observations else log.first_observation,
+            evaluation=evaluation)
+
+    def to_json(self) -> str:
+        return self.model_dump_json()
+
+
+def _error_code(info: dict[str, Any]) -> str | None:
+    error = info.get("error")
+    return error.get("code") if isinstance(error, dict) else None
+
+
+def _success(evaluation: dict[str, Any] | None) -> bool | None:
+    if not evaluation:
+        return None
+    if isinstance(evaluation.get("final_pass"), bool):
+        return evaluation["final_pass"]
+    if isinstance(evaluation.get("em"), (int, float)):
+        return evaluation["em"] >= 1.0
+    return None
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _reward_terms(breakdown: Any) -> dict[str, float | None]:
+    if not isinstance(breakdown, dict) or not isinstance(breakdown.get("terms"), dict):
+        return {}
+    return {name: _number(term.get("raw")) if isinstance(term, dict) else None
+            for name, term in breakdown["terms"].items()}

@@ -1,0 +1,161 @@
+"""The end of a run: the metrics, the per-term reward means, a table and a plot."""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agentgym.runner.records import EpisodeRecord
+
+__all__ = ["RunSummary", "summarize", "render", "plot"]
+
+
+class RunSummary(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    episodes: int
+    completed: int
+    failed: int = 0
+    success_rate: float | None = None
+    success_ci95: tuple[float, float] | None = None
+    """Wilson score interval of the success rate."""
+    mean_return: float | None = None
+    mean_score: float | None = None
+    mean_turns: float | None = None
+    truncated_rate: float | None = None
+    invalid_action_rate: float | None = None
+    """Invalid actions per action taken."""
+    tool_error_rate: float | None = None
+    """Tool calls that failed, per action taken."""
+    mean_duration_s: float | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    agent_errors: int = 0
+    reward_terms: dict[str, float] = Field(default_factory=dict)
+    """Mean raw value of each reward term, over the episodes where it had one."""
+
+
+def summarize(records: Sequence[EpisodeRecord], episodes: int, failed: int = 0) -> RunSummary:
+    if not records:
+        return RunSummary(episodes=episodes, completed=0, failed=failed)
+    verdicts = [r.success for r in records if r.success is not None]
+    actions = sum(r.turns for r in records)
+    scores = [r.score for r in records if r.score is not None]
+    return RunSummary(
+        episodes=episodes, completed=len(records), failed=failed,
+        success_rate=_mean([float(v) for v in verdicts]), success_ci95=_wilson(sum(verdicts), len(verdicts)),
+        mean_return=_mean([r.total_reward for r in records]), mean_score=_mean(scores),
+        mean_turns=_mean([float(r.turns) for r in records]),
+        truncated_rate=_mean([float(r.truncated) for r in records]),
+        invalid_action_rate=sum(r.invalid_actions for r in records) / actions if actions else None,
+        tool_error_rate=sum(r.tool_errors for r in records) / actions if actions else None,
+        mean_duration_s=_mean([r.duration_s for r in records]),
+        prompt_tokens=sum(r.usage.get("prompt_tokens", 0) for r in records),
+        completion_tokens=sum(r.usage.get("completion_tokens", 0) for r in records),
+        agent_errors=sum(1 for r in records if r.agent_error), reward_terms=_term_means(records))
+
+
+def render(summary: RunSummary, console: object, title: str = "agentgym run") -> None:
+    """Print the metrics table and, when the run shaped rewards, the per-term means."""
+    from rich.table import Table
+
+    table = Table(title=title, show_header=True, header_style="bold")
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    for name, value in _rows(summary):
+        table.add_row(name, value)
+    console.print(table)
+    if summary.reward_terms:
+        terms = Table(title="reward terms (mean raw value)", header_style="bold")
+        terms.add_column("term")
+        terms.add_column("mean", justify="right")
+        for name, mean in summary.reward_terms.items():
+            terms.add_row(name, f"{mean:.3f}")
+        console.print(terms)
+
+
+def _rows(s: RunSummary) -> list[tuple[str, str]]:
+    rows = [("episodes", f"{s.completed}/{s.episodes}" + (f" ({s.failed} failed, to retry)" if s.failed else ""))]
+    if s.success_rate is not None:
+        low, high = s.success_ci95 or (math.nan, math.nan)
+        rows.append(("success rate", f"{s.success_rate:.1%} [{low:.1%}, {high:.1%}]"))
+    for name, value, fmt in (("mean return", s.mean_return, "{:.3f}"), ("mean score", s.mean_score, "{:.3f}"),
+                             ("mean turns", s.mean_turns, "{:.1f}"), ("truncated", s.truncated_rate, "{:.1%}"),
+                             ("invalid actions / action", s.invalid_action_rate, "{:.1%}"),
+                             ("tool errors / action", s.tool_error_rate, "{:.1%}"),
+                             ("mean episode time", s.mean_duration_s, "{:.2f} s")):
+        if value is not None:
+            rows.append((name, fmt.format(value)))
+    if s.prompt_tokens or s.completion_tokens:
+        rows.append(("tokens (prompt / completion)", f"{s.prompt_tokens:,} / {s.completion_tokens:,}"))
+    if s.agent_errors:
+        rows.append(("agent errors (recorded)", str(s.agent_errors)))
+    return rows
+
+
+def plot(records: Sequence[EpisodeRecord], summary: RunSummary, path: Path) -> Path | None:
+    """Returns, turns and reward terms as a PNG; None when matplotlib is not installed."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")  # files only: no display needed
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4.2))
+    returns = [r.total_reward for r in records]
+    axes[0].hist(returns, bins=min(20, max(1, len(set(returns)))), color="#4477aa")
+    axes[0].set(title=f"return (mean {summary.mean_return or 0:.3f})", xlabel="episode return", ylabel="episodes")
+    axes[1].hist([r.turns for r in records], bins=20, color="#66ccee")
+    axes[1].set(title=f"turns (mean {summary.mean_turns or 0:.1f})", xlabel="actions per episode")
+    _third_panel(axes[2], records, summary)
+    fig.suptitle(f"{summary.completed} episodes" + (f", success {summary.success_rate:.1%}"
+                                                    if summary.success_rate is not None else ""))
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def _third_panel(ax: object, records: Sequence[EpisodeRecord], summary: RunSummary) -> None:
+    if summary.reward_terms:
+        names = list(summary.reward_terms)
+        ax.barh(names, [summary.reward_terms[n] for n in names], color="#228833")
+        ax.set(title="reward terms (mean raw value)", xlim=(0, max(1.0, *summary.reward_terms.values())))
+        ax.invert_yaxis()
+        return
+    codes: dict[str, int] = defaultdict(int)
+    for record in records:
+        for code, count in record.error_codes.items():
+            codes[code] += count
+    ax.barh(list(codes) or ["none"], list(codes.values()) or [0], color="#ee6677")
+    ax.set(title="action errors by code", xlabel="count")
+    ax.invert_yaxis()
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    return statistics.fmean(values) if values else None
+
+
+def _wilson(successes: int, n: int, z: float = 1.96) -> tuple[float, float] | None:
+    if n == 0:
+        return None
+    p = successes / n
+    center = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, center - half), min(1.0, center + half)
+
+
+def _term_means(records: Sequence[EpisodeRecord]) -> dict[str, float]:
+    values: dict[str, list[float]] = defaultdict(list)
+    for record in records:
+        for name, value in record.reward_terms.items():
+            if value is not None:
+                values[name].append(value)
+    return {name: statistics.fmean(v) for name, v in values.items()}

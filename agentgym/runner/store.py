@@ -1,0 +1,130 @@
+"""The run folder: a manifest, and results appended one complete line per finished episode.
+
+Crash safety rests on three rules. Each record is one ``write`` of one line on a file opened
+with ``O_APPEND``, then ``fsync``: a kill leaves at most a torn last line, which the next open
+cuts off. An episode is written once, when it has finished, so a killed run loses only the
+episodes under way, and the rerun plays exactly those again. And one run at a time holds the
+folder's lock, so two runs cannot write the same episodes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from agentgym.errors import ConfigError, DataError
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: no advisory lock, the rest still holds
+    fcntl = None
+
+__all__ = ["ResultStore", "RESULTS", "MANIFEST", "ERRORS"]
+
+RESULTS, MANIFEST, ERRORS, LOCK = "results.jsonl", "run.json", "errors.jsonl", ".lock"
+_FORMAT = 1
+
+
+class ResultStore:
+    """``with ResultStore(folder) as store: done = store.open(identity); store.append(record)``."""
+
+    def __init__(self, folder: str | os.PathLike[str], *, fsync: bool = True) -> None:
+        self.folder, self.fsync = Path(folder), fsync
+        self._lock_fd: int | None = None
+        self._results_fd: int | None = None
+
+    def open(self, identity: dict[str, Any]) -> dict[int, dict[str, Any]]:
+        """Lock the folder, check or write the manifest; return the finished episodes' records."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self._lock()
+        self._check_manifest(json.loads(json.dumps(identity)))
+        path = self.folder / RESULTS
+        done = load_results(path, repair=True)
+        self._results_fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        return done
+
+    def append(self, record_json: str) -> None:
+        """Add one finished episode's record (a JSON object on one line)."""
+        if self._results_fd is None:
+            raise RuntimeError("the store is not open")
+        _write_line(self._results_fd, record_json, self.fsync)
+
+    def append_error(self, entry: dict[str, Any]) -> None:
+        """Note a failed episode in ``errors.jsonl`` (informational: the rerun retries it)."""
+        fd = os.open(self.folder / ERRORS, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            _write_line(fd, json.dumps(entry, ensure_ascii=False), self.fsync)
+        finally:
+            os.close(fd)
+
+    def close(self) -> None:
+        if self._results_fd is not None:
+            os.close(self._results_fd)
+            self._results_fd = None
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)  # releases the flock
+            self._lock_fd = None
+
+    def __enter__(self) -> ResultStore:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def _lock(self) -> None:
+        self._lock_fd = os.open(self.folder / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+        if fcntl is None:
+            return
+        try:
+            fcntl.flock(self._lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self.close()
+            raise ConfigError("out", str(self.folder), "a folder no other agentgym run is writing to") from None
+
+    def _check_manifest(self, identity: dict[str, Any]) -> None:
+        path = self.folder / MANIFEST
+        if path.exists():
+            recorded = json.loads(path.read_text(encoding="utf-8")).get("identity")
+            if recorded != identity:
+                differing = sorted(k for k in set(identity) | set(recorded or {})
+                                   if (recorded or {}).get(k) != identity.get(k))
+                raise ConfigError("out", str(self.folder), f"a folder of the same run, or a new one: its results "
+                                  f"come from a run with other {', '.join(differing)}")
+            return
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps({"format": _FORMAT, "identity": identity}, indent=2), encoding="utf-8")
+        os.replace(tmp, path)  # atomic: a manifest is whole or absent
+
+
+def load_results(path: Path, *, repair: bool = False) -> dict[int, dict[str, Any]]:
+    """Records by episode. A torn last line (a crash mid-write) is ignored, and cut off when
+    ``repair``; a record repeated for an episode keeps its first copy."""
+    if not path.exists():
+        return {}
+    data = path.read_bytes()
+    complete = data.rfind(b"\n") + 1
+    if complete < len(data) and repair:
+        with open(path, "r+b") as f:
+            f.truncate(complete)
+    done: dict[int, dict[str, Any]] = {}
+    for number, line in enumerate(data[:complete].splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+            episode = int(record["episode"])
+        except (ValueError, KeyError, TypeError) as exc:
+            raise DataError(f"{path}:{number} is not a result record ({exc}); fix or remove that line") from None
+        done.setdefault(episode, record)
+    return done
+
+
+def _write_line(fd: int, text: str, fsync: bool) -> None:
+    data = (text + "\n").encode("utf-8")
+    view = memoryview(data)
+    while view:  # one write in practice; loop in case the kernel takes part of it
+        view = view[os.write(fd, view):]
+    if fsync:
+        os.fsync(fd)

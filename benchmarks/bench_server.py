@@ -1,0 +1,198 @@
+"""Load test of the env server over loopback: throughput, latency and memory under abandoned sessions.
+
+    python benchmarks/bench_server.py [--sessions 64] [--seconds 15] [--abandon 1000]
+
+1. Throughput: ``--sessions`` AsyncRemoteEnv clients play TravelPlanner-v0 episodes at once,
+   replaying each query's reference plan (tool calls, notebook writes, then the plan, which the
+   server evaluates), resetting with a new seed when an episode ends. Reports steps/s and the
+   p50/p99/p99.9 step latency seen by the clients. Goal: >= 2,000 steps/s with 64 sessions.
+2. Memory: ``--abandon`` sessions are created, reset once and dropped without a close, twice
+   over. The server (TTL 30 s here, longer than creating them takes) must evict them all; its
+   RSS after each round must stay flat.
+
+The server runs in its own process (``agentgym serve``) and the clients in this one, so the
+two share the machine's cores as they would on a single rollout node.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import gymnasium
+import psutil
+
+import agentgym  # noqa: F401  (registers the env ids)
+
+from agentgym._connection import ConnectionLost, Endpoint, SyncConnection
+from agentgym.envs.travelplanner.scripted import reference_plan_actions
+from agentgym.remote import AsyncRemoteEnv
+
+TOKEN = "bench-token"
+TTL_S = 30.0
+
+
+def run_async(coroutine):
+    """asyncio.run on uvloop when it is installed (the clients' loop costs less CPU then)."""
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.run(coroutine)
+    return uvloop.run(coroutine)
+
+
+def start_server(max_sessions: int) -> tuple[subprocess.Popen, str]:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    cmd = [sys.executable, "-m", "agentgym.cli", "serve", "--port", str(port), "--max-sessions", str(max_sessions),
+           "--session-ttl", str(TTL_S), "--log-level", "warning"]
+    proc = subprocess.Popen(cmd, env={**os.environ, "AGENTGYM_SERVER_TOKENS": TOKEN})
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            health(url)
+            return proc, url
+        except ConnectionLost:
+            time.sleep(0.1)
+    proc.kill()
+    raise RuntimeError("the server did not start")
+
+
+def health(url: str) -> dict:
+    conn = SyncConnection(Endpoint.parse(url), timeout=10)
+    try:
+        return json.loads(conn.request("GET", "/health", None, {}).body)
+    finally:
+        conn.close()
+
+
+def rss_mb(proc: subprocess.Popen) -> float:
+    return psutil.Process(proc.pid).memory_info().rss / 2**20
+
+
+def percentile(sorted_values: list[float], q: float) -> float:
+    return sorted_values[min(len(sorted_values) - 1, int(q * len(sorted_values)))]
+
+
+async def play(env: AsyncRemoteEnv, index: int, scripts: list, latencies: list, state: dict) -> None:
+    """One client: reference-plan episodes until the measurement window closes."""
+    episode = index
+    try:
+        while not state["stop"]:
+            await env.reset(options={"query_index": episode % len(scripts)})
+            for action in scripts[episode % len(scripts)]:
+                start = time.perf_counter()
+                *_, terminated, truncated, _ = await env.step(action)
+                if state["measuring"]:
+                    latencies.append(time.perf_counter() - start)
+                if terminated or truncated or state["stop"]:
+                    break
+            episode += len(scripts) // 7 + 1
+    finally:
+        await env.close()
+
+
+async def throughput(url: str, sessions: int, seconds: float, warmup: float, server: psutil.Process) -> dict:
+    queries = gymnasium.make("TravelPlanner-v0").unwrapped.queries  # the same queries the server loads
+    scripts = [reference_plan_actions(q, "react") for q in queries if q.annotated_plan]
+    latencies: list[float] = []
+    state = {"stop": False, "measuring": False}
+    envs = [AsyncRemoteEnv(url, "TravelPlanner-v0", token=TOKEN) for _ in range(sessions)]
+    await asyncio.gather(*(env.open() for env in envs))
+    tasks = [asyncio.create_task(play(env, i, scripts, latencies, state)) for i, env in enumerate(envs)]
+    await asyncio.sleep(warmup)
+    state["measuring"], cpu0, server0, t0 = True, time.process_time(), server.cpu_times(), time.perf_counter()
+    await asyncio.sleep(seconds)
+    state["measuring"], elapsed, client_cpu = False, time.perf_counter() - t0, time.process_time() - cpu0
+    server1, steps = server.cpu_times(), len(latencies)
+    server_cpu = (server1.user - server0.user) + (server1.system - server0.system)
+    state["stop"] = True
+    await asyncio.gather(*tasks)
+    latencies.sort()
+    return {"sessions": sessions, "steps": steps, "steps_per_s": steps / elapsed,
+            "p50_ms": percentile(latencies, 0.50) * 1e3, "p99_ms": percentile(latencies, 0.99) * 1e3,
+            "p999_ms": percentile(latencies, 0.999) * 1e3, "client_cpu_share": client_cpu / elapsed,
+            "server_cpu_share": server_cpu / elapsed, "server_cpu_us_per_step": server_cpu / steps * 1e6,
+            "client_cpu_us_per_step": client_cpu / steps * 1e6}
+
+
+async def abandon(url: str, count: int, concurrency: int = 16) -> None:
+    """Create ``count`` sessions, reset each once, and drop them without closing."""
+    gate = asyncio.Semaphore(concurrency)
+
+    async def one(i: int) -> None:
+        async with gate:
+            env = AsyncRemoteEnv(url, "TravelPlanner-v0", token=TOKEN)
+            await env.reset(seed=i)
+            env._conn.close()  # vanish: no DELETE, like a crashed client
+
+    await asyncio.gather(*(one(i) for i in range(count)))
+
+
+def wait_for_eviction(url: str, proc: subprocess.Popen, limit_s: float = 120) -> tuple[float, float]:
+    """Seconds until the server holds no session, and the peak RSS seen meanwhile."""
+    start, peak = time.monotonic(), rss_mb(proc)
+    while health(url)["sessions"] > 0:
+        if time.monotonic() - start > limit_s:
+            raise RuntimeError("sessions were not evicted")
+        peak = max(peak, rss_mb(proc))
+        time.sleep(0.2)
+    return time.monotonic() - start, peak
+
+
+def memory(url: str, proc: subprocess.Popen, count: int, rounds: int = 2) -> list[dict]:
+    results = []
+    for round_ in range(1, rounds + 1):
+        before = rss_mb(proc)
+        run_async(abandon(url, count))
+        created = health(url)["sessions"]
+        evict_s, peak = wait_for_eviction(url, proc)
+        results.append({"round": round_, "abandoned": count, "open_after_create": created,
+                        "rss_before_mb": before, "rss_peak_mb": peak, "rss_after_eviction_mb": rss_mb(proc),
+                        "eviction_s": evict_s})
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sessions", type=int, default=64)
+    parser.add_argument("--seconds", type=float, default=15.0)
+    parser.add_argument("--warmup", type=float, default=3.0)
+    parser.add_argument("--abandon", type=int, default=1000)
+    parser.add_argument("--json", type=Path, help="also write the figures here")
+    args = parser.parse_args()
+    proc, url = start_server(max_sessions=max(2 * args.abandon, args.sessions) + 64)
+    try:
+        idle = rss_mb(proc)
+        load_avg = os.getloadavg()[0]
+        load = run_async(throughput(url, args.sessions, args.seconds, args.warmup, psutil.Process(proc.pid)))
+        print(f"throughput: {load['sessions']} sessions, {load['steps_per_s']:,.0f} steps/s "
+              f"(goal >= 2,000), step latency p50 {load['p50_ms']:.1f} ms, p99 {load['p99_ms']:.1f} ms, "
+              f"p99.9 {load['p999_ms']:.1f} ms")
+        print(f"  CPU per step: server {load['server_cpu_us_per_step']:.0f} us ({load['server_cpu_share']:.0%} of a "
+              f"core), client {load['client_cpu_us_per_step']:.0f} us ({load['client_cpu_share']:.0%}); "
+              f"1-min load average {load_avg:.2f} on {os.cpu_count()} cores at the start")
+        rounds = memory(url, proc, args.abandon)
+        print(f"memory: server RSS idle {idle:.0f} MB")
+        for r in rounds:
+            print(f"  round {r['round']}: {r['abandoned']} sessions abandoned ({r['open_after_create']} open), "
+                  f"RSS {r['rss_before_mb']:.0f} -> peak {r['rss_peak_mb']:.0f} -> {r['rss_after_eviction_mb']:.0f} MB "
+                  f"after TTL eviction ({r['eviction_s']:.1f} s, TTL {TTL_S:g} s)")
+        if args.json:
+            args.json.write_text(json.dumps({"throughput": load, "idle_rss_mb": idle, "abandon": rounds}, indent=2))
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,156 @@
+"""`agentgym run` and `agentgym list` as users call them (typer's CliRunner, real loopback servers)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from run_helpers import EPISODES
+from typer.testing import CliRunner
+
+from agentgym import catalog
+from agentgym.agents.stub import Fault
+from agentgym.cli import app
+from agentgym.runner import default_out_dir, load_results
+from agentgym.server import ServerSettings, create_app
+from agentgym.server.testing import LiveServer
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+runner = CliRunner()
+
+
+def run(*args: str):
+    return runner.invoke(app, ["run", "TravelPlanner-v0", *args], terminal_width=160, catch_exceptions=False)
+
+
+def chat(url: str, out: Path, *extra: str) -> list[str]:
+    return ["--base-url", url, "--model", "stub", "--out", str(out), "--quiet", *extra]
+
+
+def test_list_names_envs_reward_presets_and_recipes():
+    result = runner.invoke(app, ["list"])
+    assert result.exit_code == 0
+    for name in ("TravelPlanner-v0", "SearchQA-v0", "planner_r1/dense", "prs/short"):
+        assert name in result.output
+    listed = json.loads(runner.invoke(app, ["list", "--json"]).output)
+    assert set(listed) == {"envs", "reward_presets", "recipes", "notes"}
+
+
+def test_list_copes_without_the_rewards_and_verl_packages(monkeypatch):
+    monkeypatch.setattr(catalog, "_PRESET_SOURCES", (("agentgym.no_such_rewards", "PRESETS"),))
+    monkeypatch.setattr(catalog, "_RECIPE_SOURCES", (("agentgym.no_such_verl", "RECIPES"),))
+    monkeypatch.setattr(catalog, "_recipe_files", lambda notes: [])
+    found = catalog.catalog()
+    assert found["envs"] and found["reward_presets"] == [] and found["recipes"] == []
+    assert "no_such_rewards" in found["notes"]["reward_presets"]
+    result = runner.invoke(app, ["list"])
+    assert result.exit_code == 0 and "none:" in result.output
+
+
+def test_run_evaluates_a_served_model_with_a_table_results_and_a_plot(model, tmp_path):
+    _, url = model
+    result = run(*chat(url, tmp_path, "--episodes", "4", "--concurrency", "2", "--reward", "planner_r1/dense",
+                       "-k", "action_format=json", "-k", "max_turns=40"))
+    assert result.exit_code == 0, result.output
+    assert "success rate" in result.output and "100.0%" in result.output and "final_pass" in result.output
+    results = load_results(tmp_path / "results.jsonl")
+    assert sorted(results) == [0, 1, 2, 3]
+    assert all(r["success"] and r["reward_terms"]["final_pass"] == 1.0 and r["usage"]["requests"] for r in
+               results.values())
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["success_rate"] == 1.0 and set(summary["reward_terms"]) >= {"schema", "final_pass"}
+    assert (tmp_path / "summary.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_rerun_resumes_and_plays_no_episode_twice(model, tmp_path):
+    stub, url = model
+    assert run(*chat(url, tmp_path, "--episodes", "3")).exit_code == 0
+    first_turns = {json.dumps(r["messages"][0]) for r in stub.requests}
+    stub.requests.clear()
+    result = run(*chat(url, tmp_path, "--episodes", str(EPISODES)))
+    assert result.exit_code == 0
+    replayed = {json.dumps(r["messages"][0]) for r in stub.requests}
+    assert len(replayed) == EPISODES - 3 and not replayed & first_turns
+    lines = (tmp_path / "results.jsonl").read_text().splitlines()
+    assert sorted(json.loads(line)["episode"] for line in lines) == list(range(EPISODES))
+    again = run(*chat(url, tmp_path, "--episodes", str(EPISODES)))
+    assert again.exit_code == 0 and len((tmp_path / "results.jsonl").read_text().splitlines()) == EPISODES
+
+
+def test_a_rerun_with_another_model_into_the_same_folder_is_refused(model, tmp_path):
+    _, url = model
+    assert run(*chat(url, tmp_path, "--episodes", "1")).exit_code == 0
+    result = run("--base-url", url, "--model", "other", "--out", str(tmp_path), "--episodes", "1", "--quiet")
+    assert result.exit_code == 1 and "agent" in result.output
+
+
+def test_a_failed_episode_is_left_out_then_played_by_the_rerun(model, tmp_path):
+    stub, url = model
+    stub.inject(Fault(status=400))
+    result = run(*chat(url, tmp_path, "--episodes", "3", "--concurrency", "1"))
+    assert result.exit_code == 1 and "1 episode(s) failed" in result.output
+    assert sorted(load_results(tmp_path / "results.jsonl")) == [1, 2]
+    assert json.loads((tmp_path / "errors.jsonl").read_text())["episode"] == 0
+    assert run(*chat(url, tmp_path, "--episodes", "3")).exit_code == 0
+    assert sorted(load_results(tmp_path / "results.jsonl")) == [0, 1, 2]
+
+
+def test_permanent_agent_errors_can_be_recorded_as_failed_episodes(model, tmp_path):
+    stub, url = model
+    stub.inject(Fault(status=400))
+    result = run(*chat(url, tmp_path, "--episodes", "2", "--concurrency", "1", "--record-agent-errors"))
+    assert result.exit_code == 0 and "agent errors (recorded)" in result.output
+    results = load_results(tmp_path / "results.jsonl")
+    assert results[0]["agent_error"].startswith("ModelEndpointError") and results[0]["success"] is False
+    assert results[1]["success"] is True
+
+
+def test_a_model_that_is_down_stops_the_run_early(tmp_path):
+    result = run("--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--out", str(tmp_path), "--quiet",
+                 "--episodes", "40", "--concurrency", "2", "--max-retries", "0")
+    assert result.exit_code == 1 and "stopped early" in result.output
+    assert len(load_results(tmp_path / "results.jsonl")) == 0
+
+
+def test_run_plays_the_env_on_an_env_server(model, tmp_path):
+    _, url = model
+    with LiveServer(create_app(ServerSettings(tokens=("env-token",)))) as env_server:
+        result = run(*chat(url, tmp_path, "--episodes", "2", "--env-server", env_server.url,
+                           "--env-token", "env-token", "-k", "action_format=json"))
+    assert result.exit_code == 0, result.output
+    assert all(r["success"] for r in load_results(tmp_path / "results.jsonl").values())
+
+
+def test_run_takes_the_reference_replay_and_your_own_agent(tmp_path):
+    result = run("--agent", "reference", "--episodes", "3", "--out", str(tmp_path / "ref"), "--quiet", "--no-plot")
+    assert result.exit_code == 0 and "100.0%" in result.output
+    result = run("--agent", "run_agents_plugin:give_up", "--episodes", "2", "--out", str(tmp_path / "own"), "--quiet")
+    assert result.exit_code == 0 and "0.0%" in result.output
+    assert [r["terminated_reason"] for r in load_results(tmp_path / "own" / "results.jsonl").values()] == [
+        "give_up", "give_up"]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--agent", "openai"], "--base-url"),
+    (["--agent", "openai", "--base-url", "http://x/v1", "--model", "m", "--env-server", "http://y",
+      "--reward", "planner_r1/dense"], "--reward"),
+    (["--agent", "reference", "-k", "novalue"], "KEY=VALUE"),
+])
+def test_run_rejects_incomplete_options(args, message):
+    result = runner.invoke(app, ["run", "TravelPlanner-v0", *args], terminal_width=200)
+    assert result.exit_code == 2 and message in result.output
+
+
+def test_the_default_folder_is_the_same_for_the_same_command():
+    assert default_out_dir("TravelPlanner-v0", "Qwen/Qwen3-8B", "planner_r1/dense") == Path(
+        "runs/TravelPlanner-v0__Qwen-Qwen3-8B__planner_r1-dense")
+
+
+def test_more_episodes_than_tasks_is_refused_up_front_unless_tasks_are_drawn(tmp_path):
+    result = run("--agent", "reference", "--episodes", "1000", "--out", str(tmp_path / "a"), "--quiet")
+    assert result.exit_code == 1 and "--tasks seed" in result.output
+    result = run("--agent", "run_agents_plugin:give_up", "--episodes", "50", "--tasks", "seed",
+                 "--concurrency", "4", "--out", str(tmp_path / "b"), "--quiet", "--no-plot")
+    assert result.exit_code == 0 and len(load_results(tmp_path / "b" / "results.jsonl")) == 50

@@ -1,0 +1,107 @@
+"""Helpers for the env server tests (imported by them; conftest puts this folder on sys.path)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+import sleepy_env
+
+from agentgym.server import ServerSettings
+
+TOKEN, OTHER_TOKEN = "token-alice", "token-bob"
+SLEEPY = sleepy_env.ENV_ID
+
+
+def settings(**fields: Any) -> ServerSettings:
+    fields.setdefault("tokens", (TOKEN, OTHER_TOKEN))
+    fields.setdefault("env_ids", ("TravelPlanner-v0", "SearchQA-v0", SLEEPY))
+    return ServerSettings(**fields)
+
+
+def auth(token: str = TOKEN) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def asgi(app: Any, coroutine_fn: Callable[[Any], Any]) -> Any:
+    """Run ``coroutine_fn(client)`` against ``app`` in this (main) thread, without sockets."""
+    import httpx
+
+    async def main() -> Any:
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://asgi") as client:
+            return await coroutine_fn(client)
+
+    return asyncio.run(main())
+
+
+class DroppingProxy:
+    """A TCP proxy to ``port`` that can lose the server's next reply: it forwards the request,
+    waits for the reply, then closes the client's connection without passing the reply on."""
+
+    def __init__(self, port: int) -> None:
+        import socket
+        import threading
+
+        self.upstream = port
+        self.drop_replies = 0
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self._listener.getsockname()[1]
+        self._threads: list[threading.Thread] = []
+        self._closed = False
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def close(self) -> None:
+        self._closed = True
+        self._listener.close()
+
+    def _accept(self) -> None:
+        import socket
+        import threading
+
+        while not self._closed:
+            try:
+                client, _ = self._listener.accept()
+            except OSError:
+                return
+            server = socket.create_connection(("127.0.0.1", self.upstream))
+            threading.Thread(target=self._pipe, args=(client, server), daemon=True).start()
+
+    def _pipe(self, client, server) -> None:
+        # One request at a time, as RemoteEnv sends them: read it, forward it, relay (or drop) the reply.
+        from agentgym._connection import _Exchange
+
+        with client, server:
+            while True:
+                request = _read_request(client)
+                if request is None:
+                    return
+                server.sendall(request)
+                exchange, raw, reply = _Exchange(), b"", None
+                while reply is None:
+                    data = server.recv(1 << 16)
+                    raw += data
+                    reply = exchange.receive(data)
+                if self.drop_replies > 0:
+                    self.drop_replies -= 1
+                    return  # both connections close: the reply is lost after the server acted
+                client.sendall(raw)
+
+
+def _read_request(sock) -> bytes | None:
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = sock.recv(1 << 16)
+        if not chunk:
+            return None
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = next((int(line.split(b":")[1]) for line in head.split(b"\r\n")
+                   if line.lower().startswith(b"content-length:")), 0)
+    while len(body) < length:
+        body += sock.recv(1 << 16)
+    return head + b"\r\n\r\n" + body

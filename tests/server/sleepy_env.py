@@ -1,0 +1,37 @@
+"""A test env whose steps sleep or spin on request: for the server's timeout tests.
+
+Importing it registers ``AgentGymTest/Sleepy-v0`` (``agentgym serve --import sleepy_env``).
+Actions: ``sleep S`` (blocks in ``time.sleep``), ``spin S`` (a busy Python loop), ``stop`` (ends
+the episode); anything else is echoed.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import gymnasium
+
+from agentgym.core.env import TextEnv
+from agentgym.core.types import StepInfo
+
+ENV_ID = "AgentGymTest/Sleepy-v0"
+
+
+class SleepyEnv(TextEnv):
+    def _start(self, options: dict[str, Any]) -> tuple[str, StepInfo]:
+        return "ready", StepInfo(turn=0)
+
+    def _act(self, action: str) -> tuple[str, float, bool, StepInfo]:
+        verb, _, amount = action.partition(" ")
+        if verb == "sleep":
+            time.sleep(float(amount))
+        elif verb == "spin":
+            end = time.monotonic() + float(amount)
+            while time.monotonic() < end:
+                pass
+        return f"did {action}", 0.0, action == "stop", StepInfo(turn=self.turn, action="tool")
+
+
+if ENV_ID not in gymnasium.registry:
+    gymnasium.register(ENV_ID, entry_point=SleepyEnv)
