@@ -14,6 +14,9 @@ The trainer sets the training step with ``reset(options={"training_step": n})`` 
 
 from __future__ import annotations
 
+import difflib
+import functools
+import inspect
 from typing import Any, ClassVar
 
 import gymnasium
@@ -29,6 +32,11 @@ class TextEnv(gymnasium.Env[str, str]):
     """A Gymnasium env whose observations and actions are text."""
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"]}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "__init__" in cls.__dict__:
+            cls.__init__ = _reject_unknown_kwargs(cls.__dict__["__init__"])
 
     def __init__(
         self,
@@ -125,6 +133,26 @@ class TextEnv(gymnasium.Env[str, str]):
 
     def _act(self, action: str) -> tuple[str, float, bool, StepInfo]:
         raise NotImplementedError
+
+
+def _reject_unknown_kwargs(init: Any) -> Any:
+    """Wrap an env's ``__init__`` so a misspelt kwarg is a ``ConfigError`` naming the allowed ones
+    (``gymnasium.make`` passes kwargs straight through, where Python would raise a bare TypeError)."""
+    params = inspect.signature(init).parameters
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return init
+    allowed = [n for n, p in params.items() if n != "self" and p.kind is not inspect.Parameter.VAR_POSITIONAL]
+
+    @functools.wraps(init)
+    def checked(self: Any, *args: Any, **kwargs: Any) -> None:
+        unknown = sorted(set(kwargs) - set(allowed))
+        if unknown:
+            close = difflib.get_close_matches(unknown[0], allowed, n=1)
+            hint = f"{close[0]!r} or another" if close else "a"
+            raise ConfigError(unknown[0], kwargs[unknown[0]], f"{hint} keyword argument among {allowed}")
+        init(self, *args, **kwargs)
+
+    return checked
 
 
 def _require_positive_int(field: str, value: Any) -> None:

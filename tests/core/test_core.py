@@ -132,3 +132,24 @@ def test_config_error_names_field_and_allowed_values():
     err = agentgym.ConfigError("mode", "fast", ["tool-use", "sole-planning"])
     assert isinstance(err, ValueError) and isinstance(err, agentgym.AgentGymError)
     assert "mode='fast'" in str(err) and "'tool-use'" in str(err)
+
+
+def test_a_misspelt_env_kwarg_names_the_allowed_ones():
+    import gymnasium
+
+    with pytest.raises(agentgym.ConfigError, match=r"^modee='x' is not allowed; expected 'mode' or another"):
+        gymnasium.make("TravelPlanner-v0", modee="x")
+    with pytest.raises(agentgym.ConfigError, match="'top_k'"):
+        gymnasium.make("SearchQA-v0", topk=3)
+
+
+def test_literal_parsing_is_safe_from_many_threads():
+    from concurrent.futures import ThreadPoolExecutor
+
+    from agentgym.envs.travelplanner.plan import parse_plan
+
+    text = repr([{"days": d, "current_city": f"City {d}", "transportation": "-", "breakfast": "-",
+                  "attraction": "-", "lunch": "-", "dinner": "-", "accommodation": "-"} for d in range(1, 8)])
+    with ThreadPoolExecutor(8) as pool:
+        parsed = list(pool.map(lambda _: parse_plan(text), range(400)))
+    assert all(p.delivered and len(p.days) == 7 for p in parsed)

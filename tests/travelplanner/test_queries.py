@@ -81,3 +81,12 @@ def test_literal_fields_never_evaluate_code(text):
         TravelQuery.from_row(row)
     except DataError:
         pass
+
+
+def test_envs_on_one_query_file_share_the_parsed_queries(real_travelplanner, tmp_path):
+    path = tmp_path / "train.jsonl"
+    path.write_bytes((real_travelplanner / "queries" / "train.jsonl").read_bytes())
+    first, second = load_queries(path), load_queries(path)
+    assert first is not second and all(a is b for a, b in zip(first, second))
+    path.write_text(path.read_text().splitlines()[0] + "\n")  # an edited file is read again
+    assert len(load_queries(path)) == 1

@@ -20,13 +20,14 @@ objects are kept, so the evaluator can fail the constraints that read them.
 
 from __future__ import annotations
 
-import ast
 import json
 import re
 from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from agentgym._literal import literal_eval
 
 __all__ = ["PlanDay", "Plan", "ParsedPlan", "parse_plan", "PLAN_KEYS", "MAX_PLAN_TEXT"]
 
@@ -165,8 +166,8 @@ def _load(text: str) -> tuple[Any, bool]:
     if len(text) > _LITERAL_LIMIT:
         return None, False
     try:
-        return ast.literal_eval(text), True
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return literal_eval(text), True
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError, SystemError):
         return None, False
 
 

@@ -8,8 +8,8 @@ for ``hf:SPLIT`` sources when the ``datasets`` package is installed.
 
 from __future__ import annotations
 
-import ast
 import csv
+import functools
 import json
 import os
 from collections.abc import Iterable, Mapping
@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from agentgym._literal import literal_eval
 from agentgym.errors import DataError, DependencyNotInstalled
 
 __all__ = ["LocalConstraint", "TravelQuery", "load_queries", "QUERIES_ENV_VAR", "SPLITS"]
@@ -132,8 +133,8 @@ def _literal(value: Any, field: str) -> Any:
     if not isinstance(value, str):
         return value
     try:
-        return ast.literal_eval(value)
-    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return literal_eval(value)
+    except (ValueError, SyntaxError, MemoryError, RecursionError, SystemError):
         raise ValueError(f"{field} is not a Python literal: {value[:80]!r}") from None
 
 
@@ -157,7 +158,15 @@ def load_queries(source: str | os.PathLike[str] | Iterable[Mapping[str, Any]], *
     if not path.is_file():
         raise DataError(f"no query file at {path}; pass a .jsonl/.json/.csv/.parquet file, "
                         f"a split name {SPLITS} of the world, or 'hf:SPLIT'")
-    return [TravelQuery.from_row(r, id=f"{prefix}-{i}") for i, r in enumerate(_read_rows(path))]
+    stat = path.stat()
+    return list(_load_file(path.resolve(), stat.st_size, stat.st_mtime_ns, prefix))
+
+
+@functools.lru_cache(maxsize=32)
+def _load_file(path: Path, size: int, mtime_ns: int, prefix: str) -> tuple[TravelQuery, ...]:
+    # Queries are frozen, so every env on the same file shares one parsed copy (keyed by the
+    # file's size and mtime, so an edited file is read again).
+    return tuple(TravelQuery.from_row(r, id=f"{prefix}-{i}") for i, r in enumerate(_read_rows(path)))
 
 
 def _read_rows(path: Path) -> list[dict[str, Any]]:
