@@ -436,7 +436,7 @@ def clear_memos(world: World) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--world", help="a folder holding database/ (default: generate the full-scale synthetic world)")
-    ap.add_argument("--out", default="/tmp/agentgym-bench-world-full", help="where to generate the synthetic world")
+    ap.add_argument("--out", default="/tmp/agentgym-bench-full-seed0", help="where to generate the synthetic world (shared with the other benchmarks)")
     ap.add_argument("--scale", default="full")
     ap.add_argument("--baseline-plans", type=int, default=20, help="plans the pandas baseline evaluates")
     ap.add_argument("--repeat", type=int, default=3)
