@@ -73,35 +73,40 @@ class DroppingProxy:
 
     def _pipe(self, client, server) -> None:
         # One request at a time, as RemoteEnv sends them: read it, forward it, relay (or drop) the reply.
-        from agentgym._connection import _Exchange
+        # h11 does the HTTP: one connection faces the client, the other the server.
+        import h11
 
+        facing_client, facing_server = h11.Connection(h11.SERVER), h11.Connection(h11.CLIENT)
         with client, server:
             while True:
-                request = _read_request(client)
+                request = _read_message(facing_client, client)
                 if request is None:
                     return
-                server.sendall(request)
-                exchange, raw, reply = _Exchange(), b"", None
-                while reply is None:
-                    data = server.recv(1 << 16)
-                    raw += data
-                    reply = exchange.receive(data)
+                server.sendall(b"".join(facing_server.send(event) for event in request))
+                reply = _read_message(facing_server, server)
+                if reply is None:
+                    return
                 if self.drop_replies > 0:
                     self.drop_replies -= 1
                     return  # both connections close: the reply is lost after the server acted
-                client.sendall(raw)
+                client.sendall(b"".join(facing_client.send(event) for event in reply))
+                for conn in (facing_client, facing_server):
+                    if conn.our_state is not h11.DONE or conn.their_state is not h11.DONE:
+                        return
+                    conn.start_next_cycle()
 
 
-def _read_request(sock) -> bytes | None:
-    data = b""
-    while b"\r\n\r\n" not in data:
-        chunk = sock.recv(1 << 16)
-        if not chunk:
+def _read_message(conn, sock) -> list | None:
+    """The h11 events of the next message (interim 1xx replies included), or None at EOF."""
+    import h11
+
+    events = []
+    while not events or type(events[-1]) is not h11.EndOfMessage:
+        event = conn.next_event()
+        if event is h11.NEED_DATA:
+            conn.receive_data(sock.recv(1 << 16))
+        elif type(event) is h11.ConnectionClosed:
             return None
-        data += chunk
-    head, _, body = data.partition(b"\r\n\r\n")
-    length = next((int(line.split(b":")[1]) for line in head.split(b"\r\n")
-                   if line.lower().startswith(b"content-length:")), 0)
-    while len(body) < length:
-        body += sock.recv(1 << 16)
-    return head + b"\r\n\r\n" + body
+        else:
+            events.append(event)
+    return events
