@@ -13,6 +13,7 @@ from agentgym.core.parsing import FORMATS, Answer, Call, GiveUp, parse_action
 from agentgym.core.tools import ToolBox
 from agentgym.core.types import ActionError, ErrorCode, StepInfo, ToolCall, ToolResult
 from agentgym.envs.travelplanner._prompts import first_observation
+from agentgym.envs.travelplanner.evaluation import evaluate
 from agentgym.envs.travelplanner.queries import QUERIES_ENV_VAR, TravelQuery, load_queries
 from agentgym.envs.travelplanner.reference import reference_information
 from agentgym.envs.travelplanner.tools import Notebook, make_toolbox
@@ -180,8 +181,6 @@ class TravelPlannerEnv(TextEnv):
         return result.content, 0.0, False, info
 
     def _finish(self, parsed: Answer | GiveUp) -> tuple[str, float, bool, StepInfo]:
-        from agentgym.envs.travelplanner.evaluation import evaluate
-
         gave_up = isinstance(parsed, GiveUp)
         self._answer = None if gave_up else parsed.text
         report = evaluate(None if gave_up else parsed.text, self._query, self.world, mode=self.evaluation)
@@ -201,8 +200,6 @@ class TravelPlannerEnv(TextEnv):
 
     def reward_context(self) -> dict[str, Any]:
         """The query, the submitted plan text, and an evaluator for the reward terms' modes."""
-        from agentgym.envs.travelplanner.evaluation import evaluate
-
         query, world = self._query, self.world
         return {"task": query, "answer": self._answer,
                 "evaluate": lambda plan, mode: evaluate(plan, query, world, mode=mode).model_dump(mode="json")}
