@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from agentgym.agents.openai_chat import API_KEY_ENV_VAR, ChatAgentConfig
-from agentgym.errors import AgentGymError
+from agentgym.errors import AgentGymError, ConfigError
 from agentgym.runner.config import ImportedAgentConfig, ReferenceAgentConfig, RunConfig, default_out_dir
 from agentgym.runner.loop import RunOutcome, run_eval
 from agentgym.runner.records import EpisodeRecord
@@ -60,6 +60,7 @@ def run(
 ) -> None:
     """Evaluate an agent on an env: progress, results.jsonl (resumable), a metrics table and a plot."""
     console = Console(stderr=False)
+    _check_env_id(env_id, env_server)
     config = _config(env_id, agent, base_url, model, episodes, concurrency, reward, out, seed, tasks, env_kwarg,
                      env_server, env_token, api_key, temperature, max_tokens, system_prompt, native_tools, timeout,
                      max_retries, record_agent_errors)
@@ -90,6 +91,16 @@ def parse_env_kwargs(pairs: list[str] | None) -> dict[str, Any]:
         except json.JSONDecodeError:
             kwargs[key.strip()] = value
     return kwargs
+
+
+def _check_env_id(env_id: str, env_server: str | None) -> None:
+    # A local env must be registered; an env server checks its own ids.
+    import gymnasium
+
+    import agentgym
+
+    if env_server is None and env_id not in gymnasium.registry:
+        raise typer.BadParameter(str(ConfigError("env_id", env_id, agentgym.ENV_IDS)), param_hint="ENV_ID")
 
 
 def _config(env_id: str, agent: str, base_url: str | None, model: str | None, episodes: int, concurrency: int,

@@ -154,3 +154,13 @@ def test_more_episodes_than_tasks_is_refused_up_front_unless_tasks_are_drawn(tmp
     result = run("--agent", "run_agents_plugin:give_up", "--episodes", "50", "--tasks", "seed",
                  "--concurrency", "4", "--out", str(tmp_path / "b"), "--quiet", "--no-plot")
     assert result.exit_code == 0 and len(load_results(tmp_path / "b" / "results.jsonl")) == 50
+
+
+def test_an_unknown_env_id_names_the_registered_ones():
+    from typer.testing import CliRunner
+
+    from agentgym.cli import app
+
+    result = CliRunner().invoke(app, ["run", "NoSuchEnv-v0", "--base-url", "http://127.0.0.1:9", "--model", "m"])
+    assert result.exit_code == 2
+    assert "env_id='NoSuchEnv-v0' is not allowed" in result.output and "TravelPlanner-v0" in result.output
