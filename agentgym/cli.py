@@ -38,7 +38,20 @@ app.command("train", context_settings=TRAIN_CONTEXT)(train)
 
 
 def main() -> None:
-    app()
+    """The console script: configuration mistakes end with one line, not a traceback."""
+    from pydantic import ValidationError
+
+    from agentgym.errors import AgentGymError
+
+    try:
+        app()
+    except AgentGymError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise SystemExit(1) from None
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'value'}: {e['msg']}" for e in exc.errors())
+        typer.echo(f"error: {problems}", err=True)
+        raise SystemExit(2) from None
 
 
 if __name__ == "__main__":
