@@ -277,7 +277,7 @@ def _transport_in_sandbox(unit: Any, value: Any, ix: WorldIndex) -> str | None:
             raise OfficialCrash(f"the flight {value[:60]!r} has no 'from A to B' route")
         a, b = before_paren(a), before_paren(b)
         number = flight_number(value)
-        if not any(f.origin == a and f.dest == b for f in ix.flights_by_number(number)):
+        if not any(o == a and d == b for _, o, d in ix.flight_routes(number)):
             return f"flight {number} from {a} to {b} is not in the database"
     elif "self-driving" in low or "taxi" in low:
         if a is None or b is None:

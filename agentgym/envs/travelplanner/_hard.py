@@ -73,8 +73,8 @@ def _transport_cost(unit: Any, value: str, people: int, ix: WorldIndex) -> Any:
         return 0  # no parsable route: nothing is added
     low = value.lower()
     if "flight number" in low:
-        rows = ix.flights_by_number(flight_number(value))  # Q5: any route
-        return rows[0].price * people if rows else 0
+        rows = ix.flight_routes(flight_number(value))  # Q5: any route
+        return rows[0][0] * people if rows else 0
     if "self-driving" in low:
         return ix.drive_cost(a, b, "self-driving") * ceil_div(people, 5)
     if "taxi" in low:

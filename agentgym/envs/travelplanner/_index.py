@@ -69,9 +69,10 @@ class WorldIndex:
         self.world = world
         self._names: dict[tuple[str, str], _CityNames] = {}
         self._contains: dict[tuple[str, str, str], tuple[Any | None, bool]] = {}
-        self._venues: dict[tuple[str, str], tuple[Any | None, bool]] = {}
+        self._venues: dict[str, dict[str, tuple[Any | None, bool]]] = {t: {} for t in TABLES}
         self._exact: dict[tuple[str, str], dict[str, Any]] = {}
         self._flights: dict[str, list[Flight]] = {}
+        self._routes: dict[str, list[tuple[Any, str, str]]] = {}
         self._costs: dict[tuple[Any, Any, str], Any] = {}
         self.memo: dict[str, dict[Any, Any]] = {"sandbox_transport": {}, "transport_cost": {}, "venue": {}}
         cities = set(world.state_of) | set(world.city_set)
@@ -94,13 +95,14 @@ class WorldIndex:
         if type(text) is not str:
             name, city = name_city(text)  # raises like upstream
             return self.contains(table, city, name)
-        key = (table, text)
-        hit = self._venues.get(key)
+        memo = self._venues[table]  # one dict per table: no key tuple per call
+        hit = memo.get(text)
         if hit is None:
-            if len(self._venues) >= _MEMO_LIMIT:
-                self._venues.clear()
+            if len(memo) >= _MEMO_LIMIT:
+                memo.clear()
             name, city = name_city(text)
-            hit = self._venues[key] = self.contains(table, city, name)
+            # The per-text memo suffices here; skipping ``contains``'s memo saves a key and an insert.
+            hit = memo[text] = self._city_names(table, city).contains(name)
         return hit
 
     def _city_names(self, table: str, city: str) -> _CityNames:
@@ -115,6 +117,15 @@ class WorldIndex:
             if len(self._flights) >= _MEMO_LIMIT:
                 self._flights.clear()
             rows = self._flights[number] = self.world.flights_by_number(number)
+        return rows
+
+    def flight_routes(self, number: str) -> list[tuple[Any, str, str]]:
+        """``(price, origin, dest)`` of each row of ``flights_by_number`` (all official mode reads)."""
+        rows = self._routes.get(number)
+        if rows is None:
+            if len(self._routes) >= _MEMO_LIMIT:
+                self._routes.clear()
+            rows = self._routes[number] = self.world.flight_price_routes(number)
         return rows
 
     def drive_cost(self, origin: Any, dest: Any, mode: str) -> Any:
@@ -133,8 +144,6 @@ class WorldIndex:
                 cost = int(km)
         if len(self._costs) >= _MEMO_LIMIT:
             self._costs.clear()
-        for table in self.memo.values():
-            table.clear()
         self._costs[key] = cost
         return cost
 
@@ -173,8 +182,10 @@ class WorldIndex:
     def clear(self) -> None:
         """Drop every memoized lookup (the joined name strings are kept)."""
         self._contains.clear()
-        self._venues.clear()
+        for memo in self._venues.values():
+            memo.clear()
         self._flights.clear()
+        self._routes.clear()
         self._costs.clear()
         for table in self.memo.values():
             table.clear()

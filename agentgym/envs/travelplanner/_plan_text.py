@@ -74,7 +74,9 @@ def before_paren(text: str) -> str:
 @_memo
 def name_city(text: str) -> tuple[str, str]:
     """The official ``"Name, City"`` split; ``('-', '-')`` when it cannot be parsed."""
-    if len(text) > _SHORT:
+    # Strings take the string-method form at every length: equal to ``_NAME_CITY`` (a property
+    # test checks it) and cheaper than the regex. Other input fails exactly as before.
+    if len(text) > _SHORT or isinstance(text, str):
         return _name_city_linear(text)
     m = _NAME_CITY.search(text)
     if not m:

@@ -151,6 +151,10 @@ class World:
         """Every row with this flight number, in file order (the official price lookup takes the first)."""
         return [Flight(*r) for r in self._flights.by_number(number)]
 
+    def flight_price_routes(self, number: str) -> list[tuple[Any, str, str]]:
+        """``(price, origin, dest)`` of ``flights_by_number(number)``, without decoding the rest."""
+        return self._flights.price_routes(number)
+
     def accommodations(self, city: str) -> tuple[Accommodation, ...]:
         return self._small["accommodations"].get(city, ())
 
