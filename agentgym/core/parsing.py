@@ -8,6 +8,7 @@ Two syntaxes, chosen per env:
 * ``json``: function calling as chat models emit it,
   ``<tool_call>{"name": ..., "arguments": {...}}</tool_call>``.
 
+Text inside ``<think>...</think>`` is never read for actions (``agentgym.core.thoughts``).
 In both, ``<answer>...</answer>`` submits a final answer (the last complete one counts), and
 the control actions ``Finish[...]`` / ``GiveUp[...]`` (or tools ``finish`` / ``give_up``) end
 the episode. Nothing here raises on model text: problems come back as ``ActionError``.
@@ -21,6 +22,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from agentgym.core.thoughts import strip_thoughts
 from agentgym.core.tools import Tool, ToolBox
 from agentgym.core.types import ActionError, ErrorCode
 
@@ -55,6 +57,7 @@ Parsed = Call | Answer | GiveUp | ActionError
 
 def parse_action(text: str, tools: ToolBox, fmt: str) -> Parsed:
     """Parse one turn of model text in format ``fmt`` (``react`` or ``json``)."""
+    text = strip_thoughts(text)
     if not text.strip():
         return _error(ErrorCode.EMPTY_ACTION, "No feedback from the environment due to the null action. "
                       + _usage(fmt, tools))
