@@ -227,7 +227,8 @@ class SearchQAEnv(TextEnv):
         kind = "answer" if answer is not None else "give_up"
         extra["answer"] = None if answer is None else clip(answer, _INFO_ANSWER_CHARS)
         text = "Answer received. The episode is over." if answer is not None else "You gave up. The episode is over."
-        return text, reward, True, self._info(action=kind, terminated_reason=kind, evaluation=evaluation, extra=extra)
+        return text, reward, True, self._info(action=kind, terminated_reason=kind, evaluation=evaluation,
+                                                answer=answer, extra=extra)
 
     def evaluate(self, answer: str) -> dict[str, Any]:
         """The terminal report; ``score`` is the reward. Override to reshape the terminal signal."""

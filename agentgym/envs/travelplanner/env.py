@@ -189,7 +189,7 @@ class TravelPlannerEnv(TextEnv):
         if not gave_up and not report.delivered:
             error = ActionError(code=ErrorCode.INVALID_PLAN, message=f"The plan could not be read: {report.error}")
         text = _final_text(report, gave_up)
-        info = self._info(action="give_up" if gave_up else "answer", error=error,
+        info = self._info(action="give_up" if gave_up else "answer", error=error, answer=self._answer,
                           terminated_reason="give_up" if gave_up else "answer",
                           evaluation=report.model_dump(mode="json"))
         return text, reward, True, info
