@@ -131,12 +131,13 @@ def _add(chunks: list[bytes], chunk: bytes, size: int, max_bytes: int) -> int:
 
 
 def _too_slow(deadline_s: float) -> CallFailed:
-    return CallFailed(f"no complete reply within {deadline_s:g} s", retryable=True)
+    return CallFailed(f"no answer within {deadline_s:g} s (a deadline for the whole reply)", retryable=True)
 
 
 def _transport_failure(exc: httpx.HTTPError) -> CallFailed:
     # Connection errors may pass; a reply that does not decode (bad gzip, broken chunking) is retried too.
-    return CallFailed(f"connection error ({type(exc).__name__}: {clip(str(exc))})", retryable=True)
+    what = "cannot connect" if isinstance(exc, httpx.ConnectError) else "connection error"
+    return CallFailed(f"{what} ({type(exc).__name__}: {clip(str(exc))})", retryable=True)
 
 
 def _left(timeout: float | None, expired: type[Exception]) -> float | None:
