@@ -118,7 +118,7 @@ async def apost_json(client: httpx.AsyncClient, url: str, body: Any, *, deadline
 def _check_declared_size(response: httpx.Response, max_bytes: int) -> None:
     declared = response.headers.get("content-length", "")
     if declared.isdigit() and len(declared) < 20 and int(declared) > max_bytes:
-        raise CallFailed(f"the reply would be {int(declared)} bytes, more than the {max_bytes} allowed",
+        raise CallFailed(f"the reply would be {int(declared)} bytes, more than the {max_bytes} bytes allowed",
                          retryable=False)
 
 
