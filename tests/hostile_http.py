@@ -35,8 +35,11 @@ _COMPLETION = json.dumps({"id": "x", "choices": [{"index": 0, "message": {
 
 class HostileServer:
     def __init__(self) -> None:
+        self.keep_alive = False
+        """Whether ``ok`` replies keep the connection open (off: no pooled socket outlives a test)."""
         self.sent: Counter[str] = Counter()
         self.requests: Counter[str] = Counter()
+        self.connections = 0
         self._stop = threading.Event()
         server = self
 
@@ -65,6 +68,7 @@ class HostileServer:
 
     # -- behaviours ------------------------------------------------------------------------
     def _serve(self, sock: socket.socket) -> None:
+        self.connections += 1
         while True:  # keep-alive: one request after another on the connection
             route = self._read_request(sock)
             if route is None:
@@ -76,12 +80,13 @@ class HostileServer:
     def _answer(self, sock: socket.socket, route: str) -> bool:
         """Send the route's reply; True when the connection may carry another request."""
         if route == "ok":
-            sock.sendall(_head(200, len(_COMPLETION)) + _COMPLETION)
-            return True
+            keep = self.keep_alive
+            sock.sendall(_head(200, len(_COMPLETION), close=not keep) + _COMPLETION)
+            return keep
         if route == "nested":
             body = b"[" * 200_000
-            sock.sendall(_head(200, len(body)) + body)
-            return True
+            sock.sendall(_head(200, len(body), close=True) + body)
+            return False
         if route == "drip-body":
             sock.sendall(_head(200, 1_000_000))
             self._drip(sock, route, b" ")

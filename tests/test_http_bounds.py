@@ -51,13 +51,18 @@ def test_the_retriever_refuses_a_deeply_nested_reply(hostile):
 
 
 def test_a_reused_connection_still_honours_the_deadline(hostile):
-    """The deadline is per call, also on a keep-alive connection opened by an earlier call."""
-    with _http.sync_client() as client:
-        assert _http.post_json(client, f"{hostile.url}/ok", {}, deadline_s=5, max_bytes=1 << 16).status == 200
-        start = time.monotonic()
-        with pytest.raises(_http.CallFailed, match="no answer within 0.5 s") as failure:
-            _http.post_json(client, f"{hostile.url}/drip-headers", {}, deadline_s=0.5, max_bytes=1 << 16)
-        assert failure.value.retryable and time.monotonic() - start < 0.5 + 4.0
+    """The deadline is per call, also on a keep-alive connection an earlier call opened."""
+    hostile.keep_alive, connections = True, hostile.connections
+    try:
+        with _http.sync_client() as client:
+            assert _http.post_json(client, f"{hostile.url}/ok", {}, deadline_s=5, max_bytes=1 << 16).status == 200
+            start = time.monotonic()
+            with pytest.raises(_http.CallFailed, match="no answer within 0.5 s") as failure:
+                _http.post_json(client, f"{hostile.url}/drip-headers", {}, deadline_s=0.5, max_bytes=1 << 16)
+            assert failure.value.retryable and time.monotonic() - start < 0.5 + 4.0
+    finally:
+        hostile.keep_alive = False
+    assert hostile.connections - connections == 1  # both calls went over one connection
 
 
 def test_a_connection_refused_is_a_retryable_failure():

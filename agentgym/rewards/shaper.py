@@ -27,7 +27,6 @@ from agentgym.rewards.terms_generic import Custom, load_custom
 __all__ = ["Shaper", "RewardBreakdown", "TermValue", "build_shaper"]
 
 _tuple = tuple.__new__  # builds TermValues without NamedTuple's Python-level __new__ (hot path)
-_INACTIVE = "inactive in stage"
 
 
 class TermValue(NamedTuple):
@@ -71,17 +70,23 @@ class RewardBreakdown:
 
     @property
     def all_abstained(self) -> bool:
-        """True when no term in force gave a value and at least one abstained (e.g. the only term is a
-        judge that failed): the total 0.0 is then no opinion, not a real 0; trainers mask or flag it."""
-        active = [t for t in self.terms.values() if t.abstained or not (t.reason or "").startswith(_INACTIVE)]
-        return any(t.abstained for t in active) and all(t.raw is None for t in active)
+        """True when no term gave a value and at least one abstained (e.g. the only term is a judge that
+        failed): the total 0.0 is then no opinion, not a real 0; trainers mask or flag it. Terms gated
+        off or inactive in the stage have no value either; a guard's 0 is a value."""
+        return any(t.abstained for t in self.terms.values()) and all(t.raw is None for t in self.terms.values())
 
     def to_dict(self) -> dict[str, Any]:
         """``info["reward"]``: ``abstained`` is :attr:`all_abstained`, ``abstain_reasons`` why each term abstained."""
-        return {"total": self.total, "outcome": self.outcome, "stage": self.stage,
-                "training_step": self.training_step, "terms": {k: v.to_dict() for k, v in self.terms.items()},
-                "abstained": self.all_abstained,
-                "abstain_reasons": {k: v.reason for k, v in self.terms.items() if v.abstained}}
+        terms, reasons, valued = {}, {}, False
+        for name, t in self.terms.items():  # one pass: this runs for every finished episode
+            terms[name] = {"raw": t.raw, "weight": t.weight, "contribution": t.contribution,
+                           "abstained": t.abstained, "reason": t.reason}
+            if t.abstained:
+                reasons[name] = t.reason
+            elif t.raw is not None:
+                valued = True
+        return {"total": self.total, "outcome": self.outcome, "stage": self.stage, "training_step": self.training_step,
+                "terms": terms, "abstained": bool(reasons) and not valued, "abstain_reasons": reasons}
 
     def to_metrics(self, prefix: str = "reward") -> dict[str, float]:
         """Flat floats with a fixed key set (NaN for a missing raw value), e.g. verl's reward_extra_info."""
@@ -222,7 +227,7 @@ class Shaper:
             values[compiled.name] = _term_value(compiled, weight, episode, step, values, guard)
         total = self._combine(values)
         for name in plan.inactive:
-            values[name] = TermValue(None, 0.0, 0.0, False, f"{_INACTIVE} {plan.stage!r}")
+            values[name] = TermValue(None, 0.0, 0.0, False, f"inactive in stage {plan.stage!r}")
         if plan.order is not None:
             values = {name: values[name] for name in plan.order}
         return RewardBreakdown(total, episode.outcome, values, plan.stage, training_step)
