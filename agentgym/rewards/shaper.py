@@ -127,7 +127,8 @@ class Shaper:
 
     def __init__(self, spec: RewardSpec) -> None:
         self.spec = spec
-        self._groups = [[_compile(t) for t in terms] for _, terms in spec.term_groups()]
+        self._groups = [[_compile_at(f"{where}[{j}]", t) for j, t in enumerate(terms)]
+                        for where, terms in spec.term_groups()]
         self._starts = [s.start for s in spec.stages] if spec.stages else [0.0]
         self._names = tuple(dict.fromkeys(c.name for group in self._groups for c in group))
         self._plans: dict[tuple[int, int | None], _Plan] = {}
@@ -302,6 +303,15 @@ def _gate_order(weighted: tuple[tuple[_Compiled, float], ...]) -> tuple[tuple[_C
     for c, _ in weighted:
         visit(c.name)
     return tuple(done.values())
+
+
+def _compile_at(where: str, spec: TermSpec) -> _Compiled:
+    """``_compile``, its errors (an unimportable custom function, a judge without a model) located in the spec."""
+    try:
+        return _compile(spec)
+    except ConfigError as exc:
+        field = exc.field if exc.field.startswith(where) else f"{where}.{exc.field.rpartition('.')[2]}"
+        raise ConfigError(field, exc.value, exc.allowed) from exc.__cause__
 
 
 def _compile(spec: TermSpec) -> _Compiled:
