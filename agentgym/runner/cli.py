@@ -10,6 +10,7 @@ from typing import Annotated, Any
 import typer
 from pydantic import ValidationError
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from agentgym.agents.openai_chat import API_KEY_ENV_VAR, ChatAgentConfig
@@ -73,10 +74,17 @@ def run(
         raise typer.Exit(130) from None
     except AgentGymError as exc:
         progress.stop()
-        console.print(f"[red]error[/]: {exc}")
+        console.print(f"[red]error[/]: {escape(str(exc))}", soft_wrap=True)  # one line, whatever the width
         raise typer.Exit(1) from None
     progress.stop()
-    raise typer.Exit(_report(config, outcome, console, draw_plot))
+    try:
+        code = _report(config, outcome, console, draw_plot)
+    except OSError as exc:  # summary.json / summary.png on a full disk: the results are already safe
+        console.print(f"[red]error[/]: cannot write {escape(str(exc.filename or config.out))}: "
+                      f"{escape(exc.strerror or str(exc))}; {len(outcome.records)} result(s) are safely in "
+                      f"{escape(str(config.out / 'results.jsonl'))}", soft_wrap=True)
+        raise typer.Exit(1) from None
+    raise typer.Exit(code)
 
 
 def parse_env_kwargs(pairs: list[str] | None) -> dict[str, Any]:
