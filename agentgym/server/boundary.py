@@ -5,7 +5,8 @@ a client picks a preset and may set only these bounded options:
 
 * every env: ``max_turns`` (up to the preset's cap), ``render_mode``, ``reward`` (the *name* of a
   reward the server allows);
-* TravelPlanner-v0: ``action_format``, ``mode``, ``evaluation``, ``queries`` (inline rows only);
+* TravelPlanner-v0: ``action_format``, ``mode``, ``evaluation``, ``queries`` (inline rows, or a
+  split name of the operator's world: ``train``, ``validation``, ``test``);
 * SearchQA-v0 and SearchQA-LongForm-v0: ``action_format``, ``metric``, ``top_k``,
   ``max_searches``, ``questions`` (inline rows, or a built-in split name).
 
@@ -129,7 +130,7 @@ class ClientBoundary:
         if field in ("top_k", "max_searches"):
             return _check_int(field, value, 1, 50)
         if field in ("queries", "questions"):
-            if field == "questions" and isinstance(value, str) and value in _SPLITS:
+            if isinstance(value, str) and value in _SPLITS:  # the world's own split: the operator's data
                 return value
             return _check_inline(field, value, INLINE_LIMITS.bytes, rows=True)
         return _check_text(field, value, 64)  # a choice the env itself checks against its list

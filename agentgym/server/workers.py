@@ -103,10 +103,11 @@ class _Worker:
                 self._arm()
                 if not future.done():
                     future.set_result((header, body))
+        except asyncio.CancelledError:  # the event loop is going away: so is the server
+            raise
         except (asyncio.IncompleteReadError, ConnectionError, ValueError):
             pass
-        finally:
-            self._die()
+        self._die()
 
     def _die(self) -> None:
         self.dead = True
