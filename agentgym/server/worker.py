@@ -133,9 +133,6 @@ def main() -> None:
     hello = read_frame(requests)
     if hello is None:
         return
-    for path in reversed(hello[0].get("sys_path", [])):
-        if path not in sys.path:
-            sys.path.insert(0, path)
     import agentgym  # noqa: F401  (registers the env ids)
 
     for module in hello[0].get("imports", []):

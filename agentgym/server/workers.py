@@ -209,10 +209,12 @@ class WorkerPool:
         return await asyncio.shield(task)
 
     async def _spawn(self, index: int) -> _Worker:
+        # The worker imports what this process would: the same agentgym, and the modules of its envs.
+        path = os.pathsep.join(p or os.getcwd() for p in sys.path)
         proc = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "agentgym.server.worker", stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE, start_new_session=True, limit=2**26)
-        proc.stdin.write(pack_frame({"imports": list(self.imports), "sys_path": [p or os.getcwd() for p in sys.path]}))
+            stdout=asyncio.subprocess.PIPE, start_new_session=True, limit=2**26, env={**os.environ, "PYTHONPATH": path})
+        proc.stdin.write(pack_frame({"imports": list(self.imports)}))
         try:
             async with asyncio.timeout(_START_TIMEOUT_S):
                 head_len, body_len = _HEAD.unpack(await proc.stdout.readexactly(_HEAD.size))

@@ -1,12 +1,14 @@
 """A test env whose steps sleep or spin on request: for the server's timeout tests.
 
 Importing it registers ``AgentGymTest/Sleepy-v0`` (``agentgym serve --import sleepy_env``).
-Actions: ``sleep S`` (blocks in ``time.sleep``), ``spin S`` (a busy Python loop), ``stop`` (ends
-the episode); anything else is echoed.
+Actions: ``sleep S`` (blocks in ``time.sleep``), ``spin S`` (a busy Python loop), ``stuck S`` (a
+busy loop with SIGALRM blocked, as C code that never checks for signals would be: only killing
+the process stops it), ``stop`` (ends the episode); anything else is echoed.
 """
 
 from __future__ import annotations
 
+import signal
 import time
 from typing import Any
 
@@ -26,7 +28,9 @@ class SleepyEnv(TextEnv):
         verb, _, amount = action.partition(" ")
         if verb == "sleep":
             time.sleep(float(amount))
-        elif verb == "spin":
+        elif verb in ("spin", "stuck"):
+            if verb == "stuck":
+                signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
             end = time.monotonic() + float(amount)
             while time.monotonic() < end:
                 pass
