@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import importlib
 import ipaddress
+import json
 import os
 import secrets
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from agentgym.errors import ConfigError, DependencyNotInstalled
-from agentgym.server.presets import Presets, load_presets
+from agentgym.server.presets import EnvPreset, Presets, load_presets
 from agentgym.server.settings import TOKENS_ENV_VAR, ServerSettings, default_token_path
 
 __all__ = ["serve", "write_token_file"]
@@ -40,6 +41,10 @@ def serve(
     env: Annotated[list[str] | None, typer.Option(
         "--env", help="Env id clients may create (repeat). Default: those of --presets, else every agentgym env.")]
     = None,
+    env_kwarg: Annotated[list[str] | None, typer.Option(
+        "--env-kwarg", "-k", help="An operator kwarg KEY=VALUE (VALUE read as JSON when it parses) for every --env "
+                                  "(a preset named after the env id); repeatable. Several envs with different "
+                                  "kwargs: use --presets.")] = None,
     reward_preset: Annotated[list[str] | None, typer.Option(
         help="A built-in reward preset clients may pick by name (repeat). Default: all of them.")] = None,
     import_: Annotated[list[str] | None, typer.Option(
@@ -77,7 +82,7 @@ def serve(
     tokens = list(token or [])
     if token_file is not None:
         tokens += [line.strip() for line in token_file.read_text().splitlines() if line.strip()]
-    loaded = _presets(presets, reward_preset)
+    loaded = _presets(presets, reward_preset, env or [], env_kwarg or [])
     fields = dict(
         tokens=tuple(tokens), env_ids=tuple(env) if env else None, presets=loaded, trust_clients=trust_clients,
         insecure_no_auth=insecure_no_auth, imports=tuple(import_ or ()), max_sessions=max_sessions,
@@ -125,14 +130,33 @@ def write_token_file(path: Path) -> str:
     return token
 
 
-def _presets(path: Path | None, reward_presets: list[str] | None) -> Presets:
+def _presets(path: Path | None, reward_presets: list[str] | None, env_ids: list[str], pairs: list[str]) -> Presets:
     try:
         loaded = load_presets(path) if path is not None else Presets()
     except ConfigError as exc:
         raise typer.BadParameter(str(exc), param_hint="--presets") from None
     if reward_presets:
         loaded = loaded.model_copy(update={"reward_presets": tuple(reward_presets)})
+    if pairs:
+        if not env_ids:
+            raise typer.BadParameter("--env-kwarg needs the --env ids it configures", param_hint="--env-kwarg")
+        kwargs = _kwargs(pairs)
+        flags = tuple(EnvPreset(name=env_id, env_id=env_id, kwargs=kwargs) for env_id in env_ids)
+        loaded = loaded.model_copy(update={"presets": (*flags, *loaded.presets)})
     return loaded
+
+
+def _kwargs(pairs: list[str]) -> dict[str, Any]:
+    kwargs: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise typer.BadParameter(f"{pair!r} is not KEY=VALUE", param_hint="--env-kwarg")
+        try:
+            kwargs[key.strip()] = json.loads(value)
+        except json.JSONDecodeError:
+            kwargs[key.strip()] = value
+    return kwargs
 
 
 def _is_loopback(host: str) -> bool:

@@ -375,3 +375,34 @@ def test_serve_generates_a_private_token_and_remote_env_finds_it(tmp_path, monke
     assert os.stat(path).st_mode & 0o777 == 0o600
     monkeypatch.setenv("AGENTGYM_CACHE_DIR", str(tmp_path))
     assert default_token_path(1) == path
+
+
+def test_a_megabyte_of_degenerate_model_text_does_not_stall_other_sessions(serve):
+    """1 MB of one unclosed tag repeated (what a degenerate policy emits) on one session, while a second
+    session steps and /health answers. Whether the degenerate step is slow depends on the parsers (made
+    linear separately); either way it runs in its own worker process, so the others' latency stays low.
+    The bound is generous for a shared 2-core machine; the worst latency is printed, not pinned."""
+    live = serve(env_workers=2, request_timeout_s=5)
+    degenerate, other = (RemoteEnv(live.url, "TravelPlanner-v0", token=TOKEN) for _ in range(2))
+    degenerate.reset(seed=0)
+    other.reset(seed=0)
+    finished = threading.Event()
+
+    def flood() -> None:
+        try:
+            degenerate.step("<answer>" * 125_000)  # 1 MB
+        except Exception:  # a 504 (the deadline) is a fine outcome here
+            pass
+        finished.set()
+
+    threading.Thread(target=flood, daemon=True).start()
+    latencies = []
+    for _ in range(10):
+        start = time.monotonic()
+        other.step("CitySearch[Texas]")
+        assert _healthy(live.url)
+        latencies.append(time.monotonic() - start)
+    finished.wait(30)
+    print(f"step + /health beside a 1 MB degenerate step: worst {max(latencies) * 1000:.0f} ms")
+    assert max(latencies) < 1.5
+    other.close()
