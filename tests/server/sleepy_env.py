@@ -3,7 +3,8 @@
 Importing it registers ``AgentGymTest/Sleepy-v0`` (``agentgym serve --import sleepy_env``).
 Actions: ``sleep S`` (blocks in ``time.sleep``), ``spin S`` (a busy Python loop), ``stuck S`` (a
 busy loop with SIGALRM blocked, as C code that never checks for signals would be: only killing
-the process stops it), ``stop`` (ends the episode); anything else is echoed.
+the process stops it), ``hog S`` (one C call that holds the GIL for about S seconds, as a
+quadratic regex on a megabyte would), ``stop`` (ends the episode); anything else is echoed.
 """
 
 from __future__ import annotations
@@ -34,6 +35,11 @@ class SleepyEnv(TextEnv):
             end = time.monotonic() + float(amount)
             while time.monotonic() < end:
                 pass
+        elif verb == "hog":
+            start = time.perf_counter()
+            sum(range(1_000_000))
+            per_item = (time.perf_counter() - start) / 1_000_000
+            sum(range(int(float(amount) / per_item)))  # builtin sum over a range: no GIL release inside
         return f"did {action}", 0.0, action == "stop", StepInfo(turn=self.turn, action="tool")
 
 

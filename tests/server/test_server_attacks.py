@@ -281,7 +281,7 @@ def test_a_client_that_never_finishes_its_headers_is_cut_off(serve):
 
 
 def test_a_slow_call_does_not_stall_health_or_other_sessions(serve):
-    """A busy Python loop (holding its process's GIL, as a quadratic regex would) on one session, while
+    """One C call holding its process's GIL for 3 s (as a quadratic regex would) on one session, while
     another session steps and /health answers. Wall-clock bounds here are generous on purpose (a
     shared 2-core machine): the assertion is that each answer came back before the slow call ended,
     and the worst latency is reported, not pinned."""
@@ -293,7 +293,7 @@ def test_a_slow_call_does_not_stall_health_or_other_sessions(serve):
     ended = []
 
     def spin() -> None:
-        slow.step("spin 3")
+        slow.step("hog 3")
         ended.append(time.monotonic())
         done.set()
 
