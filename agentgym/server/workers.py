@@ -96,8 +96,8 @@ class _Worker:
         try:
             while True:
                 head_len, body_len = _HEAD.unpack(await stdout.readexactly(_HEAD.size))
-                header = json.loads(await stdout.readexactly(head_len))
-                body = await stdout.readexactly(body_len)
+                frame = await stdout.readexactly(head_len + body_len)
+                header, body = json.loads(frame[:head_len]), frame[head_len:]
                 call_id, _, future = self.queue.popleft()
                 assert header["id"] == call_id, "worker replies come in order"
                 self._arm()
