@@ -67,7 +67,8 @@ def serve(
     keep_alive: Annotated[int, typer.Option(help="Seconds an idle client connection stays open.")] = 75,
     log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "warning",
     trust_clients: Annotated[bool, typer.Option(
-        "--trust-clients", help="Let clients pass any constructor kwargs (paths, URLs, reward specs, custom code). Dangerous.")]
+        "--trust-clients",
+        help="Let clients pass any constructor kwargs (paths, URLs, reward specs, custom code). Dangerous.")]
     = False,
     insecure_no_auth: Annotated[bool, typer.Option(
         "--insecure-no-auth", help="Serve without any token: every process that can connect may run envs.")] = False,

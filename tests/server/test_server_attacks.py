@@ -15,7 +15,6 @@ import socket
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 
 import pytest
 from server_helpers import OTHER_TOKEN, SLEEPY, TOKEN, auth
@@ -127,7 +126,8 @@ def test_index_dir_cannot_delete_a_server_folder(server, tmp_path):
 
 
 @pytest.mark.parametrize("term", [
-    {"kind": "llm_judge", "weight": 1, "model": "m", "base_url": "ATTACKER/v1", "api_key_env": "AGENTGYM_SERVER_TOKENS"},
+    {"kind": "llm_judge", "weight": 1, "model": "m", "base_url": "ATTACKER/v1",
+     "api_key_env": "AGENTGYM_SERVER_TOKENS"},
     {"kind": "llm_judge", "weight": 1, "model": "m", "base_url": "ATTACKER/v1"},
 ])
 def test_a_reward_spec_cannot_send_server_secrets_to_a_client_chosen_url(server, attacker, monkeypatch, term):
@@ -406,3 +406,43 @@ def test_a_megabyte_of_degenerate_model_text_does_not_stall_other_sessions(serve
     print(f"step + /health beside a 1 MB degenerate step: worst {max(latencies) * 1000:.0f} ms")
     assert max(latencies) < 1.5
     other.close()
+
+
+@pytest.mark.parametrize("protocol", ["h11", "httptools"])
+def test_the_header_deadline_spares_idle_keep_alive_connections(protocol):
+    """Both HTTP protocol flavours uvicorn may pick: slow headers are cut off, while a persistent
+    connection idle between requests (as RemoteEnv keeps one) is not."""
+    import uvicorn
+    from server_helpers import settings
+
+    from agentgym.server import create_app
+    from agentgym.server.http import _h11_protocol, _httptools_protocol
+
+    if protocol == "httptools":
+        pytest.importorskip("httptools")
+    make = _h11_protocol if protocol == "h11" else _httptools_protocol
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    config = uvicorn.Config(create_app(settings(env_calls="threads")), http=make(0.5), log_level="warning",
+                            lifespan="off")
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    while not server.started:
+        time.sleep(0.01)
+    try:
+        port = sock.getsockname()[1]
+        with socket.create_connection(("127.0.0.1", port)) as kept:  # raw: no silent reconnect
+            kept.settimeout(10)
+            for _ in range(2):
+                kept.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+                assert kept.recv(1000).startswith(b"HTTP/1.1 200")
+                time.sleep(1.0)  # idle twice the header deadline: keep-alive (5 s) decides, not the deadline
+        with socket.create_connection(("127.0.0.1", port)) as slow:
+            slow.settimeout(10)
+            slow.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n")
+            assert slow.recv(100) == b""
+    finally:
+        server.should_exit = True
+        thread.join(10)
+        sock.close()
