@@ -114,6 +114,7 @@ class EnvServer:
                            allowed=list(self.env_ids))
         try:  # the trust boundary: nothing is built from what a client may not set
             kwargs = self.boundary.kwargs(body.env_id, body.preset, body.kwargs)
+            preset = self.boundary.preset_name(body.env_id, body.preset)
         except ConfigError as exc:
             kind, message, details = env_error(exc)
             raise ApiError(kind, message, **details) from None
@@ -127,7 +128,7 @@ class EnvServer:
             self.pool.release(owner)
             raise
         extra = {"ttl_s": self.settings.session_ttl_s, "max_request_bytes": self.settings.max_request_bytes,
-                 "preset": body.preset}
+                 "preset": preset}
         session = self.pool.add(owner, body.env_id, env, lambda sid: {**description, **extra, "session_id": sid},
                                 session_id=key)
         self.metrics.sessions_created += 1

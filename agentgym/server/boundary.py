@@ -76,6 +76,11 @@ class ClientBoundary:
     def preset_names(self, env_id: str) -> list[str]:
         return [name for name, p in self.presets.items() if p.env_id == env_id]
 
+    def preset_name(self, env_id: str, preset: str | None) -> str | None:
+        """The operator's preset a create request gets (None: the env's defaults)."""
+        name = self._preset(env_id, preset).name
+        return name if name in self.presets else None
+
     def kwargs(self, env_id: str, preset: str | None, client: Mapping[str, Any]) -> dict[str, Any]:
         """The env's kwargs: the preset's, with the client's checked options on top."""
         chosen = self._preset(env_id, preset)

@@ -247,7 +247,7 @@ def test_the_allowed_options_still_work(serve, tmp_path):
                                                           "reward": "prs/short"}, token=TOKEN, preset="tiny-wiki")
     try:
         observation, _ = env.reset(seed=0)
-        assert "capital of Texas" in observation
+        assert "capital of Texas" in observation and env.description.preset == "tiny-wiki"
     finally:
         env.close()
     with pytest.raises(ConfigError) as refused:  # the client raises the server's ConfigError as itself
