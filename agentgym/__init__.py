@@ -18,7 +18,7 @@ from agentgym.core import (
     ToolCall,
     ToolResult,
 )
-from agentgym.core.registration import ENV_IDS, register_envs
+from agentgym.registration import ENV_IDS, register_envs
 from agentgym.errors import (
     ActionTypeError,
     AgentGymError,

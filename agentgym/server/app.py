@@ -27,7 +27,7 @@ import gymnasium
 from pydantic import BaseModel, ValidationError
 
 from agentgym import __version__
-from agentgym.core.registration import ENV_IDS
+from agentgym.registration import ENV_IDS
 from agentgym.errors import ConfigError, DependencyNotInstalled
 from agentgym.server.boundary import ClientBoundary
 from agentgym.server.calls import CallTimedOut, EnvCalls

@@ -102,14 +102,13 @@ class SearchQAEnv(TextEnv):
     long_form: ClassVar[bool] = False
 
     def __init__(self, *, questions: Any = None, corpus: Any = None, retriever: Retriever | str | None = None,
-                 action_format: str = "tags", metric: str = "em", reward: Any = None, top_k: int = 3,
+                 action_format: str = "tags", metric: str = "em", top_k: int = 3,
                  max_searches: int = 4,
                  max_turns: int = 10, passage_chars: int = 1000, max_query_chars: int = 1000,
                  max_action_chars: int = 1_000_000, synthetic_size: str | int = "default", synthetic_seed: int = 0,
                  index_dir: str | os.PathLike[str] | None = None, cache_dir: str | os.PathLike[str] | None = None,
                  prompt_template: str | None = None, render_mode: str | None = None) -> None:
-        super().__init__(max_turns=max_turns, max_action_chars=max_action_chars, render_mode=render_mode,
-                         reward=reward)
+        super().__init__(max_turns=max_turns, max_action_chars=max_action_chars, render_mode=render_mode)
         _choose("action_format", action_format, ACTION_FORMATS)
         _choose("metric", metric, REWARDS)
         for name, value in (("top_k", top_k), ("max_searches", max_searches), ("passage_chars", passage_chars),

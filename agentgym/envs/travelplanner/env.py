@@ -116,10 +116,8 @@ class TravelPlannerEnv(TextEnv):
         max_action_chars: int = 1_000_000,
         cache_dir: str | os.PathLike[str] | None = None,
         render_mode: str | None = None,
-        reward: Any = None,
     ) -> None:
-        super().__init__(max_turns=max_turns, max_action_chars=max_action_chars, render_mode=render_mode,
-                         reward=reward)
+        super().__init__(max_turns=max_turns, max_action_chars=max_action_chars, render_mode=render_mode)
         _choose("mode", mode, MODES)
         _choose("action_format", action_format, FORMATS)
         _choose("evaluation", evaluation, EVALUATION_MODES)
