@@ -1,0 +1,224 @@
+"""Parity with Search-R1, written from its documented rules (nothing of its code is reused).
+
+One test (or more) per finding of the issue "SearchQA that reproduces Search-R1"; each failed on
+the branch point. The rules, from Search-R1's generation loop, data preparation and qa_em:
+
+* the turn is cut after its first ``</search>``, else its first ``</answer>``; the first complete
+  ``<search>``/``<answer>`` pair decides (case-sensitive, no attributes); its content is stripped;
+* no pair: the fixed invalid-action sentence; an answer (even empty) ends the episode;
+* ``max_turns=N``: N turns that act, then one final turn in which a search is not run;
+* passages: ``Doc n(Title: <first line of contents>) <rest>``, in ``\\n\\n<information>...</information>\\n\\n``,
+  stripped, so no hits give ``<information></information>``; observations cut to 500 tokens;
+* EM/SubEM: SQuAD normalization only (control characters kept), every gold answer counted;
+* the prompt: its fixed instruction, then ``Question: <q>?`` (``?`` appended unless present).
+"""
+
+from __future__ import annotations
+
+import json
+
+import gymnasium
+import httpx
+import pytest
+
+import agentgym  # noqa: F401
+from agentgym.envs.searchqa.protocol import SEARCH_R1_INVALID, cut_turn, read_search_r1
+from agentgym.envs.searchqa.scoring import exact_match, substring_match
+
+CORPUS = [
+    {"id": "0", "contents": '"Evan Morris"\nEvan Morris (1977 - 2015) was a lobbyist for Genentech.\nHe lived in DC.'},
+    {"id": "1", "contents": '"Genentech"\nGenentech is a biotechnology company founded in 1976.'},
+    {"id": "2", "contents": '"Roche"\nRoche acquired Genentech in 2009.'},
+]
+QUESTION = {"question": "Which company did Evan Morris work for", "golden_answers": ["Genentech"]}
+INVALID = ("\nMy previous action is invalid. If I want to search, I should put the query between <search> and "
+           "</search>. If I want to give the final answer, I should put the answer between <answer> and </answer>. "
+           "Let me try again.\n")
+PROMPT = ("Answer the given question. You must conduct reasoning inside <think> and </think> first every time you "
+          "get new information. After reasoning, if you find you lack some knowledge, you can call a search engine "
+          "by <search> query </search> and it will return the top searched results between <information> and "
+          "</information>. You can search as many times as your want. If you find no further external knowledge "
+          "needed, you can directly provide the answer inside <answer> and </answer>, without detailed "
+          "illustrations. For example, <answer> Beijing </answer>. Question: {q}\n")
+
+
+@pytest.fixture()
+def make(tmp_path):
+    def build(question=QUESTION, **kwargs):
+        kwargs.setdefault("protocol", "search-r1")
+        kwargs.setdefault("corpus", CORPUS)
+        return gymnasium.make("SearchQA-v0", questions=[question], cache_dir=str(tmp_path), **kwargs)
+    return build
+
+
+# -- finding 3: turn parsing ---------------------------------------------------------------------
+@pytest.mark.parametrize("turn, action", [
+    ("<search>a</search> <answer>b</answer>", ("search", "a")),
+    ("<answer>b</answer> <search>a</search>", ("answer", "b")),  # cut at </search> keeps both; first wins
+    ("<answer>first</answer><answer>second</answer>", ("answer", "first")),  # the first answer, not the last
+    ("<answer>  Genentech \n</answer>", ("answer", "Genentech")),
+    ("<search>unclosed <answer>x</answer>", ("answer", "x")),  # the first tag that closes
+    ("<answer>x <search>q</search></answer>", ("search", "q")),  # cut after </search>: the answer never closes
+])
+def test_the_first_complete_tag_of_the_cut_turn_decides(turn, action):
+    parsed = read_search_r1(turn).action
+    assert (type(parsed).__name__.lower(), getattr(parsed, "query", getattr(parsed, "text", None))) == action
+
+
+@pytest.mark.parametrize("turn", ["<Answer>Genentech</Answer>", "<answer >Genentech</answer>",
+                                  '<answer id="1">Genentech</answer>', "<ANSWER>x</ANSWER>", "Genentech",
+                                  "<answer>unclosed"])
+def test_case_and_attributes_make_a_tag_invalid(make, turn):
+    env = make()
+    env.reset(seed=0)
+    obs, reward, terminated, truncated, info = env.step(turn)
+    assert obs == INVALID == SEARCH_R1_INVALID and not terminated and info["action"] == "invalid"
+
+
+def test_an_empty_answer_ends_the_episode(make):
+    env = make()
+    env.reset(seed=0)
+    obs, reward, terminated, _, info = env.step("<answer></answer>")
+    assert terminated and reward == 0.0 and obs == "" and info["evaluation"]["answer"] == ""
+
+
+def test_the_cut_is_at_the_first_search_close_else_the_first_answer_close():
+    assert cut_turn("a</answer>b</search>c</search>") == "a</answer>b</search>"
+    assert cut_turn("a</answer>b</answer>") == "a</answer>"
+    assert cut_turn("no tags") == "no tags"
+
+
+# -- finding 4: turn limits ------------------------------------------------------------------
+def test_max_turns_means_n_search_turns_then_a_final_turn_without_search(make):
+    env = make(max_turns=4)
+    env.reset(seed=0)
+    for _ in range(4):
+        obs, reward, terminated, truncated, _ = env.step("<search>Evan Morris</search>")
+        assert obs.startswith("\n\n<information>") and not (terminated or truncated)
+    obs, reward, terminated, truncated, info = env.step("<search>Genentech</search>")  # the final turn
+    assert obs == "" and reward == 0.0 and truncated and info.get("tool_result") is None
+    env.reset(seed=0)
+    for _ in range(4):
+        env.step("<search>Evan Morris</search>")
+    _, reward, terminated, _, _ = env.step("<answer>Genentech</answer>")  # an answer is still taken then
+    assert terminated and reward == 1.0
+
+
+def test_five_searches_then_an_answer_scores_zero_with_max_turns_4(make):
+    env = make(max_turns=4)
+    env.reset(seed=0)
+    done, reward = False, 0.0
+    for turn in ["<search>q</search>"] * 5 + ["<answer>Genentech</answer>"]:
+        if done:
+            break
+        _, reward, terminated, truncated, _ = env.step(turn)
+        done = terminated or truncated
+    assert done and reward == 0.0
+
+
+# -- finding 5: observation text ------------------------------------------------------------
+def test_passages_are_rendered_from_the_raw_contents(make):
+    env = make(top_k=2)
+    env.reset(seed=0)
+    obs, *_, info = env.step("<search>Evan Morris Genentech</search>")
+    first, second = (CORPUS[int(i)]["contents"] for i in info["extra"]["passage_ids"])
+    assert first.startswith('"Evan Morris"')
+    assert obs == ('\n\n<information>Doc 1(Title: "Evan Morris") Evan Morris (1977 - 2015) was a lobbyist for '
+                   f'Genentech.\nHe lived in DC.\nDoc 2(Title: {second.replace(chr(10), ") ", 1)}</information>\n\n')
+
+
+def test_no_hits_give_an_empty_information_block(make):
+    env = make()
+    env.reset(seed=0)
+    obs, *_ = env.step("<search>xylophone</search>")
+    assert obs == "\n\n<information></information>\n\n"
+
+
+def _word_tokenizer():
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    words = sorted({w for row in CORPUS for w in json.dumps(row["contents"]).replace("\\n", " ").split()})
+    core = Tokenizer(models.WordLevel({w: i for i, w in enumerate(["[UNK]", *words])}, unk_token="[UNK]"))
+    core.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    return PreTrainedTokenizerFast(tokenizer_object=core, unk_token="[UNK]")
+
+
+def test_observations_are_cut_by_tokens_when_a_tokenizer_is_given(make):
+    pytest.importorskip("transformers")
+    tokenizer = _word_tokenizer()
+    env = make(top_k=3, tokenizer=tokenizer, max_observation_tokens=6)
+    env.reset(seed=0)
+    obs, *_ = env.step("<search>Evan Morris Genentech</search>")
+    full = make(top_k=3)
+    full.reset(seed=0)
+    whole, *_ = full.step("<search>Evan Morris Genentech</search>")
+    ids = tokenizer.encode(whole, add_special_tokens=False)
+    assert len(ids) > 6 and obs == tokenizer.decode(ids[:6])
+    chars = make(top_k=3, max_observation_tokens=6)
+    chars.reset(seed=0)
+    assert chars.step("<search>Evan Morris Genentech</search>")[0] == whole[:24]  # 4 characters per token
+
+
+def test_the_server_passes_contents_through_unchanged(loopback_server, tmp_path):
+    from agentgym.envs.searchqa import BM25Retriever
+    from agentgym.envs.searchqa.serve import create_app
+
+    rows = [{"id": "0", "contents": '"Quoted"\n  text with  spacing\n\nand lines  '}]
+    with loopback_server(create_app(BM25Retriever.open(rows, cache_dir=tmp_path))) as server:
+        reply = httpx.post(server.url + "/retrieve", json={"queries": ["quoted text"], "topk": 3,
+                                                          "return_scores": True}).json()
+    assert reply["result"][0][0]["document"]["contents"] == rows[0]["contents"]
+
+
+# -- finding 1: /retrieve at Search-R1's batch size -----------------------------------------
+def test_a_batch_of_2560_queries_in_one_request_is_answered_in_full(loopback_server, tmp_path):
+    from agentgym.envs.searchqa import BM25Retriever
+    from agentgym.envs.searchqa.serve import create_app
+
+    retriever = BM25Retriever.open(CORPUS, cache_dir=tmp_path)
+    queries = [["Evan Morris", "Genentech founded", "Roche 2009", "xylophone"][i % 4] for i in range(2560)]
+    with loopback_server(create_app(retriever)) as server:
+        reply = httpx.post(server.url + "/retrieve", json={"queries": queries, "topk": 3, "return_scores": True},
+                           timeout=120)
+    assert reply.status_code == 200
+    result = reply.json()["result"]
+    expected = [[{"document": h.to_document(), "score": h.score} for h in retriever.search(q, 3)] for q in queries[:4]]
+    assert len(result) == 2560 and result[:4] == expected and result[2556:] == expected and result[3] == []
+
+
+# -- finding 7: scoring and the prompt ------------------------------------------------------
+def test_control_characters_are_kept_before_scoring(make):
+    env = make(question={"question": "Capital of France", "golden_answers": ["Paris"]})
+    env.reset(seed=0)
+    _, reward, terminated, _, info = env.step("<answer>Paris\x00</answer>")
+    assert terminated and reward == 0.0 and info["evaluation"]["em"] == 0.0
+    assert exact_match("Paris\x00", ["Paris"]) == 0.0  # qa_em normalizes, it does not clean
+
+
+def test_subem_counts_a_gold_answer_that_normalizes_to_nothing(make):
+    env = make(question={"question": "q", "golden_answers": ["Genentech", "The"]}, metric="subem")
+    env.reset(seed=0)
+    _, reward, *_ = env.step("<answer>Roche</answer>")
+    assert reward == 1.0  # "the" normalizes to "", which is in every prediction
+    assert substring_match("Roche", ["the"], skip_empty_golds=False) == 1.0
+    assert substring_match("Roche", ["the"]) == 0.0  # the agentgym protocol's choice, kept
+
+
+@pytest.mark.parametrize("question, shown", [("Who won.", "Who won.?"), ("Stop!", "Stop!?"),
+                                             ("  Where is it?  ", "Where is it?"), ("Which one", "Which one?")])
+def test_the_prompt_is_search_r1s_with_a_question_mark_appended(make, question, shown):
+    env = make(question={"question": question, "golden_answers": ["x"]})
+    obs, _ = env.reset(seed=0)
+    assert obs == PROMPT.format(q=shown)
+
+
+# -- the parsers stay linear on degenerate text ---------------------------------------------
+@pytest.mark.parametrize("unit", ["<answer>", "<search>", "<think>", "<information>", "</search><search>",
+                                  "<answer>x</search>"])
+def test_a_megabyte_of_one_repeated_tag_reads_in_linear_time(unit):
+    """One megabyte reads at once (a backtracking reader takes minutes here); no clock is read."""
+    from agentgym.envs.searchqa.protocol import read_action
+
+    text = unit * (1_000_000 // len(unit))
+    assert read_search_r1(text).action is not None and read_action(text, "tags").action is not None
