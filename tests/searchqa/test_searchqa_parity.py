@@ -222,3 +222,66 @@ def test_a_megabyte_of_one_repeated_tag_reads_in_linear_time(unit):
 
     text = unit * (1_000_000 // len(unit))
     assert read_search_r1(text).action is not None and read_action(text, "tags").action is not None
+
+
+# -- finding 2: data rows both ways -----------------------------------------------------------
+def _question_file(tmp_path):
+    rows = [{"id": "nq-0", "question": "who founded genentech", "golden_answers": ["Robert Swanson"],
+             "data_source": "nq"},
+            {"id": "hp-0", "question": "Which company bought Genentech", "golden_answers": ["Roche"],
+             "data_source": "hotpotqa"}]
+    path = tmp_path / "mixed.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (tmp_path / "c.jsonl").write_text("".join(json.dumps(r) + "\n" for r in CORPUS))
+    return path
+
+
+def test_prepared_rows_carry_the_dataset_and_search_r1s_ground_truth(tmp_path):
+    from agentgym.integrations.verl.prepare import prepare_rows
+
+    kwargs = {"corpus": str(tmp_path / "c.jsonl"), "protocol": "search-r1", "cache_dir": str(tmp_path / "cache")}
+    rows = prepare_rows("SearchQA-v0", queries=_question_file(tmp_path), env_kwargs=kwargs)
+    assert [r["data_source"] for r in rows] == ["nq", "hotpotqa"]
+    assert rows[0]["reward_model"] == {"style": "rule", "ground_truth": {"target": ["Robert Swanson"]}}
+    assert rows[1]["prompt"][-1]["content"] == PROMPT.format(q="Which company bought Genentech?")
+    forced = prepare_rows("SearchQA-v0", queries=_question_file(tmp_path), env_kwargs=kwargs, data_source="popqa")
+    assert {r["data_source"] for r in forced} == {"popqa"}
+
+
+def _search_r1_row(numpy_lists: bool):
+    import numpy as np
+
+    target = np.array(["Roche"], dtype=object) if numpy_lists else ["Roche"]
+    return {"data_source": "hotpotqa", "ability": "fact-reasoning",
+            "prompt": [{"role": "user", "content": PROMPT.format(q="Which company bought Genentech?")}],
+            "reward_model": {"style": "rule", "ground_truth": {"target": target}},
+            "extra_info": {"split": "train", "index": 7}}
+
+
+@pytest.mark.parametrize("numpy_lists", [False, True], ids=["lists", "numpy"])
+def test_a_search_r1_row_plays_as_it_is(tmp_path, numpy_lists):
+    from agentgym.integrations.verl.envs import row_extra_info
+    from agentgym.integrations.verl.settings import AgentGymConfig, EnvTask
+
+    settings = AgentGymConfig(env_kwargs={"corpus": CORPUS, "cache_dir": str(tmp_path)})
+    task = EnvTask.from_extra_info(row_extra_info(_search_r1_row(numpy_lists)), settings)
+    assert task.env_id == "SearchQA-v0" and task.env_kwargs["protocol"] == "search-r1"
+    env = task.make()
+    obs, info = env.reset(options=task.reset_options)
+    assert obs == PROMPT.format(q="Which company bought Genentech?") and info["task_id"] == "hotpotqa-train-7"
+    assert env.step("<search>Genentech acquired</search>")[0].startswith('\n\n<information>Doc 1(Title: "Roche")')
+    _, reward, terminated, _, info = env.step("<answer>Roche</answer>")
+    assert terminated and reward == 1.0 and info["evaluation"]["data_source"] == "hotpotqa"
+
+
+def test_run_reports_em_and_f1_per_data_source(tmp_path):
+    from agentgym.runner.records import EpisodeRecord
+    from agentgym.runner.report import summarize
+
+    def record(i, source, em, f1):
+        return EpisodeRecord(episode=i, seed=i, total_reward=em, turns=1, terminated=True, truncated=False,
+                             evaluation={"em": em, "f1": f1, "golden_answers": ["x"], "data_source": source})
+
+    summary = summarize([record(0, "nq", 1.0, 1.0), record(1, "nq", 0.0, 0.5), record(2, "hotpotqa", 1.0, 1.0)], 3)
+    assert summary.qa["nq"] == {"n": 2, "em": 0.5, "f1": 0.75} and summary.qa["hotpotqa"]["em"] == 1.0
+    assert summary.qa["all"]["n"] == 3 and summary.qa["all"]["em"] == pytest.approx(2 / 3)

@@ -198,6 +198,22 @@ class SearchQAEnv(TextEnv):
         return self.protocol == "search-r1"
 
     def _act(self, action: str) -> tuple[str, float, bool, StepInfo]:
+        text, reward, terminated, info = self._act_turn(action)
+        if not terminated and self.turn >= self.max_turns and info.evaluation is None:
+            # The episode ends unanswered: report it as a wrong answer, so per-dataset EM counts it.
+            info = info.model_copy(update={"evaluation": self._unanswered()})
+        return text, reward, terminated, info
+
+    def _unanswered(self) -> dict[str, Any]:
+        report: dict[str, Any] = {"answer": None, "score": 0.0}
+        if not self.long_form:
+            report.update(golden_answers=list(self._question.golden_answers), em=0.0, subem=0.0, f1=0.0,
+                          retrieval_hit=self._retrieval_hit, reward_metric=self.metric)
+        if self._question.data_source is not None:
+            report["data_source"] = self._question.data_source
+        return report
+
+    def _act_turn(self, action: str) -> tuple[str, float, bool, StepInfo]:
         if self.search_r1:
             return self._act_search_r1(action)
         if len(action) > self.action_space.max_length:
@@ -284,7 +300,7 @@ class SearchQAEnv(TextEnv):
             return self._invalid(ActionError(code=ErrorCode.INVALID_ARGUMENT, message=(
                 "The answer is empty. Write it between <answer> and </answer>.")), extra)
         self._answer = answer
-        evaluation = self.evaluate(answer) if answer is not None else {"answer": None, "score": 0.0}
+        evaluation = self.evaluate(answer) if answer is not None else self._unanswered()
         evaluation.update(searches=self._searches, passage_ids_seen=list(dict.fromkeys(self._seen_ids)))
         reward = float(evaluation["score"])
         kind = "answer" if answer is not None else "give_up"
@@ -304,6 +320,8 @@ class SearchQAEnv(TextEnv):
                   "f1": f1.f1, "precision": f1.precision,
                   "recall": f1.recall, "retrieval_hit": self._retrieval_hit, "reward_metric": self.metric}
         report["score"] = report[self.metric]
+        if self._question.data_source is not None:
+            report["data_source"] = self._question.data_source
         return report
 
     def reward_context(self) -> dict[str, Any]:
