@@ -103,7 +103,8 @@ class SearchQAEnv(TextEnv):
       ``max_observation_tokens`` (500, Search-R1's ``max_obs_length``).
     * ``action_format``: ``tags`` (default) or ``json``. ``metric``: ``em``, ``subem`` or ``f1``.
     * ``reward``: a reward preset name or spec (None: the ``metric`` is the reward).
-    * ``top_k`` (3), ``max_searches`` (4), ``max_turns`` (10), ``passage_chars`` (1000, per passage
+    * ``top_k`` (3), ``max_searches`` (4), ``max_turns`` (10; 4 with ``search-r1``, whose meaning differs:
+      see Protocols), ``passage_chars`` (1000, per passage
       text), ``max_query_chars`` (1000), ``max_action_chars``.
     * ``synthetic_size`` (``small``, ``default``, ``large`` or an int of passages) and
       ``synthetic_seed`` (0): the embedded world. ``index_dir``, ``cache_dir``: where the BM25
@@ -127,12 +128,14 @@ class SearchQAEnv(TextEnv):
     def __init__(self, *, questions: Any = None, corpus: Any = None, retriever: Retriever | str | None = None,
                  protocol: str = "agentgym", action_format: str = "tags", metric: str = "em", reward: Any = None,
                  top_k: int = 3, max_searches: int = 4,
-                 max_turns: int = 10, passage_chars: int = 1000, max_query_chars: int = 1000,
+                 max_turns: int | None = None, passage_chars: int = 1000, max_query_chars: int = 1000,
                  max_action_chars: int = 1_000_000, tokenizer: Any = None, max_observation_tokens: int = 500,
                  synthetic_size: str | int = "default", synthetic_seed: int = 0, bm25: str = "bm25s",
                  index_dir: str | os.PathLike[str] | None = None, cache_dir: str | os.PathLike[str] | None = None,
                  prompt_template: str | None = None, render_mode: str | None = None) -> None:
         _choose("protocol", protocol, PROTOCOLS)
+        if max_turns is None:  # Search-R1's training scripts run max_turns=4
+            max_turns = 4 if protocol == "search-r1" else 10
         _positive("max_turns", max_turns)
         # Search-R1's max_turns=N: N turns that act, then a final turn in which a search is not run.
         super().__init__(max_turns=max_turns + 1 if protocol == "search-r1" else max_turns,
