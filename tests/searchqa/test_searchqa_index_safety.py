@@ -16,7 +16,8 @@ import pytest
 import agentgym  # noqa: F401
 from agentgym import ConfigError
 from agentgym.envs.searchqa import BM25Retriever
-from agentgym.envs.searchqa.bm25 import BM25_PRESETS, MARKER
+
+MARKER = "agentgym-index.json"
 
 ROWS = [
     {"id": "0", "contents": '"Qirand"\nQirand is a country whose capital is Zhemcarport.'},
@@ -111,6 +112,8 @@ def test_the_index_holds_no_pickle_and_a_tampered_one_is_rebuilt(tmp_path):
 
 
 def test_pyserini_parameters_are_a_choice(tmp_path):
+    from agentgym.envs.searchqa.bm25 import BM25_PRESETS
+
     k1, b = BM25_PRESETS["pyserini"]
     lucene = BM25Retriever.open(ROWS, cache_dir=tmp_path, k1=k1, b=b)
     default = BM25Retriever.open(ROWS, cache_dir=tmp_path)

@@ -22,7 +22,6 @@ import httpx
 import pytest
 
 import agentgym  # noqa: F401
-from agentgym.envs.searchqa.protocol import SEARCH_R1_INVALID, cut_turn, read_search_r1
 from agentgym.envs.searchqa.scoring import exact_match, substring_match
 
 CORPUS = [
@@ -61,6 +60,8 @@ def make(tmp_path):
     ("<answer>x <search>q</search></answer>", ("search", "q")),  # cut after </search>: the answer never closes
 ])
 def test_the_first_complete_tag_of_the_cut_turn_decides(turn, action):
+    from agentgym.envs.searchqa.protocol import read_search_r1
+
     parsed = read_search_r1(turn).action
     assert (type(parsed).__name__.lower(), getattr(parsed, "query", getattr(parsed, "text", None))) == action
 
@@ -72,7 +73,7 @@ def test_case_and_attributes_make_a_tag_invalid(make, turn):
     env = make()
     env.reset(seed=0)
     obs, reward, terminated, truncated, info = env.step(turn)
-    assert obs == INVALID == SEARCH_R1_INVALID and not terminated and info["action"] == "invalid"
+    assert obs == INVALID and not terminated and info["action"] == "invalid"
 
 
 def test_an_empty_answer_ends_the_episode(make):
@@ -83,6 +84,8 @@ def test_an_empty_answer_ends_the_episode(make):
 
 
 def test_the_cut_is_at_the_first_search_close_else_the_first_answer_close():
+    from agentgym.envs.searchqa.protocol import cut_turn
+
     assert cut_turn("a</answer>b</search>c</search>") == "a</answer>b</search>"
     assert cut_turn("a</answer>b</answer>") == "a</answer>"
     assert cut_turn("no tags") == "no tags"
@@ -201,8 +204,8 @@ def test_subem_counts_a_gold_answer_that_normalizes_to_nothing(make):
     env.reset(seed=0)
     _, reward, *_ = env.step("<answer>Roche</answer>")
     assert reward == 1.0  # "the" normalizes to "", which is in every prediction
-    assert substring_match("Roche", ["the"], skip_empty_golds=False) == 1.0
     assert substring_match("Roche", ["the"]) == 0.0  # the agentgym protocol's choice, kept
+    assert substring_match("Roche", ["the"], skip_empty_golds=False) == 1.0
 
 
 @pytest.mark.parametrize("question, shown", [("Who won.", "Who won.?"), ("Stop!", "Stop!?"),
@@ -218,7 +221,7 @@ def test_the_prompt_is_search_r1s_with_a_question_mark_appended(make, question, 
                                   "<answer>x</search>"])
 def test_a_megabyte_of_one_repeated_tag_reads_in_linear_time(unit):
     """One megabyte reads at once (a backtracking reader takes minutes here); no clock is read."""
-    from agentgym.envs.searchqa.protocol import read_action
+    from agentgym.envs.searchqa.protocol import read_action, read_search_r1
 
     text = unit * (1_000_000 // len(unit))
     assert read_search_r1(text).action is not None and read_action(text, "tags").action is not None
