@@ -133,7 +133,8 @@ def bench_dense(folder: Path, n: int, dim: int = 768, n_queries: int = 200) -> l
     np.argpartition(-scores, 3, axis=1)[:, :3]
     batch_base = time.perf_counter() - t
     p50, p50_base = statistics.median(ours) * 1e3, statistics.median(base) * 1e3
-    print(f"\ndense: FAISS Flat (inner product), {n:,} x {dim} float32, top-3; faiss threads {faiss.omp_get_max_threads()}\n")
+    print(f"\ndense: FAISS Flat (inner product), {n:,} x {dim} float32, top-3; "
+          f"faiss threads {faiss.omp_get_max_threads()}\n")
     return [
         _row("top-3 latency p50, one query (search + passages)", p50, p50_base, "ms", "<= 50 ms", p50 <= 50),
         _row("512 queries in one batch", batch, batch_base, "s", "(information)", True),

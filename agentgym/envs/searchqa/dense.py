@@ -180,7 +180,8 @@ class DenseRetriever:
             raise DataError(f"the index has {index.ntotal:,} vectors but {corpus.path} has {len(corpus):,} rows; "
                             "row i of the index must be line i of the corpus")
         if index.d != encoder.dim:
-            raise ConfigError("encoder", encoder.name, f"an encoder of width {index.d} (the index's), not {encoder.dim}")
+            raise ConfigError("encoder", encoder.name,
+                              f"an encoder of width {index.d} (the index's), not {encoder.dim}")
         self.corpus, self.index, self.encoder = corpus, index, encoder
         self._lock = threading.Lock()  # the encoder's forward pass and faiss's search share threads
 

@@ -109,7 +109,8 @@ class SearchQAEnv(TextEnv):
     * ``synthetic_size`` (``small``, ``default``, ``large`` or an int of passages) and
       ``synthetic_seed`` (0): the embedded world. ``index_dir``, ``cache_dir``: where the BM25
       index and the generated world are kept (the index defaults to the cache, never the data
-      folder). ``bm25``: ``bm25s`` (k1 1.5, b 0.75) or ``pyserini`` (k1 0.9, b 0.4). ``prompt_template``: replaces the instructions;
+      folder). ``bm25``: ``bm25s`` (k1 1.5, b 0.75) or ``pyserini`` (k1 0.9, b 0.4).
+      ``prompt_template``: replaces the instructions;
       ``{question}``, ``{top_k}``, ``{max_searches}`` and ``{tools}`` are filled in.
       ``render_mode``: ``ansi``.
 

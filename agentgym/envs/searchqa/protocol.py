@@ -46,8 +46,8 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
 
 TAG_USAGE = ("Put a search query between <search> and </search>, or the final answer between "
              "<answer> and </answer>.")
-SEARCH_R1_INVALID = ("\nMy previous action is invalid. If I want to search, I should put the query between <search> and "
-                     "</search>. If I want to give the final answer, I should put the answer between <answer> and "
+SEARCH_R1_INVALID = ("\nMy previous action is invalid. If I want to search, I should put the query between <search> "
+                     "and </search>. If I want to give the final answer, I should put the answer between <answer> and "
                      "</answer>. Let me try again.\n")
 """Search-R1's fixed observation for a turn with no complete ``<search>`` or ``<answer>`` tag."""
 JSON_USAGE = ('Call the search tool as <tool_call>{"name": "search", "arguments": {"query": "..."}}</tool_call>, '

@@ -125,7 +125,8 @@ def row_extra_info(row: Mapping[str, Any]) -> dict[str, Any]:
                 **({"data_source": source} if isinstance(source, str) else {})}
     options = {**(_decoded(info.get("reset_options")) or {}), "query": question}
     return {**info, "env_id": SEARCH_R1_ROW_DEFAULTS["env_id"],
-            "env_kwargs": json.dumps({**SEARCH_R1_ROW_DEFAULTS["env_kwargs"], **(_decoded(info.get("env_kwargs")) or {})}),
+            "env_kwargs": json.dumps({**SEARCH_R1_ROW_DEFAULTS["env_kwargs"],
+                                      **(_decoded(info.get("env_kwargs")) or {})}),
             "reset_options": json.dumps(options), "query_index": None}
 
 
