@@ -121,3 +121,15 @@ def test_pyserini_parameters_are_a_choice(tmp_path):
     assert lucene.search("Velmora", 1)[0].score != default.search("Velmora", 1)[0].score
     with pytest.raises(ConfigError, match="k1"):
         BM25Retriever.open(ROWS, cache_dir=tmp_path, k1=-1)
+
+
+def test_an_index_of_agentgym_0_1_is_recognized_and_replaced(tmp_path):
+    old = tmp_path / "old-index"
+    (old / "bm25s").mkdir(parents=True)
+    (old / "bm25s" / "params.index.json").write_text("{}")
+    (old / "stopwords.json").write_text("[]")
+    (old / MARKER).write_text(json.dumps({"format": "1", "stemmer": "english", "source": {}, "passages": 2,
+                                          "bm25s": "0.3.16"}))
+    r = BM25Retriever.open(ROWS, index_dir=old)
+    assert [h.id for h in r.search("Qirand", 1)] == ["0"]
+    assert not (old / "bm25s").exists() and not (old / "stopwords.json").exists()

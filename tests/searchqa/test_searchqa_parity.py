@@ -288,3 +288,75 @@ def test_run_reports_em_and_f1_per_data_source(tmp_path):
     summary = summarize([record(0, "nq", 1.0, 1.0), record(1, "nq", 0.0, 0.5), record(2, "hotpotqa", 1.0, 1.0)], 3)
     assert summary.qa["nq"] == {"n": 2, "em": 0.5, "f1": 0.75} and summary.qa["hotpotqa"]["em"] == 1.0
     assert summary.qa["all"]["n"] == 3 and summary.qa["all"]["em"] == pytest.approx(2 / 3)
+
+
+def test_the_reader_finds_what_search_r1s_documented_pattern_finds():
+    """Search-R1 documents its rule as the first match of ``<(search|answer)>(.*?)</\\1>`` (DOTALL) on the
+    cut turn. On short texts that backtracking pattern is cheap, so it is the oracle here."""
+    import re
+
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from agentgym.envs.searchqa.protocol import _first_tag_block, cut_turn
+
+    pattern = re.compile(r"<(search|answer)>(.*?)</\1>", re.DOTALL)
+    parts = st.sampled_from(["<search>", "</search>", "<answer>", "</answer>", "<Search>", "<answer >", "q", " ",
+                             "\n", "<", ">", "/", "search", "</", "é"])
+
+    @settings(max_examples=400, deadline=None)
+    @given(st.lists(parts, max_size=25).map("".join))
+    def check(text):
+        match = pattern.search(cut_turn(text))
+        assert _first_tag_block(cut_turn(text)) == (None if match is None else (match.group(1), match.group(2)))
+
+    check()
+
+
+def test_corrupt_question_and_corpus_files_raise_data_errors_naming_file_and_line(tmp_path):
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from agentgym import DataError
+    from agentgym.envs.searchqa import load_passages, load_questions
+
+    values = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
+                          lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+                              st.sampled_from(["question", "golden_answers", "id", "contents", "title", "text",
+                                               "metadata", "data_source"]), inner, max_size=4), max_leaves=8)
+
+    @settings(max_examples=150, deadline=None)
+    @given(st.lists(values, min_size=1, max_size=3), st.binary(max_size=20), st.sampled_from([".jsonl", ".json"]))
+    def check(rows, junk, suffix):
+        path = tmp_path / f"f{suffix}"
+        if suffix == ".json":
+            path.write_bytes(json.dumps(rows).encode() + junk)
+        else:
+            path.write_bytes(b"".join(json.dumps(r).encode() + b"\n" for r in rows) + junk)
+        for load in (load_questions, lambda p: list(load_passages(p))):
+            try:
+                load(path)
+            except DataError as exc:
+                assert str(path) in str(exc) and len(str(exc)) < 1000
+
+    check()
+    bad = tmp_path / "q.jsonl"
+    bad.write_text(json.dumps({"question": "q", "golden_answers": ["a"]}) + "\n" +
+                   json.dumps({"question": "q", "golden_answers": {"x": 1}}) + "\n")
+    with pytest.raises(DataError, match=r"q\.jsonl:2: .*'golden_answers'"):
+        load_questions(bad)
+    (tmp_path / "x.parquet").write_bytes(b"PAR1 not really")
+    pytest.importorskip("pyarrow")
+    with pytest.raises(DataError, match=r"x\.parquet: not a readable parquet file"):
+        load_questions(tmp_path / "x.parquet")
+
+
+def test_a_body_over_the_limit_is_refused_with_413(loopback_server, tmp_path, monkeypatch):
+    from agentgym.envs.searchqa import BM25Retriever
+    from agentgym.envs.searchqa import serve
+
+    monkeypatch.setattr(serve, "MAX_BODY_BYTES", 10_000)
+    with loopback_server(serve.create_app(BM25Retriever.open(CORPUS, cache_dir=tmp_path))) as server:
+        big = httpx.post(server.url + "/retrieve", json={"queries": ["Roche"] * 2000, "topk": 3})
+        small = httpx.post(server.url + "/retrieve", json={"queries": ["Roche"] * 100, "topk": 3})
+    assert big.status_code == 413 and small.status_code == 200 and len(small.json()["result"]) == 100

@@ -121,7 +121,13 @@ class BM25Retriever:
         _drop_old_builds(target, keep=build.name, previous=(old or {}).get("current"))
         with _OPEN_LOCK:
             _OPEN.pop(target.resolve(), None)
-        return _opened(target)
+        for attempt in range(3):
+            try:
+                return _opened(target)
+            except DataError:  # another process replaced the build between our marker read and open
+                if attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
 
     @classmethod
     def open(cls, corpus: str | os.PathLike[str] | Iterable[Passage | Mapping[str, Any]], *,
@@ -268,7 +274,13 @@ def _read_marker(folder: Path) -> dict[str, Any] | None:
         meta = json.loads((folder / MARKER).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    return meta if isinstance(meta, dict) and meta.get("owner") == "agentgym" else None
+    if not isinstance(meta, dict):
+        return None
+    if meta.get("owner") == "agentgym":
+        return meta
+    if meta.get("format") == "1" and "bm25s" in meta and "stemmer" in meta:
+        return {"owner": "agentgym", "format": "1", "current": None}  # agentgym 0.1's layout: rebuilt
+    return None
 
 
 def _claim(folder: Path, *, create: bool = True) -> None:
@@ -295,6 +307,9 @@ def _write_marker(folder: Path, meta: dict[str, Any]) -> None:
 
 def _drop_old_builds(folder: Path, *, keep: str, previous: Any) -> None:
     # Only names agentgym gives its builds; a reader with the old one mapped keeps its pages.
+    if (folder / "bm25s" / "params.index.json").is_file():  # agentgym 0.1's files, directly in the folder
+        shutil.rmtree(folder / "bm25s", ignore_errors=True)
+        (folder / "stopwords.json").unlink(missing_ok=True)
     for child in folder.iterdir():
         if child.name != keep and child.name.startswith("build-") and child.is_dir() and not child.is_symlink():
             if child.name == previous or _is_stale(child):
