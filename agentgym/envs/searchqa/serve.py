@@ -150,7 +150,7 @@ def serve_retriever(
     bm25: Annotated[str, typer.Option(help="BM25 parameters: bm25s (k1 1.5, b 0.75) or pyserini "
                                            "(k1 0.9, b 0.4, Search-R1's BM25 baseline).")] = "bm25s",
     dense_index: Annotated[Path | None, typer.Option(help="A prebuilt FAISS index (Search-R1's e5_Flat.index) "
-                                                          "for dense retrieval; needs agentgym[dense].")] = None,
+                                                          "for dense retrieval (needs the dense extra).")] = None,
     encoder: Annotated[str | None, typer.Option(help="Dense retrieval with this e5 encoder (name or path, e.g. "
                                                      "intfloat/e5-base-v2); without --dense-index a Flat index "
                                                      "is built in the cache.")] = None,
@@ -161,7 +161,12 @@ def serve_retriever(
         import uvicorn
     except ImportError:
         raise DependencyNotInstalled("the retrieval server needs uvicorn: pip install 'agentgym[server]'") from None
-    retriever = open_corpus_retriever(corpus, index_dir=index_dir, stem=stem, bm25=bm25, dense_index=dense_index,
-                                      encoder=encoder)
+    from agentgym.errors import AgentGymError
+
+    try:
+        retriever = open_corpus_retriever(corpus, index_dir=index_dir, stem=stem, bm25=bm25, dense_index=dense_index,
+                                          encoder=encoder)
+    except AgentGymError as exc:  # a wrong path or option: one line, not a traceback
+        raise typer.BadParameter(str(exc)) from None
     typer.echo(f"serving {len(retriever):,} passages on http://{host}:{port}/retrieve", err=True)
     uvicorn.run(create_app(retriever, default_topk=topk), host=host, port=port, log_level=log_level)
