@@ -161,12 +161,7 @@ def serve_retriever(
         import uvicorn
     except ImportError:
         raise DependencyNotInstalled("the retrieval server needs uvicorn: pip install 'agentgym[server]'") from None
-    from agentgym.errors import AgentGymError
-
-    try:
-        retriever = open_corpus_retriever(corpus, index_dir=index_dir, stem=stem, bm25=bm25, dense_index=dense_index,
-                                          encoder=encoder)
-    except AgentGymError as exc:  # a wrong path or option: one line, not a traceback
-        raise typer.BadParameter(str(exc)) from None
+    retriever = open_corpus_retriever(corpus, index_dir=index_dir, stem=stem, bm25=bm25, dense_index=dense_index,
+                                      encoder=encoder)  # agentgym's errors become one line in the CLI
     typer.echo(f"serving {len(retriever):,} passages on http://{host}:{port}/retrieve", err=True)
     uvicorn.run(create_app(retriever, default_topk=topk), host=host, port=port, log_level=log_level)
