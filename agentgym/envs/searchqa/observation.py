@@ -38,9 +38,7 @@ class ObservationCutter:
         if self._spec is None:
             return text[:limit]
         tokenizer = self.tokenizer
-        if len(text) <= self.max_tokens:  # a token is never shorter than one character
-            return text
-        ids = tokenizer.encode(text, add_special_tokens=False)
+        ids = tokenizer.encode(text, add_special_tokens=False)  # no shortcut: a byte-level token can be < 1 char
         if len(ids) <= self.max_tokens:
             return text
         return tokenizer.decode(ids[:self.max_tokens])
