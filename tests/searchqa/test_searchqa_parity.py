@@ -360,3 +360,19 @@ def test_a_body_over_the_limit_is_refused_with_413(loopback_server, tmp_path, mo
         big = httpx.post(server.url + "/retrieve", json={"queries": ["Roche"] * 2000, "topk": 3})
         small = httpx.post(server.url + "/retrieve", json={"queries": ["Roche"] * 100, "topk": 3})
     assert big.status_code == 413 and small.status_code == 200 and len(small.json()["result"]) == 100
+
+
+def test_a_tokenizer_given_by_local_path_is_loaded_once_and_used(make, tmp_path):
+    pytest.importorskip("transformers")
+    tokenizer = _word_tokenizer()
+    tokenizer.save_pretrained(tmp_path / "tok")
+    env = make(top_k=3, tokenizer=str(tmp_path / "tok"), max_observation_tokens=6)
+    env.reset(seed=0)
+    obs, *_ = env.step("<search>Evan Morris Genentech</search>")
+    same = make(top_k=3, tokenizer=tokenizer, max_observation_tokens=6)
+    same.reset(seed=0)
+    assert obs == same.step("<search>Evan Morris Genentech</search>")[0] and len(obs) < 60
+    from agentgym import ConfigError
+
+    with pytest.raises(ConfigError, match="tokenizer"):
+        make(tokenizer=12)
