@@ -414,9 +414,11 @@ def test_query_mix_looks_official(default: Path) -> None:
 
 
 def test_tiny_is_fast(tmp_path: Path) -> None:
+    # A generous bound (it takes about 0.1 s): it catches a tiny world grown by orders of magnitude,
+    # not a slow or busy machine.
     start = time.perf_counter()
     generate_world(tmp_path, seed=3, scale="tiny")
-    assert time.perf_counter() - start < 0.3
+    assert time.perf_counter() - start < 5
 
 
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

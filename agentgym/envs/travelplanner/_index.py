@@ -49,6 +49,8 @@ class _CityNames:
 
     def contains(self, name: str) -> tuple[Any | None, bool]:
         """(first row whose name contains ``name``, whether exactly one row does)."""
+        if not self.rows:  # a city without rows matches nothing, even the empty name
+            return None, False
         if "\x00" in name:  # cannot use the joined string; scan
             hits = [r for r in self.rows if name in str(r.name)]
             return (hits[0] if hits else None), len(hits) == 1
