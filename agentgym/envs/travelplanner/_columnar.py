@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import csv
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,8 +27,7 @@ from agentgym.errors import DataError, DependencyNotInstalled
 
 __all__ = ["EncodedColumns", "encode_csv"]
 
-_CHUNK_BYTES = 8 << 20  # read and encoded at a time: bounds the memory of the parse
-_BLOCK_BYTES = 1 << 20  # pyarrow parses a chunk in blocks of this size, in parallel
+_CHUNK_BYTES = 8 << 20  # read, parsed and encoded at a time: bounds the memory of the parse
 
 
 @dataclass
@@ -170,7 +170,8 @@ def _tables(path: Path, header: list[str], categorical: set[str], pa, pcsv):
             return "error"
         return "skip"  # pandas pads a short row with missing cells, so dropna() drops it
 
-    read_options = pcsv.ReadOptions(column_names=header, block_size=_BLOCK_BYTES, use_threads=True)
+    # One block per chunk (so one dictionary per column, no unifying); chunks are parsed one ahead,
+    # in a worker thread (pyarrow releases the GIL), while the caller encodes the previous one.
     parse_options = pcsv.ParseOptions(newlines_in_values=True, invalid_row_handler=invalid)
     convert_options = pcsv.ConvertOptions(
         # The converter hashes each cell into its block's dictionary instead of copying it.
@@ -178,63 +179,93 @@ def _tables(path: Path, header: list[str], categorical: set[str], pa, pcsv):
                       for name in header},
         strings_can_be_null=False, null_values=[])
     size = max(path.stat().st_size, 1)
+
+    def parse(chunk):
+        read_options = pcsv.ReadOptions(column_names=header, block_size=len(chunk) + 1, use_threads=False)
+        table = pcsv.read_csv(pa.py_buffer(chunk), read_options=read_options, parse_options=parse_options,
+                              convert_options=convert_options)
+        if any(col.num_chunks > 1 for col in table.columns):
+            table = table.unify_dictionaries()
+        return table, table.num_rows * size / max(len(chunk), 1) * 1.02  # rows expected in the file
+
     try:
-        for chunk in _record_chunks(path):
-            table = pcsv.read_csv(pa.py_buffer(chunk), read_options=read_options, parse_options=parse_options,
-                                  convert_options=convert_options).unify_dictionaries()
-            yield table, table.num_rows * size / max(len(chunk), 1) * 1.02  # rows expected in the file
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            ahead = None
+            for chunk in _record_chunks(path):
+                parsing = pool.submit(parse, chunk)
+                if ahead is not None:
+                    yield ahead.result()
+                ahead = parsing
+            if ahead is not None:
+                yield ahead.result()
     except pa.ArrowInvalid as exc:
         raise DataError(f"{path}: {long_rows[0] if long_rows else exc}") from None
 
 
 def _record_chunks(path: Path):
-    """The bytes after the header, cut only between records: at a newline outside quotes."""
-    with open(path, "rb") as f:
-        rest = b""
-        first = True
+    """The bytes after the header, cut only between records (at a newline outside quotes).
+
+    Chunks alternate between two buffers: a chunk stays valid while the next one is read, and
+    is overwritten by the one after (pyarrow copies what it parses)."""
+    bufs = [bytearray(_CHUNK_BYTES), bytearray(_CHUNK_BYTES)]
+    buf, view = bufs[0], memoryview(bufs[0])
+    start, end, first = 0, 0, True  # buf[start:end] holds bytes not yet yielded
+    with open(path, "rb", buffering=0) as f:
         while True:
-            data = f.read(_CHUNK_BYTES)
-            buf = rest + data if rest else data
-            if not data:
-                if buf.strip():
-                    yield buf
+            if end == len(buf):  # one record longer than the buffer: a bigger one (views of the old may live on)
+                grown = bytearray(2 * len(buf))
+                grown[:end] = buf[:end]
+                buf, view = grown, memoryview(grown)
+            n = f.readinto(view[end:])
+            end += n
+            if first:
+                head = _first_record_end(buf, end)
+                if head < 0 and n:
+                    continue
+                start, first = (end if head < 0 else head), False
+            cut = _last_record_end(buf, start, end) if n else end
+            if cut > start:
+                yield view[start:cut]
+                # The unfinished record moves to the other buffer; this one stays as it is.
+                other = bufs[1] if buf is bufs[0] else bufs[0]
+                if len(other) < max(len(buf), 2 * (end - cut)):
+                    other = bytearray(max(len(buf), 2 * (end - cut)))
+                other[: end - cut] = buf[cut:end]
+                bufs = [buf, other]
+                buf, view, start, end = other, memoryview(other), 0, end - cut
+            if not n:
                 return
-            cut = _last_record_end(buf)
-            if cut < 0:
-                rest = buf
-                continue
-            if first:  # drop the header record
-                head = _first_record_end(buf)
-                buf, cut, first = buf[head:], cut - head, False
-            if cut > 0:
-                yield buf[:cut]
-            rest = buf[cut:]
 
 
-def _quote_parity(buf: bytes, ends: np.ndarray) -> np.ndarray:
-    """For each newline position, whether an even number of quotes precede it (so it ends a record)."""
-    if b'"' not in buf:
-        return np.ones(len(ends), dtype=bool)
-    quotes = np.cumsum(np.frombuffer(buf, dtype=np.uint8) == ord('"'), dtype=np.int64)
-    return quotes[ends] % 2 == 0
+def _record_ends(buf: bytearray, lo: int, hi: int) -> np.ndarray:
+    """Positions (absolute) of the newlines in buf[lo:hi] that end a record: an even number of
+    quotes lies between ``lo`` (a record start) and them."""
+    data = np.frombuffer(buf, dtype=np.uint8, count=hi - lo, offset=lo)
+    ends = np.flatnonzero(data == 10)
+    if len(ends) and buf.find(b'"', lo, hi) >= 0:
+        quotes = np.cumsum(data == 34, dtype=np.int64)
+        ends = ends[quotes[ends] % 2 == 0]
+    return ends + lo
 
 
-def _last_record_end(buf: bytes) -> int:
-    """Position just after the last newline that ends a record, or -1."""
-    pos = buf.rfind(b"\n")
+def _last_record_end(buf: bytearray, lo: int, hi: int) -> int:
+    """Position just after the last record-ending newline in buf[lo:hi], or ``lo`` if none."""
+    if buf.find(b'"', lo, hi) < 0:
+        pos = buf.rfind(b"\n", lo, hi)
+        return pos + 1 if pos >= 0 else lo
+    ends = _record_ends(buf, lo, hi)
+    return int(ends[-1]) + 1 if len(ends) else lo
+
+
+def _first_record_end(buf: bytearray, hi: int) -> int:
+    """Position just after the header record, or -1 when buf[:hi] does not hold all of it."""
+    pos = buf.find(b"\n", 0, hi)
     if pos < 0:
         return -1
-    if b'"' not in buf:
+    if buf.find(b'"', 0, pos) < 0:
         return pos + 1
-    ends = np.flatnonzero(np.frombuffer(buf, dtype=np.uint8) == ord("\n"))
-    ok = ends[_quote_parity(buf, ends)]
-    return int(ok[-1]) + 1 if len(ok) else -1
-
-
-def _first_record_end(buf: bytes) -> int:
-    ends = np.flatnonzero(np.frombuffer(buf[: 1 << 20], dtype=np.uint8) == ord("\n"))
-    ok = ends[_quote_parity(buf, ends)]
-    return int(ok[0]) + 1 if len(ok) else len(buf)
+    ends = _record_ends(buf, 0, hi)
+    return int(ends[0]) + 1 if len(ends) else -1
 
 
 def _strings(values: list[str], pa):

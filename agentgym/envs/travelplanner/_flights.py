@@ -38,8 +38,8 @@ class FlightTable:
         vocab = {int(k): v for k, v in meta["vocab"].items()}
         # Plain ndarray views of the maps: same pages, without np.memmap's per-index Python overhead.
         self._records = _mapped(folder / "records.npy")
-        self._keys = np.load(folder / "keys.npy", allow_pickle=False)
-        self._starts = np.load(folder / "starts.npy", allow_pickle=False)
+        self._keys = _mapped(folder / "keys.npy")
+        self._starts = _mapped(folder / "starts.npy")
         self._by_number = _mapped(folder / "by_number.npy")
         self._sorted_numbers = _mapped(folder / "sorted_numbers.npy")
         self._categories = sorted(vocab.items())
@@ -109,61 +109,63 @@ def build_flight_table(csv_path: Path, folder: Path) -> None:
     del enc
     n = len(codes[0])
     n_cities, n_dates = max(len(vocabs[_ORIGIN]), 1), max(len(vocabs[_DATE]), 1)
-    key = (codes[_ORIGIN].astype(np.int64) * n_cities + codes[_DEST]) * n_dates + codes[_DATE]
-    order = _stable_order(key)
-    keys = key[order]
-    del key
+    key = codes[_ORIGIN].astype(np.int64)
+    key *= n_cities
+    key += codes[_DEST]
+    key *= n_dates
+    key += codes[_DATE]
+    order, keys = _stable_order(key)  # consumes key
     folder.mkdir(parents=True, exist_ok=True)
-    if n:
-        first = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1])))
-    else:
-        first = np.empty(0, dtype=np.int64)
+    first = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1]))) if n else np.empty(0, np.int64)
     np.save(folder / "keys.npy", keys[first], allow_pickle=False)
     np.save(folder / "starts.npy", np.append(first, n).astype(np.int64), allow_pickle=False)
-    del keys
-    # Sorted-table positions ordered by flight number, ties by position in the original file.
-    by_file_number = _stable_bytes_order(codes[_NUMBER])
-    rank = np.empty(n, dtype=np.int64)
-    rank[order] = np.arange(n, dtype=np.int64)
-    np.save(folder / "by_number.npy", rank[by_file_number].astype(_index_dtype(n)), allow_pickle=False)
-    del rank
-    np.save(folder / "sorted_numbers.npy", codes[_NUMBER][by_file_number], allow_pickle=False)
-    del by_file_number
+    del keys, first
+    numbers = codes[_NUMBER] = codes[_NUMBER][order]  # now in table order, like every stored column
     kinds, stored, meta_vocab = _store_columns(codes, vocabs)
     _write_records(folder / "records.npy", stored, order)
+    del stored, codes
+    # Table positions ordered by flight number, ties by position in the original file.
+    by_number = _stable_bytes_order(numbers, order)
+    np.save(folder / "by_number.npy", by_number.astype(_index_dtype(n)), allow_pickle=False)
+    np.save(folder / "sorted_numbers.npy", numbers[by_number], allow_pickle=False)
     (folder / "meta.json").write_text(json.dumps({"kinds": kinds, "vocab": meta_vocab}), encoding="utf-8")
 
 
-def _stable_order(key: np.ndarray) -> np.ndarray:
-    """``np.argsort(key, kind="stable")`` for non-negative int64 keys, faster on large inputs."""
+def _stable_order(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(order, key[order])`` with ``order = np.argsort(key, kind="stable")``, for non-negative
+    int64 keys; ``key`` is used as scratch space."""
     n = len(key)
     if n < 2 or bool(np.all(key[:-1] <= key[1:])):
-        return np.arange(n, dtype=np.int64)
+        return np.arange(n, dtype=np.int64), key
     if int(key.max()) < (2**62) // n:
         # key * n + position is unique, so an unstable (SIMD) sort gives the stable order.
-        composite = key * n + np.arange(n, dtype=np.int64)
-        composite.sort()
-        composite %= n
-        return composite
-    return np.argsort(key, kind="stable")
+        key *= n
+        key += np.arange(n, dtype=np.int64)
+        key.sort()
+        sorted_keys = key // n
+        key %= n
+        return key, sorted_keys
+    order = np.argsort(key, kind="stable")
+    return order, key[order]
 
 
-def _stable_bytes_order(values: np.ndarray) -> np.ndarray:
-    """``np.argsort(values, kind="stable")`` for an ``S<w>`` array; fast when w <= 8."""
+def _stable_bytes_order(values: np.ndarray, tiebreak: np.ndarray) -> np.ndarray:
+    """Positions of ``values`` (an ``S<w>`` array) sorted by value, equal values by ``tiebreak``."""
     n, width = len(values), values.dtype.itemsize
     if n < 2 or width > 8:
-        return np.argsort(values, kind="stable")
+        return np.lexsort((tiebreak, values))
     # Zero-padded bytes compare like the big-endian integers they spell.
     as_int = values.astype("S8").view(">u8").astype(np.uint64)
     order = np.argsort(as_int)
     ranked = as_int[order]
-    tie = np.zeros(n, dtype=bool)
+    del as_int
     same = ranked[1:] == ranked[:-1]
-    tie[1:] |= same
-    tie[:-1] |= same
-    if tie.any():  # equal numbers: restore file order inside each run
+    if same.any():  # equal numbers: order each run by the tiebreak
+        tie = np.zeros(n, dtype=bool)
+        tie[1:] |= same
+        tie[:-1] |= same
         at = np.flatnonzero(tie)
-        order[at] = order[at][np.lexsort((order[at], ranked[at]))]
+        order[at] = order[at][np.lexsort((tiebreak[order[at]], ranked[at]))]
     return order
 
 
@@ -183,12 +185,15 @@ def _store_columns(codes: list[np.ndarray], vocabs: list[list[str]]):
         else:
             kinds.append(convert.kind)
             meta_vocab[j] = [convert(v) for v in vocab]
-        stored.append(codes[j].astype(np.uint16 if len(vocab) <= 2**16 else np.uint32))
+        stored.append(codes[j].astype(np.uint16 if len(vocab) <= 2**16 else np.uint32, copy=False))
     return kinds, stored, meta_vocab
 
 
 def _write_records(path: Path, columns: list[np.ndarray], order: np.ndarray, chunk: int = 1 << 18) -> None:
-    """One record per row in ``order``, written a chunk at a time (the whole table is never in memory twice)."""
+    """One record per table row, written a chunk at a time (the whole table is never in memory twice).
+
+    ``columns[0]`` (the number) is already in table order; the others are in file order and are
+    gathered through ``order``."""
     dtype = np.dtype([(f"c{j}", c.dtype) for j, c in enumerate(columns)])
     header = {"descr": np.lib.format.dtype_to_descr(dtype), "fortran_order": False, "shape": (len(order),)}
     with open(path, "wb") as f:
@@ -196,6 +201,7 @@ def _write_records(path: Path, columns: list[np.ndarray], order: np.ndarray, chu
         for lo in range(0, len(order), chunk):
             rows = order[lo : lo + chunk]
             block = np.empty(len(rows), dtype=dtype)
-            for j, col in enumerate(columns):
-                block[f"c{j}"] = col[rows]
+            block["c0"] = columns[0][lo : lo + chunk]
+            for j in range(1, len(columns)):
+                block[f"c{j}"] = columns[j][rows]
             f.write(block.tobytes())

@@ -17,6 +17,7 @@ import hashlib
 import json
 import os
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -132,7 +133,7 @@ class World:
         for city, state in city_states:
             cities_in_state.setdefault(state, []).append(city)
         self._cities_in_state = {s: tuple(c) for s, c in cities_in_state.items()}
-        self._distances = {(o, d): Distance(o, d, duration, distance) for o, d, duration, distance in small["distances"]}
+        self._distances: dict[tuple[str, str], Distance] | None = None  # built on first use
 
     # -- opening -----------------------------------------------------------------------------
     @classmethod
@@ -185,6 +186,9 @@ class World:
 
     def distance(self, origin: str, destination: str) -> Distance | None:
         """The first distance row for the pair, as the official lookup takes it."""
+        if self._distances is None:
+            self._distances = {(o, d): Distance(o, d, duration, distance)
+                               for o, d, duration, distance in self._small["distances"]}
         return self._distances.get((origin, destination))
 
     def _rows(self, table: str, city: str) -> tuple[Any, ...]:
@@ -253,8 +257,11 @@ def _cache_folder(root: Path, cache_dir: str | os.PathLike[str] | None) -> Path:
 
 def _build_cache(root: Path, cache: Path) -> dict[str, Any]:
     """Write the cache files into ``cache``; returns the small tables (so the first open need not re-read them)."""
-    build_flight_table(root / _SOURCES["flights"], cache / "flights")
-    small = _load_small_tables(root)
+    # The small tables are read (in Python) while the flights are parsed (in pyarrow, without the GIL).
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        small_tables = pool.submit(_load_small_tables, root)
+        build_flight_table(root / _SOURCES["flights"], cache / "flights")
+        small = small_tables.result()
     with open(cache / "small.json", "w", encoding="utf-8") as f:
         json.dump(small, f, ensure_ascii=False, separators=(",", ":"))
     return small
