@@ -46,4 +46,5 @@ def full_world(path: str | None, seed: int = 0) -> Path:
 def row(name: str, ours: float, baseline: float, unit: str, goal: str) -> str:
     ratio = baseline / ours if ours else float("inf")
     shown = f"{ratio:,.0f}x" if ratio >= 10 else f"{ratio:.2f}x"  # below 1: ours is slower
-    return f"| {name} | {ours:,.{2 if ours < 1 else 1}f} {unit} | {baseline:,.{2 if baseline < 1 else 1}f} {unit} | {shown} | {goal} |"
+    a, b = (f"{v:,.{2 if v < 1 else 1}f} {unit}" for v in (ours, baseline))
+    return f"| {name} | {a} | {b} | {shown} | {goal} |"

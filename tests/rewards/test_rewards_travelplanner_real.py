@@ -37,7 +37,8 @@ def episode_for(row, world, env_mode="strict"):
     report = evaluate(parse_plan(text), query, world, mode=env_mode)  # the env reads model text leniently
     step = StepInfo(turn=1, action="answer", terminated_reason="answer", evaluation=report.model_dump(mode="json"))
     return Episode([step], actions=[f"Finish[{text}]"], task=query, answer=text, outcome=float(report.final_pass),
-                   evaluate=lambda plan, mode: evaluate(parse_plan(plan), query, world, mode=mode).model_dump(mode="json"))
+                   evaluate=lambda plan, mode: evaluate(parse_plan(plan), query, world,
+                                                        mode=mode).model_dump(mode="json"))
 
 
 def at_max(shaper, episode, step):

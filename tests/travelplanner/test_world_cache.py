@@ -51,7 +51,8 @@ def _fingerprint(world: World) -> list:
 
 
 def _snapshot(folder: Path) -> dict[str, tuple[int, int]]:
-    return {str(p.relative_to(folder)): (p.stat().st_size, p.stat().st_mtime_ns) for p in folder.rglob("*") if p.is_file()}
+    return {str(p.relative_to(folder)): (p.stat().st_size, p.stat().st_mtime_ns)
+            for p in folder.rglob("*") if p.is_file()}
 
 
 class _Payload:
@@ -158,3 +159,15 @@ def test_concurrent_first_opens_agree(root: Path, tmp_path: Path) -> None:
     assert all(p.returncode == 0 for p in procs) and len(outs) == 1
     assert _reopen(root, tmp_path).n_flights == int(outs.pop())
     assert len(list((tmp_path / "tables").iterdir())) == 1
+
+
+def test_leftovers_of_a_killed_build_are_removed_once_old(root: Path, tmp_path: Path) -> None:
+    cache = world_mod._cache_folder(root, tmp_path)
+    cache.parent.mkdir(parents=True)
+    old, recent = cache.parent / f".{cache.name}.tmp-old", cache.parent / f".{cache.name}.tmp-recent"
+    for folder in (old, recent):
+        (folder / "flights").mkdir(parents=True)
+        (folder / "flights" / "records.npy").write_bytes(b"partial")
+    os.utime(old, (1, 1))
+    World.open(root, cache_dir=tmp_path)
+    assert not old.exists() and recent.exists()  # a recent one may be another process's build

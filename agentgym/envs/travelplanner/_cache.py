@@ -16,6 +16,7 @@ import json
 import os
 import shutil
 import tempfile
+import time
 import zlib
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -29,6 +30,7 @@ __all__ = ["MANIFEST", "checksum", "is_valid", "install"]
 MANIFEST = "manifest.json"
 _MANIFEST_MAX_BYTES = 1 << 20
 _READ_BYTES = 1 << 20
+_STALE_SECONDS = 3600  # a temporary folder this old belongs to no running build
 
 
 def checksum(path: Path) -> str:
@@ -97,6 +99,7 @@ def install(target: Path, kind: str, version: str, fill: Callable[[Path], Any]) 
     """
     _check_replaceable(target)
     target.parent.mkdir(parents=True, exist_ok=True)
+    _remove_stale(target)
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
     try:
         result = fill(tmp)
@@ -115,6 +118,20 @@ def install(target: Path, kind: str, version: str, fill: Callable[[Path], Any]) 
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _remove_stale(target: Path) -> None:
+    """Delete this cache's own leftovers (a build or a removal that was killed), once they are old."""
+    now = time.time()
+    for pattern in (f".{target.name}.tmp-*", f".{target.name}.old-*"):
+        for leftover in target.parent.glob(pattern):
+            try:
+                old = now - leftover.stat().st_mtime > _STALE_SECONDS
+                stale = old and leftover.is_dir() and not leftover.is_symlink()
+            except OSError:
+                continue
+            if stale:
+                shutil.rmtree(leftover, ignore_errors=True)
 
 
 def _check_replaceable(target: Path) -> None:

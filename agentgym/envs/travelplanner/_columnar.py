@@ -141,7 +141,8 @@ def _pyarrow():
         import pyarrow.compute as pc
         import pyarrow.csv as pcsv
     except ImportError:  # pragma: no cover - pyarrow is a core dependency
-        raise DependencyNotInstalled("reading the TravelPlanner flights table needs pyarrow: pip install pyarrow") from None
+        raise DependencyNotInstalled(
+            "reading the TravelPlanner flights table needs pyarrow: pip install pyarrow") from None
     return pa, pc, pcsv
 
 

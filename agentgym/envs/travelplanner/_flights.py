@@ -204,4 +204,4 @@ def _write_records(path: Path, columns: list[np.ndarray], order: np.ndarray, chu
             block["c0"] = columns[0][lo : lo + chunk]
             for j in range(1, len(columns)):
                 block[f"c{j}"] = columns[j][rows]
-            f.write(block.tobytes())
+            f.write(memoryview(block).cast("B"))

@@ -149,7 +149,8 @@ def official_plan(value: Any) -> ParsedPlan:
     if value is None or isinstance(value, Plan):
         return parse_plan(value)
     if isinstance(value, (list, tuple)):
-        if len(value) == 2 and isinstance(value[0], Mapping) and "org" in value[0] and isinstance(value[1], (list, tuple)):
+        meta, days = (value[0], value[1]) if len(value) == 2 else (None, None)
+        if isinstance(meta, Mapping) and "org" in meta and isinstance(days, (list, tuple)):
             return _not_a_plan("the annotated [query_meta, days] form")
         return parse_plan(list(value))
     return _not_a_plan(f"a {type(value).__name__}")
