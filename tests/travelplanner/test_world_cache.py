@@ -171,3 +171,14 @@ def test_leftovers_of_a_killed_build_are_removed_once_old(root: Path, tmp_path: 
     os.utime(old, (1, 1))
     World.open(root, cache_dir=tmp_path)
     assert not old.exists() and recent.exists()  # a recent one may be another process's build
+
+
+def test_an_unwritable_cache_dir_is_a_data_error(root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import tempfile
+
+    def refuse(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(tempfile, "mkdtemp", refuse)
+    with pytest.raises(DataError, match="AGENTGYM_CACHE_DIR"):
+        World.open(root, cache_dir=tmp_path)

@@ -98,9 +98,13 @@ def install(target: Path, kind: str, version: str, fill: Callable[[Path], Any]) 
     replaced only if it is agentgym's; anything else at ``target`` raises :class:`DataError`.
     """
     _check_replaceable(target)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    _remove_stale(target)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        _remove_stale(target)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
+    except OSError as exc:
+        raise DataError(f"cannot write the cache folder {target.parent} ({exc.strerror or exc}); "
+                        f"set AGENTGYM_CACHE_DIR (or cache_dir=) to a writable folder") from None
     try:
         result = fill(tmp)
         _write_manifest(tmp, kind, version)
