@@ -299,13 +299,12 @@ def _fixed_bytes(strings, pa, pc) -> np.ndarray:
     n = len(strings)
     if n == 0:
         return np.empty(0, dtype="S1")
-    lengths = _int32s(pc.binary_length(strings)).astype(np.int64)
-    width = max(int(lengths.max()), 1)
-    if int(lengths.min()) == width:  # the common case: one width, one cast
-        fixed = strings.cast(pa.binary(width))
-        return np.frombuffer(fixed.buffers()[1], dtype=f"S{width}", count=n, offset=fixed.offset * width).copy()
     offsets = np.frombuffer(strings.buffers()[1], dtype=np.int32, count=n + 1, offset=strings.offset * 4)
+    lengths = np.diff(offsets).astype(np.int64)
+    width = max(int(lengths.max()), 1)
     data = np.frombuffer(strings.buffers()[2], dtype=np.uint8)
+    if int(lengths.min()) == width:  # the common case: one width, so the values lie back to back
+        return data[int(offsets[0]) : int(offsets[0]) + n * width].view(f"S{width}")  # a view: the caller copies
     out = np.zeros((n, width), dtype=np.uint8)
     cols = np.arange(width)
     inside = cols[None, :] < lengths[:, None]
@@ -314,4 +313,6 @@ def _fixed_bytes(strings, pa, pc) -> np.ndarray:
 
 
 def _concat(parts: list[np.ndarray], empty_dtype) -> np.ndarray:
+    if len(parts) == 1:
+        return parts[0]
     return np.concatenate(parts) if parts else np.empty(0, dtype=empty_dtype)
