@@ -38,6 +38,8 @@ class RunSummary(BaseModel):
     agent_errors: int = 0
     reward_terms: dict[str, float] = Field(default_factory=dict)
     """Mean raw value of each reward term, over the episodes where it had one."""
+    qa: dict[str, dict[str, float]] = Field(default_factory=dict)
+    """Search QA: ``{"all" | data_source: {"n", "em", "f1"}}``, overall and per dataset (nq, hotpotqa...)."""
 
 
 def summarize(records: Sequence[EpisodeRecord], episodes: int, failed: int = 0) -> RunSummary:
@@ -57,7 +59,23 @@ def summarize(records: Sequence[EpisodeRecord], episodes: int, failed: int = 0) 
         mean_duration_s=_mean([r.duration_s for r in records]),
         prompt_tokens=sum(r.usage.get("prompt_tokens", 0) for r in records),
         completion_tokens=sum(r.usage.get("completion_tokens", 0) for r in records),
-        agent_errors=sum(1 for r in records if r.agent_error), reward_terms=_term_means(records))
+        agent_errors=sum(1 for r in records if r.agent_error), reward_terms=_term_means(records),
+        qa=_qa_by_source(records))
+
+
+def _qa_by_source(records: Sequence[EpisodeRecord]) -> dict[str, dict[str, float]]:
+    # Episodes that ended without an answer count as 0, as in Search-R1's and FlashRAG's tables.
+    groups: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    for r in records:
+        ev = r.evaluation or {}
+        if not isinstance(ev.get("em"), (int, float)) and "golden_answers" not in ev:
+            continue
+        pair = (float(ev.get("em") or 0.0), float(ev.get("f1") or 0.0))
+        groups["all"].append(pair)
+        if isinstance(ev.get("data_source"), str):
+            groups[ev["data_source"]].append(pair)
+    return {name: {"n": len(v), "em": statistics.fmean(p[0] for p in v), "f1": statistics.fmean(p[1] for p in v)}
+            for name, v in groups.items()}
 
 
 def render(summary: RunSummary, console: object, title: str = "agentgym run") -> None:
@@ -77,6 +95,13 @@ def render(summary: RunSummary, console: object, title: str = "agentgym run") ->
         for name, mean in summary.reward_terms.items():
             terms.add_row(name, f"{mean:.3f}")
         console.print(terms)
+    if len(summary.qa) > 1:  # more than "all": one row per dataset
+        qa = Table(title="EM / F1 by data source", header_style="bold")
+        for column in ("data source", "n", "EM", "F1"):
+            qa.add_column(column, justify="left" if column == "data source" else "right")
+        for name, row in sorted(summary.qa.items(), key=lambda item: (item[0] == "all", item[0])):
+            qa.add_row(name, str(int(row["n"])), f"{row['em']:.3f}", f"{row['f1']:.3f}")
+        console.print(qa)
 
 
 def _rows(s: RunSummary) -> list[tuple[str, str]]:

@@ -25,7 +25,7 @@ from typing import Any
 
 from agentgym.server.worker import _HEAD, pack_frame
 
-__all__ = ["WorkerPool", "WorkerLost", "Placement"]
+__all__ = ["WorkerPool", "WorkerLost"]
 
 log = logging.getLogger("agentgym.server")
 _GRACE_S = 1.0

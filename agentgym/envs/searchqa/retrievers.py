@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 from urllib.parse import urlsplit
 
@@ -31,16 +31,23 @@ __all__ = ["Hit", "Retriever", "RetrieverError", "HttpRetriever", "document_to_h
 
 @dataclass(frozen=True)
 class Hit:
-    """One retrieved passage: its corpus id (may be empty for servers that send none), title, text, score."""
+    """One retrieved passage: its corpus id (may be empty for servers that send none), title, text, score.
+
+    ``contents`` is the corpus's own ``contents`` string when it had one, unchanged."""
 
     id: str
     title: str
     text: str
     score: float | None = None
+    contents: str | None = field(default=None, compare=False)
+
+    def raw_contents(self) -> str:
+        """The corpus's ``contents``, or the FlashRAG layout (quoted title, newline, text) when it had none."""
+        return self.contents if self.contents is not None else f'"{self.title}"\n{self.text}'
 
     def to_document(self) -> dict[str, str]:
-        """The document as a Search-R1 server returns it (``contents`` = quoted title, newline, text)."""
-        return {"id": self.id, "title": self.title, "text": self.text, "contents": f'"{self.title}"\n{self.text}'}
+        """The document as a Search-R1 server returns it, ``contents`` passed through unchanged."""
+        return {"id": self.id, "title": self.title, "text": self.text, "contents": self.raw_contents()}
 
 
 class RetrieverError(AgentGymError, RuntimeError):
@@ -64,16 +71,17 @@ def document_to_hit(document: Any, score: Any = None) -> Hit:
     """Read a server's document (``id`` + ``contents``, or ``title`` + ``text``) into a ``Hit``."""
     if not isinstance(document, Mapping):
         raise RetrieverError(f"malformed response: a document is a {type(document).__name__}, not an object")
+    contents = document.get("contents") if isinstance(document.get("contents"), str) else None
     if "title" in document or "text" in document:
         title, text = str(document.get("title") or ""), str(document.get("text") or "")
-    elif isinstance(document.get("contents"), str):
-        title, text = split_contents(document["contents"])
+    elif contents is not None:
+        title, text = split_contents(contents)
     else:
         raise RetrieverError("malformed response: a document has neither 'contents' nor 'title'/'text'")
     if score is not None and (isinstance(score, bool) or not isinstance(score, (int, float))):
         raise RetrieverError("malformed response: a score is not a number")
     pid = document.get("id", "")
-    return Hit("" if pid is None else str(pid), title, text, None if score is None else float(score))
+    return Hit("" if pid is None else str(pid), title, text, None if score is None else float(score), contents)
 
 
 class HttpRetriever:

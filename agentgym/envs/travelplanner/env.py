@@ -14,6 +14,7 @@ from agentgym.core.tools import ToolBox
 from agentgym.core.types import ActionError, ErrorCode, StepInfo, ToolCall, ToolResult
 from agentgym.envs.travelplanner._prompts import first_observation
 from agentgym.envs.travelplanner.evaluation import evaluate
+from agentgym.envs.travelplanner.plan import ParsedPlan, parse_plan
 from agentgym.envs.travelplanner.queries import QUERIES_ENV_VAR, TravelQuery, load_queries
 from agentgym.envs.travelplanner.reference import reference_information
 from agentgym.envs.travelplanner.tools import Notebook, make_toolbox
@@ -181,7 +182,8 @@ class TravelPlannerEnv(TextEnv):
     def _finish(self, parsed: Answer | GiveUp) -> tuple[str, float, bool, StepInfo]:
         gave_up = isinstance(parsed, GiveUp)
         self._answer = None if gave_up else parsed.text
-        report = evaluate(None if gave_up else parsed.text, self._query, self.world, mode=self.evaluation)
+        # The model's text is read leniently (fences, <answer>, literals) in either evaluation mode.
+        report = evaluate(None if gave_up else parse_plan(parsed.text), self._query, self.world, mode=self.evaluation)
         reward = self.terminal_reward(report)
         error = None
         if not gave_up and not report.delivered:
@@ -200,7 +202,9 @@ class TravelPlannerEnv(TextEnv):
         """The query, the submitted plan text, and an evaluator for the reward terms' modes."""
         query, world = self._query, self.world
         return {"task": query, "answer": self._answer,
-                "evaluate": lambda plan, mode: evaluate(plan, query, world, mode=mode).model_dump(mode="json")}
+                "evaluate": lambda plan, mode: evaluate(
+                    plan if isinstance(plan, ParsedPlan) else parse_plan(plan), query, world, mode=mode
+                ).model_dump(mode="json")}
 
     # -- helpers -----------------------------------------------------------------------------
     def _info(self, **fields: Any) -> StepInfo:

@@ -32,13 +32,16 @@ def prepare(
     limit: int = typer.Option(None, "--limit", min=1, help="At most this many rows."),
     start: int = typer.Option(0, "--start", min=0, help="Index of the first task."),
     system_prompt: str = typer.Option(None, "--system-prompt", help="A system message put before each task."),
+    data_source: str = typer.Option(None, "--data-source", help="Search QA: the dataset name (nq, hotpotqa...) "
+                                    "for every row, over the question file's own data_source field."),
 ) -> None:
     """Write verl rows (prompt, data_source, reward_model, extra_info, agent_name) for an env's tasks."""
     from agentgym.integrations.verl.prepare import prepare_rows, write_parquet
 
     try:
         rows = prepare_rows(env_id, split=split, queries=queries, env_kwargs=_kwargs(env_kwarg or []),
-                            reward=_spec(reward), limit=limit, start=start, system_prompt=system_prompt)
+                            reward=_spec(reward), limit=limit, start=start, system_prompt=system_prompt,
+                            data_source=data_source)
         path = write_parquet(rows, out)
     except AgentGymError as exc:
         raise typer.BadParameter(str(exc)) from None
