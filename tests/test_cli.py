@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -24,3 +25,70 @@ def test_help_lists_every_command():
     out = subprocess.run([sys.executable, "-m", "agentgym.cli", "--help"], capture_output=True, text=True, timeout=120)
     for command in ("demo", "list", "run", "serve", "eval", "travelplanner", "verl", "train", "serve-retriever"):
         assert command in out.stdout
+
+
+# Modules `agentgym --help` has no use for: retrievers, HTTP clients, envs, plotting, data frames, verl.
+HEAVY = ("bm25s", "httpx", "pydantic", "rich", "matplotlib", "pandas", "pyarrow", "datasets", "starlette",
+         "uvicorn", "verl", "torch", "transformers", "agentgym.demo", "agentgym.envs", "agentgym.runner",
+         "agentgym.server", "agentgym.integrations", "agentgym.rewards", "agentgym.core.env")
+
+
+def _modules_after(args: list[str]) -> set[str]:
+    code = ("import sys, agentgym.cli as cli\nsys.argv = ['agentgym', *sys.argv[1:]]\n"
+            "try:\n    cli.main()\nexcept SystemExit:\n    pass\nprint('MODULES', ' '.join(sorted(sys.modules)))")
+    out = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=120)
+    line = next(line for line in out.stdout.splitlines() if line.startswith("MODULES "))
+    return set(line.split()[1:])
+
+
+@pytest.mark.parametrize("args", [["--help"], ["--version"], []])
+def test_help_and_version_import_no_heavy_module(args):
+    loaded = _modules_after(args)
+    heavy = sorted(m for m in loaded if any(m == h or m.startswith(h + ".") for h in HEAVY))
+    assert not heavy, f"agentgym {' '.join(args)} imported {heavy[:10]}"
+
+
+def test_a_command_still_loads_what_it_needs():
+    loaded = _modules_after(["run", "--help"])
+    assert "agentgym.runner.cli" in loaded and "agentgym.demo" not in loaded
+
+
+def test_every_summary_is_its_commands_docstring():
+    """The summaries `--help` shows without importing the commands match what the commands say."""
+    from agentgym.cli import COMMANDS, _load
+
+    for name in COMMANDS:
+        command = _load(name)
+        first = (command.help or "").strip().split("\n\n")[0].replace("\n", " ")
+        assert " ".join(first.split()) == COMMANDS[name].summary, name
+
+
+def test_version():
+    import agentgym
+
+    out = subprocess.run([sys.executable, "-m", "agentgym.cli", "--version"], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() == f"agentgym {agentgym.__version__}"
+
+
+def _help(*args: str) -> str:
+    out = subprocess.run([sys.executable, "-m", "agentgym.cli", *args, "--help"], capture_output=True, text=True,
+                         timeout=120, env={**os.environ, "COLUMNS": "120"})
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+def test_square_brackets_in_help_print_as_written():
+    assert "slack uniform in [min, max], rounded up" in " ".join(_help("travelplanner", "generate").split())
+
+
+@pytest.mark.parametrize("args, usage", [
+    (["run"], "run [OPTIONS] ENV_ID"),
+    (["train"], "train [OPTIONS] RECIPE [KEY=VALUE]..."),
+    (["verl", "prepare"], "prepare [OPTIONS] ENV_ID"),
+    (["travelplanner", "world"], "world [OPTIONS] OUT"),
+])
+def test_usage_lines_name_arguments_plainly(args, usage):
+    text = _help(*args)
+    assert usage in text.splitlines()[0]
+    assert "{" not in text.splitlines()[0] and "<bool>" not in text

@@ -16,6 +16,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from agentgym._console import labeled, plain_console
 from agentgym.cli import eval_app
 from agentgym.envs.travelplanner.evaluation import (
     MODES, OFFICIAL_METRIC_NAMES, EvaluationReport, Metrics, aggregate, evaluate,
@@ -45,14 +46,14 @@ def travelplanner(
     """Score a TravelPlanner submission: the six official metrics, by level and trip length."""
     if mode not in MODES:
         raise typer.BadParameter(f"{mode!r} is not a mode; use one of {', '.join(MODES)}", param_hint="--mode")
-    console = Console()
+    console = plain_console()
     try:
         result = run(submission, queries=queries, database=database, mode=mode)
     except AgentGymError as exc:
-        console.print(f"[red]error:[/red] {exc}")
+        console.print(labeled("error", "red", str(exc)))
         raise typer.Exit(1) from None
     for warning in result["warnings"]:
-        console.print(f"[yellow]warning:[/yellow] {warning}")
+        console.print(labeled("warning", "yellow", warning))
     print_metrics(console, result["metrics"], result["database"])
     if output is not None:
         output.parent.mkdir(parents=True, exist_ok=True)
