@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
+import tomllib
+from pathlib import Path
 
 import pytest
+
+REPO = Path(__file__).resolve().parent.parent
 
 
 @pytest.mark.parametrize("args, message", [
@@ -92,3 +97,31 @@ def test_usage_lines_name_arguments_plainly(args, usage):
     text = _help(*args)
     assert usage in text.splitlines()[0]
     assert "{" not in text.splitlines()[0] and "<bool>" not in text
+
+
+_HINTS = (re.compile(r"needs (?P<pkgs>[A-Za-z][\w-]*(?: and [A-Za-z][\w-]*)*)[:;] pip install 'agentgym\[(?P<extra>[\w-]+)\]'"),
+          re.compile(r"(?P<pkgs>[A-Za-z][\w-]*) is not installed \(pip install 'agentgym\[(?P<extra>[\w-]+)\]'\)"))
+
+
+def _extras() -> dict[str, set[str]]:
+    from packaging.requirements import Requirement
+
+    table = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    return {name: {Requirement(r).name.lower() for r in reqs} for name, reqs in table.items()}
+
+
+def test_every_install_hint_names_the_smallest_extra_that_has_the_package():
+    """`verl prepare` without pyarrow once said agentgym[verl] (gigabytes) where agentgym[parquet] is enough."""
+    extras, hints = _extras(), []
+    for path in (REPO / "agentgym").rglob("*.py"):
+        for pattern in _HINTS:
+            for match in pattern.finditer(path.read_text()):
+                hints.append((path.name, match["pkgs"].split(" and "), match["extra"]))
+    assert len(hints) >= 5
+    for where, packages, extra in hints:
+        assert extra in extras, f"{where}: there is no extra {extra!r}"
+        for package in packages:
+            having = [name for name, reqs in extras.items() if package.lower() in reqs]
+            assert package.lower() in extras[extra], f"{where}: agentgym[{extra}] does not install {package}"
+            smallest = min(having, key=lambda name: len(extras[name]))
+            assert len(extras[extra]) == len(extras[smallest]), f"{where}: {package} is in agentgym[{smallest}]"
