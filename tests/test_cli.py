@@ -125,3 +125,115 @@ def test_every_install_hint_names_the_smallest_extra_that_has_the_package():
             assert package.lower() in extras[extra], f"{where}: agentgym[{extra}] does not install {package}"
             smallest = min(having, key=lambda name: len(extras[name]))
             assert len(extras[extra]) == len(extras[smallest]), f"{where}: {package} is in agentgym[{smallest}]"
+
+
+def test_the_build_has_no_license_deprecation_warning(tmp_path):
+    """`project.license` as a TOML table warned at every build; an SPDX string does not."""
+    pytest.importorskip("setuptools")
+    for name in ("pyproject.toml", "README.md"):
+        (tmp_path / name).write_bytes((REPO / name).read_bytes())
+    (tmp_path / "agentgym").mkdir()
+    (tmp_path / "agentgym" / "__init__.py").write_text("")
+    (tmp_path / "meta").mkdir()
+    code = "import setuptools.build_meta as b, sys; print(b.prepare_metadata_for_build_wheel(sys.argv[1]))"
+    out = subprocess.run([sys.executable, "-W", "default", "-c", code, str(tmp_path / "meta")], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "license" not in out.stderr.lower(), out.stderr[-2000:]
+    metadata = next((tmp_path / "meta").glob("*.dist-info")) / "METADATA"
+    assert "License-Expression: MIT" in metadata.read_text()
+
+
+def _cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "agentgym.cli", *args], capture_output=True, text=True, timeout=300,
+                          cwd=cwd, env={**os.environ, "COLUMNS": "80"})
+
+
+def _foreign_submission(tmp_path: Path) -> Path:
+    """Two plan lines whose queries are set in real US cities, which the embedded world does not have."""
+    import json
+
+    from agentgym.envs.travelplanner.world import World, default_world_path
+
+    world = World.open(default_world_path())
+    rows = []
+    assert "Washington" not in world.city_set
+    for _ in range(2):
+        rows.append({"query": {"org": "Washington", "dest": "Myrtle Beach", "days": 3,
+                               "visiting_city_number": 1, "date": "['2022-03-13', '2022-03-14', '2022-03-15']",
+                               "people_number": 1, "budget": 1400, "level": "easy", "query": "a real query",
+                               "local_constraint": "{'house rule': None, 'cuisine': None, 'room type': None, "
+                                                   "'transportation': None}"},
+                     "plan": [{"days": 1, "current_city": "from Washington to Myrtle Beach"}]})
+    path = tmp_path / "plans.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def test_eval_stops_when_the_queries_belong_to_another_world(tmp_path):
+    plans = _foreign_submission(tmp_path)
+    out = _cli("eval", "travelplanner", "-s", str(plans))
+    text = " ".join((out.stdout + out.stderr).split())
+    assert out.returncode == 1 and "Hard" not in text
+    assert "2 of 2 queries are set in cities the world at" in text and "Washington -> Myrtle Beach" in text
+    assert "--database DIR" in text and "--foreign-queries" in text
+    forced = _cli("eval", "travelplanner", "-s", str(plans), "--foreign-queries")
+    assert forced.returncode == 0 and "2 of 2 queries are set in cities this world does not have" in " ".join(
+        forced.stdout.split())
+
+
+def test_eval_scores_queries_generated_for_the_world(tmp_path):
+    queries = tmp_path / "queries.jsonl"
+    assert _cli("travelplanner", "generate", "--n", "9", "--out", str(queries)).returncode == 0
+    assert _cli("travelplanner", "solve", "-q", str(queries), "-o", str(tmp_path / "plans.jsonl")).returncode == 0
+    out = _cli("eval", "travelplanner", "-q", str(queries), "-s", str(tmp_path / "plans.jsonl"))
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "100.00%" in out.stdout
+    # At 80 columns every header of the by-group table is whole.
+    assert "delivery" in out.stdout and "…" not in out.stdout
+    assert all(len(line) <= 80 for line in out.stdout.splitlines())
+
+
+@pytest.mark.parametrize("command", [["travelplanner", "generate"], ["travelplanner", "solve"],
+                                     ["eval", "travelplanner"]])
+def test_the_world_option_has_one_name_and_an_alias_everywhere(command):
+    text = _help(*command)
+    assert "-d, -w, --database, --world <" in text
+
+
+def test_env_kwargs_take_the_same_flags_everywhere():
+    for command in (["run"], ["verl", "prepare"]):
+        assert "-k, --env-kwarg" in _help(*command)
+
+
+def test_serve_and_serve_retriever_default_to_the_same_log_level():
+    from agentgym.cli import COMMANDS, _load
+
+    defaults = {name: next(p.default for p in _load(name).params if p.name == "log_level")
+                for name in ("serve", "serve-retriever") if name in COMMANDS}
+    assert len(set(defaults.values())) == 1, defaults
+
+
+def test_verl_prepare_says_when_limit_is_more_than_the_tasks(tmp_path):
+    pytest.importorskip("pyarrow")
+    out = _cli("verl", "prepare", "TravelPlanner-v0", "--split", "test", "--limit", "200", "-k", "action_format=json",
+               "--out", str(tmp_path / "rows.parquet"))
+    assert out.returncode == 0, out.stderr
+    n = int(out.stdout.split()[1])
+    assert n < 200 and f"note: --limit 200 asked for more rows than the tasks from --start 0 on; all {n} were " \
+        "written" in " ".join(out.stderr.split())
+
+
+@pytest.mark.parametrize("mode", ["official", "strict"])
+def test_the_room_type_verdict_reads_as_english(mode):
+    """It said "every accommodation is a entire room"."""
+    from agentgym.envs.travelplanner.evaluation import evaluate
+    from agentgym.envs.travelplanner.queries import load_queries
+    from agentgym.envs.travelplanner.solver import solve
+    from agentgym.envs.travelplanner.world import World, default_world_path
+
+    world = World.open(default_world_path())
+    query = next(q for q in load_queries("train", world_root=world.root) if q.local_constraint.room_type)
+    verdict = evaluate(solve(query, world, mode="both", time_limit=30).plan, query, world, mode=mode).hard[
+        "valid_room_type"]
+    assert verdict.passed and verdict.reason == f"every accommodation's room type is {query.local_constraint.room_type}"

@@ -38,7 +38,7 @@ def serve(
              "inline, or threads (for envs that wait on I/O).")] = "auto",
     env_threads: Annotated[int, typer.Option(help="Threads for env creation, closing and non-inline calls.")] = 8,
     keep_alive: Annotated[int, typer.Option(help="Seconds an idle client connection stays open.")] = 75,
-    log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "warning",
+    log_level: Annotated[str, typer.Option(help="uvicorn log level (as serve-retriever's).")] = "info",
     insecure_no_auth: Annotated[bool, typer.Option(
         help="Serve a non-loopback interface without tokens (anyone who can connect can run envs).")] = False,
 ) -> None:
