@@ -22,7 +22,8 @@ REPO = Path(__file__).resolve().parent.parent
 _FAKE_PYTHON = """#!/usr/bin/env bash
 n=$(cat "$LOG_DIR/count" 2>/dev/null || echo 0); n=$((n + 1)); echo $n > "$LOG_DIR/count"
 ro=$(find "$AGENTGYM_SHARED_DATA" ! -perm -u=w | wc -l | tr -d ' ')
-echo "$* | $AGENTGYM_SHARED_DATA | read-only entries=$ro | $(ls "$AGENTGYM_SHARED_DATA/travelplanner")" >> "$LOG_DIR/calls"
+listing=$(ls "$AGENTGYM_SHARED_DATA/travelplanner")
+echo "$* | $AGENTGYM_SHARED_DATA | read-only entries=$ro | $listing" >> "$LOG_DIR/calls"
 exit $(echo $STATUSES | cut -d' ' -f$n)
 """
 

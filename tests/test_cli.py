@@ -99,7 +99,8 @@ def test_usage_lines_name_arguments_plainly(args, usage):
     assert "{" not in text.splitlines()[0] and "<bool>" not in text
 
 
-_HINTS = (re.compile(r"needs (?P<pkgs>[A-Za-z][\w-]*(?: and [A-Za-z][\w-]*)*)[:;] pip install 'agentgym\[(?P<extra>[\w-]+)\]'"),
+_HINTS = (re.compile(r"needs (?P<pkgs>[A-Za-z][\w-]*(?: and [A-Za-z][\w-]*)*)[:;] "
+                     r"pip install 'agentgym\[(?P<extra>[\w-]+)\]'"),
           re.compile(r"(?P<pkgs>[A-Za-z][\w-]*) is not installed \(pip install 'agentgym\[(?P<extra>[\w-]+)\]'\)"))
 
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -180,17 +181,14 @@ def test_shell_examples_run_as_written(example, tmp_path):
                          "<!-- docs-test: skip, needs a GPU|the network (why) -->")
     script = (f'agentgym() {{ "{sys.executable}" -m agentgym.cli "$@"; }}\n'
               f'python() {{ "{sys.executable}" "$@"; }}\npython3() {{ python "$@"; }}\n{code}')
-    import shutil
-
-    out = subprocess.run([shutil.which("bash") or "/bin/bash", "-euo", "pipefail", "-c", script], capture_output=True, text=True, cwd=tmp_path,
+    out = subprocess.run([shutil.which("bash") or "/bin/bash", "-euo", "pipefail", "-c", script], capture_output=True,
+                         text=True, cwd=tmp_path,
                          env=_env(tmp_path), timeout=300)
     assert out.returncode == 0, f"{example.id}:\n{code}\n{out.stdout[-1500:]}\n{out.stderr[-3000:]}"
 
 
 def _env(folder: Path) -> dict[str, str]:
     """This interpreter's environment, with a PATH of only the allowed file tools."""
-    import shutil
-
     bin_dir = folder / ".docs-test-bin"
     bin_dir.mkdir(exist_ok=True)
     for tool in _TOOLS:

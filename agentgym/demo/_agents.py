@@ -9,7 +9,8 @@ from agentgym.envs.travelplanner.oracle import OracleAgent
 from agentgym.envs.travelplanner.solver import solve
 from agentgym.errors import ConfigError
 
-__all__ = ["PlayableOracle", "FirstListingAgent", "TopTitleAgent", "oracle_agent", "first_listing_agent", "top_title_agent"]
+__all__ = ["PlayableOracle", "FirstListingAgent", "TopTitleAgent", "oracle_agent", "first_listing_agent",
+           "top_title_agent"]
 
 _TITLE = re.compile(r"Doc 1\(Title: (.*?)\)")
 

@@ -17,7 +17,8 @@ __all__ = ["demo"]
 
 
 def demo(
-    out: Annotated[Path, typer.Option(help="Folder for summary.json, episodes.jsonl and the plots.")] = Path("results/demo"),
+    out: Annotated[Path, typer.Option(help="Folder for summary.json, episodes.jsonl and the plots.")]
+    = Path("results/demo"),
     episodes: Annotated[int, typer.Option(min=1, help="TravelPlanner episodes per agent.")] = 45,
 ) -> None:
     """Play TravelPlanner and SearchQA episodes offline and show metrics, constraints and rewards."""
