@@ -150,7 +150,7 @@ def _third_panel(ax: object, summary: RunSummary, codes: dict[str, int]) -> None
         hbars(ax, {"mean": summary.reward_terms}, xlabel="mean raw value", ylabel="reward term",
               title="reward terms")
         return
-    hbars(ax, {"count": {k: float(v) for k, v in codes.items()}}, xlabel="invalid actions (count)",
+    hbars(ax, {"count": {k: float(v) for k, v in codes.items()}}, xlabel="actions that hit the error (count)",
           ylabel="error code", title="action errors by code", fmt="{:.0f}")
 
 
