@@ -8,7 +8,8 @@ truncated) pays the shaped total and carries the breakdown in ``info["reward"]``
     obs, info = env.reset(options={"training_step": 120})
     ...
     obs, reward, terminated, truncated, info = env.step(action)
-    info["reward"]  # {"total", "outcome", "stage", "training_step", "terms": {name: {raw, weight, ...}}}
+    info["reward"]  # {"total", "outcome", "stage", "training_step", "terms": {name: {raw, weight, ...}},
+                    #  "abstained": no term gave a value, "abstain_reasons": {name: reason}}
 
 The trainer sets the training step, either per episode with ``reset(options={"training_step":
 n, "total_steps": T})`` or once per step with ``set_training_step(n, total_steps=T)`` (on the

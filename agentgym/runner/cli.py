@@ -84,10 +84,17 @@ def run(
         raise typer.Exit(130) from None
     except AgentGymError as exc:
         progress.stop()
-        console.print(labeled("error", "red", str(exc)))
+        console.print(labeled("error", "red", str(exc)), soft_wrap=True)  # one line, whatever the width
         raise typer.Exit(1) from None
     progress.stop()
-    raise typer.Exit(_report(config, outcome, console, draw_plot))
+    try:
+        code = _report(config, outcome, console, draw_plot)
+    except OSError as exc:  # summary.json / summary.png on a full disk: the results are already safe
+        console.print(labeled("error", "red", f"cannot write {exc.filename or config.out}: "
+                              f"{exc.strerror or exc}; {len(outcome.records)} result(s) are safely in "
+                              f"{config.out / 'results.jsonl'}"), soft_wrap=True)
+        raise typer.Exit(1) from None
+    raise typer.Exit(code)
 
 
 def parse_env_kwargs(pairs: list[str] | None) -> dict[str, Any]:

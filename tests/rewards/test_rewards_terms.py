@@ -216,7 +216,7 @@ def test_custom_terms_opt_into_the_guards():
 
 
 def test_custom_term_that_cannot_be_imported_is_a_config_error():
-    with pytest.raises(ConfigError, match=r"^function='nowhere:fn' is not allowed; expected an importable"):
+    with pytest.raises(ConfigError, match=r"^terms\[0\]\.function='nowhere:fn' is not allowed; expected an importable"):
         build_shaper({"terms": [{"kind": "custom", "function": "nowhere:fn", "weight": 1.0}]})
 
 

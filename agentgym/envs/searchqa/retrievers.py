@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from agentgym import _http
 from agentgym.envs.searchqa.data import split_contents
 from agentgym.errors import AgentGymError, ConfigError
 
@@ -106,6 +107,10 @@ class HttpRetriever:
             out.extend(self._post(list(queries[start:start + self.batch_size]), k))
         return out
 
+    max_response_bytes = 64 << 20
+    """Largest reply read; a longer one raises ``RetrieverError`` at once (``timeout`` bounds each
+    attempt in total, however slowly the server sends)."""
+
     def _post(self, queries: list[str], k: int) -> list[list[Hit]]:
         body = {"queries": queries, "topk": k, "return_scores": True}
         failure = ""
@@ -113,24 +118,24 @@ class HttpRetriever:
             if attempt:
                 time.sleep(self.backoff * 2 ** (attempt - 1))
             try:
-                response = self._http().post(self.url, json=body)
-            except httpx.TimeoutException:
-                failure = f"no answer within {self.timeout:g} s"
+                reply = _http.post_json(self._http(), self.url, body, deadline_s=self.timeout,
+                                        max_bytes=self.max_response_bytes)
+            except _http.CallFailed as exc:
+                if not exc.retryable:
+                    raise RetrieverError(f"the retriever at {self.url} failed: {exc.reason}") from None
+                failure = exc.reason
                 continue
-            except httpx.TransportError as exc:
-                failure = f"cannot connect ({type(exc).__name__})"
+            if reply.status == 429 or reply.status >= 500:
+                failure = f"HTTP {reply.status}"
                 continue
-            if response.status_code == 429 or response.status_code >= 500:
-                failure = f"HTTP {response.status_code}"
-                continue
-            if response.status_code != 200:
-                raise RetrieverError(f"the retriever at {self.url} refused the request: HTTP {response.status_code}")
-            return _parse_result(response, len(queries))
+            if reply.status != 200:
+                raise RetrieverError(f"the retriever at {self.url} refused the request: HTTP {reply.status}")
+            return _parse_result(reply, len(queries))
         raise RetrieverError(f"the retriever at {self.url} failed after {self.retries + 1} attempt(s): {failure}")
 
     def _http(self) -> httpx.Client:
         if self._client is None:
-            self._client = httpx.Client(timeout=self.timeout, headers=self.headers)
+            self._client = _http.sync_client(headers=self.headers)
         return self._client
 
     def close(self) -> None:
@@ -152,11 +157,11 @@ class HttpRetriever:
         return f"HttpRetriever({self.url!r})"
 
 
-def _parse_result(response: httpx.Response, n_queries: int) -> list[list[Hit]]:
+def _parse_result(reply: _http.Reply, n_queries: int) -> list[list[Hit]]:
     try:
-        payload = response.json()
-    except ValueError:
-        raise RetrieverError("malformed response: the body is not JSON") from None
+        payload = reply.json()
+    except ValueError as exc:
+        raise RetrieverError(f"malformed response: the body is not JSON of bounded nesting ({exc})") from None
     result = payload.get("result") if isinstance(payload, dict) else None
     if not isinstance(result, list) or len(result) != n_queries:
         raise RetrieverError(f"malformed response: expected 'result' with {n_queries} list(s)")
