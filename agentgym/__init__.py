@@ -7,17 +7,6 @@
 """
 
 from agentgym._version import __version__
-from agentgym.core import (
-    ActionError,
-    ErrorCode,
-    StepInfo,
-    TextEnv,
-    TextSpace,
-    Tool,
-    ToolBox,
-    ToolCall,
-    ToolResult,
-)
 from agentgym.core.registration import ENV_IDS, register_envs
 from agentgym.errors import (
     ActionTypeError,
@@ -29,6 +18,24 @@ from agentgym.errors import (
 )
 
 register_envs()
+
+# The core classes load on first use, so `agentgym --help` does not pay for pydantic models.
+_CORE = ("ActionError", "ErrorCode", "StepInfo", "TextEnv", "TextSpace", "Tool", "ToolBox", "ToolCall", "ToolResult")
+
+
+def __getattr__(name: str):
+    if name in _CORE:
+        import agentgym.core
+
+        value = getattr(agentgym.core, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'agentgym' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_CORE))
+
 
 __all__ = [
     "__version__",
