@@ -71,15 +71,17 @@ def list_command(
     if as_json:
         typer.echo(json.dumps(found, indent=2))
         return
-    from rich.console import Console
+    from rich.text import Text
 
-    console = Console(highlight=False)
+    from agentgym._console import plain_console
+
+    console = plain_console()
     for part, title, how in (("envs", "env ids", "gymnasium.make(ID), agentgym run ID"),
                              ("reward presets", "reward presets", "--reward NAME, reward=NAME"),
                              ("recipes", "training recipes", "agentgym train NAME")):
         key = part.replace(" ", "_")
-        console.print(f"[bold]{title}[/]  [dim]{how}[/]")
+        console.print(Text.assemble((title, "bold"), "  ", (how, "dim")))
         for name in found[key]:
             console.print(f"  {name}")
         if not found[key]:
-            console.print(f"  [dim]none: {found['notes'].get(key, 'not available')}[/]")
+            console.print(f"  none: {found['notes'].get(key, 'not available')}", style="dim")

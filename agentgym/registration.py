@@ -15,8 +15,6 @@ from typing import Any
 
 import gymnasium
 
-from agentgym.core.env import allowed_kwargs, check_kwargs
-
 __all__ = ["ENV_IDS", "register_envs", "make_env"]
 
 # id -> env class. Turn limits live in the envs (``max_turns``), not in a TimeLimit wrapper,
@@ -31,6 +29,8 @@ ENV_IDS = tuple(_ENV_CLASSES)
 
 def make_env(env_class: str, *, reward: Any = None, **kwargs: Any) -> gymnasium.Env:
     """The env ``env_class`` (``"module:Class"``) built from ``kwargs``, shaped when ``reward`` is given."""
+    from agentgym.core.env import allowed_kwargs, check_kwargs  # here: `agentgym --help` loads no env code
+
     module, _, name = env_class.partition(":")
     cls = getattr(import_module(module), name)
     allowed = allowed_kwargs(cls)

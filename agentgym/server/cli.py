@@ -65,7 +65,7 @@ def serve(
         help="Worker processes for --env-calls processes. Default: the CPU count, 2 to 8.")] = None,
     env_threads: Annotated[int, typer.Option(help="Threads for in-process env calls.")] = 8,
     keep_alive: Annotated[int, typer.Option(help="Seconds an idle client connection stays open.")] = 75,
-    log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "warning",
+    log_level: Annotated[str, typer.Option(help="uvicorn log level (as serve-retriever's).")] = "info",
     trust_clients: Annotated[bool, typer.Option(
         "--trust-clients",
         help="Let clients pass any constructor kwargs (paths, URLs, reward specs, custom code). Dangerous.")]

@@ -116,8 +116,8 @@ def valid_room_type(q: TravelQuery, days: list[Any], ix: WorldIndex) -> Result:
         return None, "the query has no room type"
     for i, value, row in _stays(q, days, ix):
         if not room_type_ok(wanted, row.room_type):
-            return False, f"day {i + 1}: {value!r} is a {row.room_type!r}, the query needs a {wanted}"
-    return True, f"every accommodation is a {wanted}"
+            return False, f"day {i + 1}: {value!r} has room type {row.room_type!r}, the query needs {wanted}"
+    return True, f"every accommodation's room type is {wanted}"
 
 
 def room_type_ok(wanted: str, actual: Any) -> bool:

@@ -134,5 +134,5 @@ def _pyarrow() -> tuple[Any, Any]:
         import pyarrow as pa
         import pyarrow.parquet as pq
     except ImportError as exc:
-        raise DependencyNotInstalled("writing verl parquet rows needs pyarrow; pip install 'agentgym[verl]'") from exc
+        raise DependencyNotInstalled("writing verl parquet rows needs pyarrow: pip install 'agentgym[parquet]'") from exc
     return pa, pq
