@@ -12,7 +12,7 @@ outside ``agentgym.errors`` load on first use, so ``import agentgym`` (and ``age
 stays light.
 """
 
-import importlib
+from importlib import import_module as _import_module
 
 from agentgym._version import __version__
 from agentgym.errors import (
@@ -21,11 +21,13 @@ from agentgym.errors import (
     ConfigError,
     DataError,
     DependencyNotInstalled,
+    JudgeReplyError,
     ModelEndpointError,
     RemoteEnvError,
     RemoteTimeout,
     RequestRejected,
     ResetNeeded,
+    RetrieverError,
     ServerUnavailable,
     SessionNotFound,
     StorageError,
@@ -46,7 +48,7 @@ _LAZY = {
 
 def __getattr__(name: str):
     if name in _LAZY:
-        value = getattr(importlib.import_module(_LAZY[name]), name)
+        value = getattr(_import_module(_LAZY[name]), name)
         globals()[name] = value
         return value
     raise AttributeError(f"module 'agentgym' has no attribute {name!r}")
@@ -92,4 +94,6 @@ __all__ = [
     "RequestRejected",
     "RemoteTimeout",
     "ModelEndpointError",
+    "RetrieverError",
+    "JudgeReplyError",
 ]
