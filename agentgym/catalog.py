@@ -25,7 +25,7 @@ _RECIPE_SOURCES = (("agentgym.integrations.verl.train", "RECIPES"), ("agentgym.i
 def catalog() -> dict[str, Any]:
     """``{"envs": [...], "reward_presets": [...], "recipes": [...], "notes": {part: why empty}}``."""
     notes: dict[str, str] = {}
-    from agentgym.core.registration import ENV_IDS
+    from agentgym.registration import ENV_IDS
 
     return {"envs": list(ENV_IDS), "reward_presets": _names(_PRESET_SOURCES, "reward_presets", notes),
             "recipes": _names(_RECIPE_SOURCES, "recipes", notes) or _recipe_files(notes), "notes": notes}

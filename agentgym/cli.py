@@ -44,7 +44,7 @@ COMMANDS: dict[str, LazyCommand] = {
     "serve": LazyCommand("agentgym.server.cli:serve", "Serve agentgym envs over HTTP: sessions with "
                          "reset/step/close, auth, limits, /health, /metrics."),
     "serve-retriever": LazyCommand("agentgym.envs.searchqa.serve:serve_retriever",
-                                   "Serve a corpus over the Search-R1 /retrieve API with the embedded BM25 retriever."),
+                                   "Serve a corpus over the Search-R1 /retrieve API, with BM25 or a dense e5 retriever."),
     "verl": LazyCommand("agentgym.integrations.verl.commands:verl_app",
                         "verl 0.9 integration: training data and recipes."),
     "train": LazyCommand("agentgym.integrations.verl.commands:train", "Train with verl: a bundled recipe (grpo, "
@@ -52,8 +52,9 @@ COMMANDS: dict[str, LazyCommand] = {
                          {"allow_extra_args": True, "ignore_unknown_options": True}, "[KEY=VALUE]..."),
 }
 
-# Modules that register commands on a group when imported: (group name) -> modules.
-_REGISTRARS = {"eval": ("agentgym.envs.travelplanner.eval_cli",)}
+# Commands of a group, added when the group loads: (group name) -> {command: "module:function"}.
+# The command modules do not import this one, so importing them (e.g. ``eval_cli.run``) stays light.
+_SUBCOMMANDS = {"eval": {"travelplanner": "agentgym.envs.travelplanner.eval_cli:travelplanner"}}
 
 
 class _LazyGroup(TyperGroup):
@@ -103,10 +104,10 @@ def _plain(command: Any, usage_extra: str = "") -> Any:
 
 def _load(name: str) -> Any:
     spec = COMMANDS[name]
-    for module in _REGISTRARS.get(name, ()):
-        importlib.import_module(module)
-    module_name, _, attribute = spec.target.partition(":")
-    target = getattr(importlib.import_module(module_name), attribute)
+    target = _import(spec.target)
+    for command, function in _SUBCOMMANDS.get(name, {}).items():
+        if all(c.name != command for c in target.registered_commands):
+            target.command(command)(_import(function))
     if isinstance(target, typer.Typer):
         target.rich_markup_mode = None
         group = typer.main.get_group(target)
@@ -115,6 +116,11 @@ def _load(name: str) -> Any:
     single = typer.Typer(rich_markup_mode=None, add_completion=False)
     single.command(name, context_settings=spec.context_settings)(target)
     return _plain(typer.main.get_group(single).commands[name], spec.usage_extra)
+
+
+def _import(target: str) -> Any:
+    module_name, _, attribute = target.partition(":")
+    return getattr(importlib.import_module(module_name), attribute)
 
 
 def _version(value: bool) -> None:

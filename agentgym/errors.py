@@ -16,8 +16,12 @@ error code in ``info``. What raises is a mistake in the calling code or its conf
     │   ├── SessionNotFound (LookupError)  unknown, expired (TTL) or another client's session (404)
     │   ├── RequestRejected (ValueError)  the server refused the request: too large (413), malformed (422)
     │   └── RemoteTimeout (TimeoutError)  the env call outlived its timeout (504); the session is closed
-    └── ModelEndpointError (RuntimeError)  a chat-completions endpoint failed or sent an unusable reply
+    ├── ModelEndpointError (RuntimeError)  a chat-completions endpoint failed or sent an unusable reply
+    ├── RetrieverError (RuntimeError)  a search could not be carried out (retriever down, slow, garbled)
+    └── JudgeReplyError (ValueError)  a judge reply with no usable ``Score: N`` line (``parse_score``)
 
+Every exception class of the package is here and exported from ``agentgym``; private ones
+(underscore names, or in private modules) are internal signals that never reach the caller.
 Env errors raised on an env server (``ConfigError``, ``ResetNeeded``, ...) are raised again, as the
 same class, by ``RemoteEnv``; any other exception of a served env comes back as ``RemoteEnvError``.
 """
@@ -43,6 +47,8 @@ __all__ = [
     "RequestRejected",
     "RemoteTimeout",
     "ModelEndpointError",
+    "RetrieverError",
+    "JudgeReplyError",
 ]
 
 
@@ -146,6 +152,14 @@ class RequestRejected(RemoteEnvError, ValueError):
 
 class RemoteTimeout(RemoteEnvError, TimeoutError):
     """Raised when an env call outlives the server's or the client's timeout; the session is gone."""
+
+
+class RetrieverError(AgentGymError, RuntimeError):
+    """Raised when a search cannot be carried out: the retriever is down, too slow, failing or sent garbage."""
+
+
+class JudgeReplyError(AgentGymError, ValueError):
+    """Raised by ``parse_score`` when a judge's reply has no usable ``Score: N`` line."""
 
 
 class ModelEndpointError(AgentGymError, RuntimeError):

@@ -44,7 +44,7 @@ def test_demo_prints_metrics_and_writes_results(tmp_path):
 
 # Stands in for `pip install agentgym` on a clean machine: the demo runs in a subprocess where every
 # installed distribution outside the closure of pyproject's core `dependencies` cannot be imported
-# (matplotlib, pandas, pyarrow, datasets, starlette, uvicorn, sacrebleu unless it is core, verl, ...).
+# (matplotlib, pandas, datasets, starlette, uvicorn, sacrebleu unless it is core, verl, ...).
 # A real throwaway venv would need PyPI and minutes; the blocker is computed from the same metadata pip
 # resolves, so a new core dependency or a new optional import is covered without editing this test.
 _PLAIN_INSTALL = r'''
@@ -91,7 +91,7 @@ def test_demo_on_a_plain_install_says_what_it_skipped_and_why(tmp_path):
     text = out.stdout + out.stderr
     assert out.returncode == 0, text[-3000:]
     blocked = set(text.split("BLOCKED ", 1)[1].split("\n", 1)[0].split())
-    assert {"matplotlib", "pandas", "pyarrow", "datasets", "starlette", "uvicorn"} <= blocked
+    assert {"matplotlib", "pandas", "datasets", "starlette", "uvicorn"} <= blocked
     assert "Traceback" not in text
     # The plots are skipped with the reason and the extra, brackets intact; no PNG is claimed or written.
     assert "skipped plots: matplotlib is not installed (pip install 'agentgym[plot]')" in text

@@ -1,7 +1,6 @@
 """The text-env core: base env, spaces, step records, tools and action parsing.
 
-The names below load on first use, so importing a light submodule (``agentgym.core.registration``
-for the console script) does not build every pydantic model.
+The names below load on first use, so importing a light submodule does not build every pydantic model.
 """
 
 import importlib

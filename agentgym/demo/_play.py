@@ -48,6 +48,9 @@ class DemoResult:
     """What the demo could not do on this install, and why (a missing optional package)."""
     files: list[Path] = field(default_factory=list)
     """What it wrote into ``out_dir``."""
+    presets: dict[str, str] = field(default_factory=lambda: {"TravelPlanner-v0": TRAVEL_PRESET,
+                                                             "SearchQA-v0": QA_PRESET})
+    """The reward preset each env was shaped with."""
 
 
 TRAVEL_PART = f"TravelPlanner-v0 under {TRAVEL_PRESET}"

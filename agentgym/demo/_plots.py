@@ -26,8 +26,6 @@ def draw_plots(result: Any, out: Path) -> list[Path] | None:
 
 
 def _travelplanner(plt: Any, result: Any, path: Path) -> Path:
-    from agentgym.demo._play import TRAVEL_PRESET
-
     agents = result.travelplanner
     fig, axes = plt.subplots(1, 3, figsize=(17, 5.6), gridspec_kw={"width_ratios": [1.1, 1, 1]})
     rates = {a.name: a.constraint_pass_rates for a in agents}
@@ -36,7 +34,7 @@ def _travelplanner(plt: Any, result: Any, path: Path) -> Path:
     hbars(axes[1], rates, names=list(HARD), percent=True, xlabel="pass rate (% of queries that set it)",
           ylabel="hard constraint", title="hard constraints (n/a: no query sets it)")
     hbars(axes[2], {a.name: a.reward_terms for a in agents}, xlabel="mean raw value per episode",
-          ylabel="reward term", title=f"reward terms, {TRAVEL_PRESET} (strict evaluator)")
+          ylabel="reward term", title=f"reward terms, {result.presets['TravelPlanner-v0']} (strict evaluator)")
     handles, labels = axes[0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=9, frameon=False)
     names = " vs ".join(a.name for a in agents)
@@ -46,14 +44,12 @@ def _travelplanner(plt: Any, result: Any, path: Path) -> Path:
 
 
 def _searchqa(plt: Any, result: Any, path: Path) -> Path:
-    from agentgym.demo._play import QA_PRESET
-
     qa = result.searchqa
     fig, axes = plt.subplots(1, 2, figsize=(12, 3.8))
     hbars(axes[0], {qa.name: qa.metrics}, percent=True, xlabel="% of questions", ylabel="metric",
           title="answer and retrieval metrics")
     hbars(axes[1], {qa.name: qa.reward_terms}, xlabel="mean raw value per episode", ylabel="reward term",
-          title=f"reward terms under {QA_PRESET}")
+          title=f"reward terms under {result.presets['SearchQA-v0']}")
     fig.suptitle(f"SearchQA-v0, embedded knowledge base, N = {len(qa.episodes)} questions: {qa.name}")
     return _save(plt, fig, path)
 

@@ -29,7 +29,7 @@ import httpx
 from pydantic import Field, field_validator
 
 from agentgym import _http
-from agentgym.errors import ConfigError
+from agentgym.errors import ConfigError, JudgeReplyError
 from agentgym.rewards._base import NonNegative, Positive, TermSpec
 from agentgym.rewards._registry import Abstain, abstain, term
 
@@ -116,10 +116,6 @@ class LLMJudge(TermSpec):
         if prompt is not None and not all(p in prompt for p in _PLACEHOLDERS):
             raise ConfigError("prompt", prompt[:60], f"a template containing {', '.join(_PLACEHOLDERS)}")
         return prompt
-
-
-class JudgeReplyError(ValueError):
-    """The judge answered, but not with a usable ``Score: N`` line."""
 
 
 def parse_score(text: str) -> float:

@@ -21,7 +21,8 @@ from agentgym.errors import ConfigError
 from agentgym.rewards._base import LinearWeight, TermSpec
 from agentgym.rewards._registry import TERMS, Abstain
 from agentgym.rewards.episode import Episode, input_getter
-from agentgym.rewards.spec import RewardSpec, load_spec
+from agentgym.rewards._load import load_spec
+from agentgym.rewards.spec import RewardSpec
 from agentgym.rewards.terms_generic import Custom, load_custom
 
 __all__ = ["Shaper", "RewardBreakdown", "TermValue", "build_shaper"]

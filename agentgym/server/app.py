@@ -27,16 +27,16 @@ import gymnasium
 from pydantic import BaseModel, ValidationError
 
 from agentgym import __version__
-from agentgym.core.registration import ENV_IDS
+from agentgym.registration import ENV_IDS
 from agentgym.errors import ConfigError, DependencyNotInstalled
 from agentgym.server.boundary import ClientBoundary
-from agentgym.server.calls import CallTimedOut, EnvCalls
-from agentgym.server.jobs import ApiError, close_quietly, env_error, make_env, reset_reply, step_reply
+from agentgym.server.calls import _CallTimedOut, EnvCalls
+from agentgym.server.jobs import _ApiError, close_quietly, env_error, make_env, reset_reply, step_reply
 from agentgym.server.metrics import ServerMetrics
 from agentgym.server.protocol import API_PREFIX, CreateSession, ResetRequest, StepRequest, decode, encode
-from agentgym.server.sessions import PoolFull, Session, SessionPool
+from agentgym.server.sessions import _PoolFull, Session, SessionPool
 from agentgym.server.settings import ServerSettings, client_id
-from agentgym.server.workers import CallOverran, WorkerLost, WorkerPool
+from agentgym.server.workers import _CallOverran, _WorkerLost, WorkerPool
 
 try:
     from starlette.applications import Starlette
@@ -109,7 +109,7 @@ class EnvServer:
         owner = self._owner(request)
         body = await self._read(request, CreateSession)
         if body.env_id not in self.env_ids:
-            raise ApiError("ConfigError", f"env_id={body.env_id[:100]!r} is not served here; expected one of "
+            raise _ApiError("ConfigError", f"env_id={body.env_id[:100]!r} is not served here; expected one of "
                            f"{', '.join(self.env_ids)}", field="env_id", value=body.env_id[:100],
                            allowed=list(self.env_ids))
         try:  # the trust boundary: nothing is built from what a client may not set
@@ -117,11 +117,11 @@ class EnvServer:
             preset = self.boundary.preset_name(body.env_id, body.preset)
         except ConfigError as exc:
             kind, message, details = env_error(exc)
-            raise ApiError(kind, message, **details) from None
+            raise _ApiError(kind, message, **details) from None
         try:
             self._close_all(self.pool.reserve(owner), "ttl")
-        except PoolFull as full:
-            raise ApiError("ServerFull", str(full), headers={"Retry-After": "1"}) from None
+        except _PoolFull as full:
+            raise _ApiError("ServerFull", str(full), headers={"Retry-After": "1"}) from None
         try:
             key, env, description = await self._make(body.env_id, kwargs)
         except BaseException:
@@ -144,7 +144,7 @@ class EnvServer:
             self.boundary.check_options(session.env_id, body.options)
         except ConfigError as exc:
             kind, message, details = env_error(exc)
-            raise ApiError(kind, message, **details) from None
+            raise _ApiError(kind, message, **details) from None
         self.metrics.resets += 1
         return await self._apply(session, body.seq, "reset", {"seed": body.seed, "options": body.options})
 
@@ -220,21 +220,21 @@ class EnvServer:
             try:
                 (env, description), _ = await self.calls.run(timeout, make_env, env_id, kwargs,
                                                              on_late=_close_made_env)
-            except CallTimedOut as exc:
-                raise ApiError("Timeout", f"creating the env: {exc}") from None
+            except _CallTimedOut as exc:
+                raise _ApiError("Timeout", f"creating the env: {exc}") from None
             return None, env, description
         key = secrets.token_urlsafe(18)
         try:
             await self.workers.place(key)
             header, body = await self.workers.call(key, "make", {"env_id": env_id, "kwargs": kwargs}, timeout)
-        except CallOverran as exc:
-            raise ApiError("Timeout", f"creating the env: {exc}") from None
-        except WorkerLost as exc:
-            raise ApiError("EnvFailed", f"creating the env: {exc}") from None
+        except _CallOverran as exc:
+            raise _ApiError("Timeout", f"creating the env: {exc}") from None
+        except _WorkerLost as exc:
+            raise _ApiError("EnvFailed", f"creating the env: {exc}") from None
         if header["status"] != 201:
             self.workers.forget(key)
             error = json.loads(body)["error"]
-            raise ApiError(error.pop("type"), error.pop("message"), **error)
+            raise _ApiError(error.pop("type"), error.pop("message"), **error)
         return key, None, json.loads(body)
 
     async def _run(self, session: Session, op: str, args: dict[str, Any]) -> tuple[int, bytes]:
@@ -242,23 +242,23 @@ class EnvServer:
         if self.workers is not None:
             try:
                 header, body = await self.workers.call(session.id, op, args, timeout)
-            except CallOverran as exc:
+            except _CallOverran as exc:
                 self._drop(session, "timeout")
                 stopped = "its worker process was killed" if exc.killed else "the call was interrupted"
-                raise ApiError("Timeout", f"{exc}; {stopped} and the session is closed") from None
-            except WorkerLost as exc:
+                raise _ApiError("Timeout", f"{exc}; {stopped} and the session is closed") from None
+            except _WorkerLost as exc:
                 self._drop(session, "worker_lost")
-                raise ApiError("SessionNotFound", f"{exc}; the session is closed") from None
+                raise _ApiError("SessionNotFound", f"{exc}; the session is closed") from None
             return header["status"], body
         job = reset_reply if op == "reset" else step_reply
         try:
             reply, seconds = await self.calls.run(timeout, job, session.env, *args.values(), inline=session.inline,
                                                   on_late=lambda _: close_quietly(session.env))
-        except CallTimedOut as exc:
+        except _CallTimedOut as exc:
             self._drop(session, "timeout")
             if exc.interrupted:  # stopped mid-call: the env is in an unknown state, close it now
                 self.calls.background(close_quietly, session.env)
-            raise ApiError("Timeout", f"{exc}; the session is closed") from None
+            raise _ApiError("Timeout", f"{exc}; the session is closed") from None
         if session.inline and not self.calls.stays_inline(seconds):
             session.inline = False  # a slow env (I/O, heavy work): keep it off the event loop from now on
         return reply
@@ -271,13 +271,13 @@ class EnvServer:
 
     async def _close_env(self, session: Session) -> None:
         if self.workers is not None:
-            with contextlib.suppress(CallOverran, WorkerLost):
+            with contextlib.suppress(_CallOverran, _WorkerLost):
                 await self.workers.call(session.id, "close", {}, self.settings.request_timeout_s)
             self.workers.forget(session.id)
             return
         try:
             await self.calls.run(self.settings.request_timeout_s, close_quietly, session.env)
-        except CallTimedOut:
+        except _CallTimedOut:
             pass  # the session is gone either way; its thread finishes the close
 
     # -- plumbing ----------------------------------------------------------------------------
@@ -286,11 +286,11 @@ class EnvServer:
             start = time.perf_counter()
             try:
                 response = await handler(request)
-            except ApiError as exc:
+            except _ApiError as exc:
                 response = _error_response(exc)
             except Exception as exc:  # a server bug: report it, keep serving
                 log.exception("%s failed", name)
-                response = _error_response(ApiError("EnvFailed", f"internal error: {type(exc).__name__}"))
+                response = _error_response(_ApiError("EnvFailed", f"internal error: {type(exc).__name__}"))
             self.metrics.observe(name, response.status_code, time.perf_counter() - start)
             return response
 
@@ -303,14 +303,14 @@ class EnvServer:
         digest = hashlib.sha256(token.strip().encode()).digest()
         owner = self._owners.get(digest) if scheme.lower() == "bearer" else None
         if owner is None:
-            raise ApiError("Unauthorized", "a valid 'Authorization: Bearer <token>' header is required",
+            raise _ApiError("Unauthorized", "a valid 'Authorization: Bearer <token>' header is required",
                            headers={"WWW-Authenticate": "Bearer"})
         return owner
 
     def _session(self, request: Request) -> Session:
         session = self.pool.get(self._owner(request), request.path_params["session_id"])
         if session is None:  # unknown, expired and other clients' sessions look the same
-            raise ApiError("SessionNotFound", "no such session: it was closed, expired after "
+            raise _ApiError("SessionNotFound", "no such session: it was closed, expired after "
                            f"{self.settings.session_ttl_s:g} s idle, or never existed")
         return session
 
@@ -319,25 +319,25 @@ class EnvServer:
         try:
             return decode(body, model)
         except RecursionError:  # e.g. a megabyte of "[": nested deeper than the parser goes
-            raise ApiError("InvalidBody", "the body is nested too deeply") from None
+            raise _ApiError("InvalidBody", "the body is nested too deeply") from None
         except ValueError as exc:  # not JSON (json.JSONDecodeError, UnicodeDecodeError) or not the model
             if not isinstance(exc, ValidationError):
-                raise ApiError("InvalidBody", f"the body is not JSON: {str(exc)[:200]}") from None
+                raise _ApiError("InvalidBody", f"the body is not JSON: {str(exc)[:200]}") from None
             problems = "; ".join(f"{'.'.join(map(str, e['loc']))[:100] or 'body'}: {e['msg'][:200]}"
                                  for e in exc.errors()[:5])
-            raise ApiError("InvalidBody", f"the body is not a valid {model.__name__}: {problems}") from None
+            raise _ApiError("InvalidBody", f"the body is not a valid {model.__name__}: {problems}") from None
 
     async def _apply(self, session: Session, seq: int | None, op: str, args: dict[str, Any]) -> Response:
         session.in_flight += 1
         try:
             async with session.lock:
                 if session not in self.pool:
-                    raise ApiError("SessionNotFound", "the session was closed while this call waited")
+                    raise _ApiError("SessionNotFound", "the session was closed while this call waited")
                 if seq is not None and seq == session.seq and session.last_reply is not None:
                     self.metrics.replayed += 1
                     return _json(*session.last_reply)
                 if seq is not None and seq != session.seq + 1:
-                    raise ApiError("OutOfOrder", f"seq {seq} is out of order: the last call applied was "
+                    raise _ApiError("OutOfOrder", f"seq {seq} is out of order: the last call applied was "
                                    f"{session.seq}, so the next must be {session.seq + 1}")
                 reply = await self._run(session, op, args)
                 if seq is not None:
@@ -375,7 +375,7 @@ def _worker_imports(settings: ServerSettings, env_ids: tuple[str, ...]) -> tuple
     return tuple(dict.fromkeys(modules))
 
 
-def _error_response(exc: ApiError) -> Response:
+def _error_response(exc: _ApiError) -> Response:
     return _json(exc.status, exc.body(), exc.headers)
 
 
@@ -388,15 +388,15 @@ async def _read_limited(request: Request, limit: int) -> bytes:
     declared = request.headers.get("content-length")
     if declared is not None:
         if not declared.isdigit():
-            raise ApiError("BadRequest", "Content-Length is not a number")
+            raise _ApiError("BadRequest", "Content-Length is not a number")
         if int(declared) > limit:
-            raise ApiError("RequestTooLarge", f"the body has {declared} bytes; the limit is {limit}")
+            raise _ApiError("RequestTooLarge", f"the body has {declared} bytes; the limit is {limit}")
         return await request.body()
     chunks, size = [], 0
     async for chunk in request.stream():
         size += len(chunk)
         if size > limit:
-            raise ApiError("RequestTooLarge", f"the body is over the limit of {limit} bytes")
+            raise _ApiError("RequestTooLarge", f"the body is over the limit of {limit} bytes")
         chunks.append(chunk)
     return b"".join(chunks)
 

@@ -16,14 +16,14 @@ import gymnasium
 from agentgym import errors
 from agentgym.server.protocol import STATUS_OF, encode, error_body
 
-__all__ = ["ApiError", "make_env", "reset_reply", "step_reply", "close_quietly", "env_error"]
+__all__ = ["make_env", "reset_reply", "step_reply", "close_quietly", "env_error"]
 
 log = logging.getLogger("agentgym.server")
 _MAKE_LOCK = threading.Lock()
 _PASSED_THROUGH = ("ConfigError", "DataError", "ActionTypeError", "ResetNeeded", "DependencyNotInstalled")
 
 
-class ApiError(Exception):
+class _ApiError(Exception):
     """An error reply: its wire ``kind`` decides the status (``protocol.STATUS_OF``)."""
 
     def __init__(self, kind: str, message: str, *, headers: dict[str, str] | None = None, **details: Any) -> None:
@@ -45,11 +45,11 @@ def make_env(env_id: str, kwargs: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
             env = gymnasium.make(env_id, **kwargs)
     except Exception as exc:
         kind, message, details = env_error(exc)
-        raise ApiError(kind, message, **details) from None
+        raise _ApiError(kind, message, **details) from None
     act, obs = env.action_space, env.observation_space
     if not (hasattr(act, "max_length") and hasattr(obs, "max_length")):
         close_quietly(env)
-        raise ApiError("ConfigError", f"{env_id} is not a text env (its spaces are {act} and {obs})")
+        raise _ApiError("ConfigError", f"{env_id} is not a text env (its spaces are {act} and {obs})")
     unwrapped = env.unwrapped
     tools = getattr(unwrapped, "tools", None)
     description = {

@@ -17,10 +17,10 @@ from typing import Any
 
 from agentgym.server.settings import ServerSettings
 
-__all__ = ["Session", "SessionPool", "PoolFull"]
+__all__ = ["Session", "SessionPool"]
 
 
-class PoolFull(Exception):
+class _PoolFull(Exception):
     """No room for another session (``scope`` is ``server`` or ``client``)."""
 
     def __init__(self, scope: str, limit: int) -> None:
@@ -67,7 +67,7 @@ class SessionPool:
     def reserve(self, owner: str) -> list[Session]:
         """Hold a slot for a session ``owner`` is creating; returns sessions expired to make room.
 
-        Raises ``PoolFull`` when no slot is free even after expiring idle sessions.
+        Raises ``_PoolFull`` when no slot is free even after expiring idle sessions.
         """
         evicted: list[Session] = []
         if not self._has_room(owner):
@@ -75,8 +75,8 @@ class SessionPool:
         if not self._has_room(owner):
             per_client = self.settings.per_client_limit
             if self._owned[owner] + self._reserved[owner] >= per_client:
-                raise PoolFull("client", per_client)
-            raise PoolFull("server", self.settings.max_sessions)
+                raise _PoolFull("client", per_client)
+            raise _PoolFull("server", self.settings.max_sessions)
         self._reserved[owner] += 1
         return evicted
 

@@ -94,7 +94,7 @@ class _Host:
         if op == "make":
             try:
                 env, description = jobs.make_env(args["env_id"], args["kwargs"])
-            except jobs.ApiError as exc:
+            except jobs._ApiError as exc:
                 return exc.status, exc.body()
             self.envs[key] = env
             return 201, jobs.encode(description)

@@ -25,7 +25,7 @@ from typing import Any
 
 from agentgym.server.worker import _HEAD, pack_frame
 
-__all__ = ["WorkerPool", "WorkerLost", "Placement"]
+__all__ = ["WorkerPool"]
 
 log = logging.getLogger("agentgym.server")
 _GRACE_S = 1.0
@@ -33,11 +33,11 @@ _GRACE_S = 1.0
 _START_TIMEOUT_S = 120.0
 
 
-class WorkerLost(Exception):
+class _WorkerLost(Exception):
     """The worker hosting the call's session died or was killed; the session is gone."""
 
 
-class CallOverran(Exception):
+class _CallOverran(Exception):
     """The call outlived its deadline; ``killed``: its worker was killed to stop it."""
 
     def __init__(self, timeout: float, *, killed: bool) -> None:
@@ -61,7 +61,7 @@ class _Worker:
     def send(self, op: str, key: str, args: dict[str, Any], timeout: float) -> asyncio.Future:
         future = asyncio.get_running_loop().create_future()
         if self.dead:
-            future.set_exception(WorkerLost("the worker process is gone"))
+            future.set_exception(_WorkerLost("the worker process is gone"))
             return future
         call_id = next(self._ids)
         body = json.dumps(args, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
@@ -116,8 +116,8 @@ class _Worker:
         while self.queue:
             call_id, timeout, future = self.queue.popleft()
             if not future.done():
-                error = (CallOverran(timeout, killed=True) if call_id == self.killed_for
-                         else WorkerLost("the worker process hosting this session stopped"))
+                error = (_CallOverran(timeout, killed=True) if call_id == self.killed_for
+                         else _WorkerLost("the worker process hosting this session stopped"))
                 future.set_exception(error)
         self.on_exit(self)
 
@@ -150,16 +150,16 @@ class WorkerPool:
     async def call(self, key: str, op: str, args: dict[str, Any], timeout: float) -> tuple[dict[str, Any], bytes]:
         """Run ``op`` for the session ``key`` in its worker; the worker's reply header and body.
 
-        Raises ``CallOverran`` past the deadline and ``WorkerLost`` when the session's worker died.
+        Raises ``_CallOverran`` past the deadline and ``_WorkerLost`` when the session's worker died.
         """
         index = self._placement.get(key)
         worker = self._workers.get(index) if index is not None else None
         if worker is None or worker.dead:
-            raise WorkerLost("the worker process hosting this session stopped")
+            raise _WorkerLost("the worker process hosting this session stopped")
         header, body = await worker.send(op, key, args, timeout)
         if header.get("timed_out"):
             self.forget(key)
-            raise CallOverran(timeout, killed=False)
+            raise _CallOverran(timeout, killed=False)
         return header, body
 
     def forget(self, key: str) -> None:
@@ -222,7 +222,7 @@ class WorkerPool:
         except (asyncio.IncompleteReadError, TimeoutError):
             with contextlib.suppress(ProcessLookupError):
                 proc.kill()
-            raise WorkerLost("an env worker process failed to start (see the server's log)") from None
+            raise _WorkerLost("an env worker process failed to start (see the server's log)") from None
         worker = _Worker(index, proc, self._exited)
         self._workers[index] = worker
         return worker

@@ -63,6 +63,7 @@ def test_private_malformed_and_non_callable_names_are_config_errors(function, al
 
 
 def test_your_own_functions_and_callable_objects_still_work():
-    episode = Episode([StepInfo(turn=1, action="answer", terminated_reason="answer")], actions=["<answer>x</answer>"])
+    episode = Episode([StepInfo(turn=1, action="answer", terminated_reason="answer", answer="x")],
+                      actions=["<answer>x</answer>"])
     assert build_shaper(custom("reward_fixture_reexports:scorer")).shape(episode).total == 1.0
     assert build_shaper(custom("reward_fixture_terms:answer_chars")).shape(episode).total == 1.0

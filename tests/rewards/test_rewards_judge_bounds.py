@@ -36,7 +36,7 @@ def judge_term(url: str, **fields) -> dict:
 
 
 def episode() -> Episode:
-    return Episode([StepInfo(turn=1, action="answer", terminated_reason="answer")],
+    return Episode([StepInfo(turn=1, action="answer", terminated_reason="answer", answer="Shakespeare")],
                    actions=["<answer>Shakespeare</answer>"], question="Who wrote Hamlet?",
                    references=["William Shakespeare"])
 

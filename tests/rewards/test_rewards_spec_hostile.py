@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 from agentgym import ConfigError
 from agentgym.errors import MAX_ALLOWED_CHARS, MAX_FIELD_CHARS, MAX_VALUE_CHARS
-from agentgym.rewards import TERM_KINDS, build_shaper, load_spec
-from agentgym.rewards.spec import MAX_SPEC_CHARS, MAX_SPEC_DEPTH
+from agentgym.rewards import TERM_KINDS, build_shaper
+from agentgym.rewards._load import MAX_SPEC_CHARS, MAX_SPEC_DEPTH
 
 MESSAGE_BOUND = MAX_FIELD_CHARS + MAX_VALUE_CHARS + MAX_ALLOWED_CHARS + 200  # the three parts, the words, the marks
 

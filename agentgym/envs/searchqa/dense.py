@@ -45,7 +45,7 @@ def _faiss() -> Any:
     try:
         import faiss
     except ImportError:
-        raise DependencyNotInstalled("dense retrieval needs faiss: pip install 'agentgym[dense]'") from None
+        raise DependencyNotInstalled("dense retrieval needs faiss-cpu: pip install 'agentgym[dense]'") from None
     return faiss
 
 

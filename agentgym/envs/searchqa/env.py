@@ -127,8 +127,7 @@ class SearchQAEnv(TextEnv):
     """Where a generated turn ends: the closing tags of both protocols' actions."""
 
     def __init__(self, *, questions: Any = None, corpus: Any = None, retriever: Retriever | str | None = None,
-                 protocol: str = "agentgym", action_format: str = "tags", metric: str = "em", reward: Any = None,
-                 top_k: int = 3, max_searches: int = 4,
+                 protocol: str = "agentgym", action_format: str = "tags", metric: str = "em", top_k: int = 3, max_searches: int = 4,
                  max_turns: int | None = None, passage_chars: int = 1000, max_query_chars: int = 1000,
                  max_action_chars: int = 1_000_000, tokenizer: Any = None, max_observation_tokens: int = 500,
                  synthetic_size: str | int = "default", synthetic_seed: int = 0, bm25: str = "bm25s",
@@ -140,7 +139,7 @@ class SearchQAEnv(TextEnv):
         _positive("max_turns", max_turns)
         # Search-R1's max_turns=N: N turns that act, then a final turn in which a search is not run.
         super().__init__(max_turns=max_turns + 1 if protocol == "search-r1" else max_turns,
-                         max_action_chars=max_action_chars, render_mode=render_mode, reward=reward)
+                         max_action_chars=max_action_chars, render_mode=render_mode)
         _choose("action_format", action_format, ACTION_FORMATS)
         if protocol == "search-r1" and action_format != "tags":
             raise ConfigError("action_format", action_format, "'tags' with protocol='search-r1'")
@@ -312,7 +311,8 @@ class SearchQAEnv(TextEnv):
         text = "Answer received. The episode is over." if answer is not None else "You gave up. The episode is over."
         if self.search_r1:
             text = ""  # Search-R1 appends nothing after an answer
-        return text, reward, True, self._info(action=kind, terminated_reason=kind, evaluation=evaluation, extra=extra)
+        return text, reward, True, self._info(action=kind, terminated_reason=kind, evaluation=evaluation,
+                                                answer=answer, extra=extra)
 
     def evaluate(self, answer: str) -> dict[str, Any]:
         """The terminal report; ``score`` is the reward. Override to reshape the terminal signal."""

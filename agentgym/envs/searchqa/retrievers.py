@@ -24,7 +24,7 @@ import httpx
 
 from agentgym import _http
 from agentgym.envs.searchqa.data import split_contents
-from agentgym.errors import AgentGymError, ConfigError
+from agentgym.errors import ConfigError, RetrieverError
 
 __all__ = ["Hit", "Retriever", "RetrieverError", "HttpRetriever", "document_to_hit"]
 
@@ -48,10 +48,6 @@ class Hit:
     def to_document(self) -> dict[str, str]:
         """The document as a Search-R1 server returns it, ``contents`` passed through unchanged."""
         return {"id": self.id, "title": self.title, "text": self.text, "contents": self.raw_contents()}
-
-
-class RetrieverError(AgentGymError, RuntimeError):
-    """A search could not be carried out: the server is down, too slow, failing or answered garbage."""
 
 
 @runtime_checkable

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentgym.envs.travelplanner._commonsense import OfficialCrash, filled, flight_number, route_for
+from agentgym.envs.travelplanner._commonsense import _OfficialCrash, filled, flight_number, route_for
 from agentgym.envs.travelplanner._index import WorldIndex, ceil_div
 from agentgym.envs.travelplanner._plan_text import name_city
 from agentgym.envs.travelplanner.queries import TravelQuery
@@ -147,7 +147,7 @@ def valid_cuisine(q: TravelQuery, days: list[Any], ix: WorldIndex) -> Result:
         return True, f"every wanted cuisine is served ({', '.join(wanted)})"
     missing = [c for c in wanted if c not in seen]
     if not missing:  # duplicates in the query: upstream returns None and then crashes
-        raise OfficialCrash("the query repeats a cuisine")
+        raise _OfficialCrash("the query repeats a cuisine")
     return False, f"no meal serves {missing[0]} cuisine"
 
 

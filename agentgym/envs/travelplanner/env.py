@@ -117,10 +117,8 @@ class TravelPlannerEnv(TextEnv):
         max_action_chars: int = 1_000_000,
         cache_dir: str | os.PathLike[str] | None = None,
         render_mode: str | None = None,
-        reward: Any = None,
     ) -> None:
-        super().__init__(max_turns=max_turns, max_action_chars=max_action_chars, render_mode=render_mode,
-                         reward=reward)
+        super().__init__(max_turns=max_turns, max_action_chars=max_action_chars, render_mode=render_mode)
         _choose("mode", mode, MODES)
         _choose("action_format", action_format, FORMATS)
         _choose("evaluation", evaluation, EVALUATION_MODES)
@@ -191,7 +189,7 @@ class TravelPlannerEnv(TextEnv):
         if not gave_up and not report.delivered:
             error = ActionError(code=ErrorCode.INVALID_PLAN, message=f"The plan could not be read: {report.error}")
         text = _final_text(report, gave_up)
-        info = self._info(action="give_up" if gave_up else "answer", error=error,
+        info = self._info(action="give_up" if gave_up else "answer", error=error, answer=self._answer,
                           terminated_reason="give_up" if gave_up else "answer",
                           evaluation=report.model_dump(mode="json"))
         return text, reward, True, info

@@ -17,7 +17,6 @@ from rich.console import Console
 from rich.table import Table
 
 from agentgym._console import labeled, plain_console
-from agentgym.cli import eval_app
 from agentgym.envs.travelplanner.evaluation import (
     MODES, OFFICIAL_METRIC_NAMES, EvaluationReport, Metrics, aggregate, evaluate,
 )
@@ -29,7 +28,6 @@ from agentgym.errors import AgentGymError, DataError
 __all__ = ["travelplanner", "read_submission", "run"]
 
 
-@eval_app.command("travelplanner")
 def travelplanner(
     submission: Path = typer.Option(..., "--submission", "-s", help="Plans, one JSON line per query "
                                     '({"idx", "query", "plan"}), in query order.'),

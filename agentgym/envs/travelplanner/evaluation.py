@@ -175,7 +175,7 @@ def _run(name: str, fn: Callable[..., tuple[bool | None, str]], query: TravelQue
             raise subject
         passed, reason = fn(query, subject, ix)
     except Exception as exc:  # noqa: BLE001 - upstream would abort the run; fail this check instead
-        detail = str(exc) if isinstance(exc, _commonsense.OfficialCrash) else f"{type(exc).__name__}: {exc}"
+        detail = str(exc) if isinstance(exc, _commonsense._OfficialCrash) else f"{type(exc).__name__}: {exc}"
         reason = f"{ERROR_PREFIX}: {_line(detail)}"
         errors.append(f"{name}: {reason}")
         return Verdict.model_construct(passed=False, reason=reason)

@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from agentgym.core.registration import ENV_IDS
+from agentgym.registration import ENV_IDS
 from agentgym.errors import ConfigError, DependencyNotInstalled
 
 __all__ = ["QUERY_KWARG", "prepare_rows", "write_parquet", "read_parquet"]
