@@ -7,8 +7,10 @@ a client picks a preset and may set only these bounded options:
   reward the server allows);
 * TravelPlanner-v0: ``action_format``, ``mode``, ``evaluation``, ``queries`` (inline rows, or a
   split name of the operator's world: ``train``, ``validation``, ``test``);
-* SearchQA-v0 and SearchQA-LongForm-v0: ``action_format``, ``metric``, ``top_k``,
-  ``max_searches``, ``questions`` (inline rows, or a built-in split name).
+* SearchQA-v0 and SearchQA-LongForm-v0: ``protocol``, ``action_format``, ``metric``, ``bm25``
+  (the BM25 parameter set), ``top_k``, ``max_searches``, ``max_observation_tokens``, ``questions``
+  (inline rows, or a built-in split name). ``tokenizer`` loads from a path or a hub name, so it is
+  the operator's.
 
 Anything else (a path, a URL, a cache or index folder, a size, a reward spec, a custom term, a
 secret's env var name) is refused with a ``ConfigError`` naming the field and the allowed ones,
@@ -27,7 +29,8 @@ __all__ = ["ClientBoundary", "INLINE_LIMITS", "client_options"]
 
 DEFAULT_MAX_TURNS_CAP = 100
 _SPLITS = ("train", "validation", "test")
-_SEARCHQA = ("action_format", "metric", "top_k", "max_searches", "questions")
+_SEARCHQA = ("protocol", "action_format", "metric", "bm25", "top_k", "max_searches", "max_observation_tokens",
+             "questions")
 _BY_ENV = {
     "TravelPlanner-v0": ("action_format", "mode", "evaluation", "queries"),
     "SearchQA-v0": _SEARCHQA,
@@ -134,6 +137,8 @@ class ClientBoundary:
             return value if value is None else _check_text(field, value, 32)
         if field in ("top_k", "max_searches"):
             return _check_int(field, value, 1, 50)
+        if field == "max_observation_tokens":
+            return _check_int(field, value, 1, 32_768)
         if field in ("queries", "questions"):
             if isinstance(value, str) and value in _SPLITS:  # the world's own split: the operator's data
                 return value
