@@ -13,6 +13,10 @@ turns that into an ``evaluation_error`` verdict. Results for strings are memoize
 
 Strict rules: routes and names are matched case-insensitively, whitespace is collapsed,
 ``(State)`` suffixes are removed wherever they appear, and nothing raises.
+
+Plan fields are model text, so every function here runs in linear time on any string: the
+strict rules are defined by the patterns in their docstrings and computed with non-backtracking
+searches (a property test checks them against the patterns).
 """
 
 from __future__ import annotations
@@ -35,9 +39,18 @@ _FROM_TO = re.compile(r"from\s+(.+?)\s+to\s+([^,]+)(?=[,\s]|$)")
 _PAREN = re.compile(r"^(.*?)\([^)]*\)")
 _NAME_CITY = re.compile(r"(.*?),\s*([^,]+)(\(\w[\w\s]*\))?$")
 
-_S_ROUTE_FULL = re.compile(r"\s*from\s+(.+?)\s+to\s+(.+?)\s*", re.IGNORECASE | re.DOTALL)
-_S_ROUTE_IN = re.compile(r"\bfrom\s+(.+?)\s+to\s+([^,;\n]+)", re.IGNORECASE)
-_S_SUFFIX = re.compile(r"\s*\([^()]*\)\s*$")
+# Pieces of the strict patterns, each matched at a known position (no search backtracks over a run).
+_S_HEAD = re.compile(r"\s*+from(?=\s)", re.IGNORECASE)
+_S_FROM_WORD = re.compile(r"\bfrom(?=\s)", re.IGNORECASE)
+_S_SPACE = re.compile(r"\s+")
+# A whitespace run (found at its start only, thanks to the lookbehind) followed by "to", more
+# whitespace and a character: where "\s+to\s+(.+?)" can match (DOTALL) / "\s+to\s+[^,;\n]" can.
+_S_TO_ANY = re.compile(r"(?<!\s)\s++(?=to\s.)", re.IGNORECASE | re.DOTALL)
+_S_TO_PLACE = re.compile(r"(?<!\s)\s++(?=to\s+[^,;\n])", re.IGNORECASE)
+_S_TO_TAIL = re.compile(r"to\s+[^,;\n]", re.IGNORECASE)
+_S_PLACE = re.compile(r"[^,;\n]+")
+# Trailing "(...)" groups with their whitespace, read on the reversed text: one anchored match.
+_S_SUFFIXES_REVERSED = re.compile(r"(?:\s*+\)[^()]*+\()*+")
 
 
 def _memo(fn: Callable[[str], T]) -> Callable[[Any], T]:
@@ -180,31 +193,84 @@ def is_blank(value: Any) -> bool:
 
 
 def strip_suffix(text: str) -> str:
-    """Text without trailing ``(State)``-style groups, stripped."""
-    prev = None
-    while prev != text:
-        prev, text = text, _S_SUFFIX.sub("", text)
-    return text.strip()
+    """Text without trailing ``(State)``-style groups, stripped: what removing
+    ``\\s*\\([^()]*\\)\\s*$`` until nothing changes, then ``strip()``, gives."""
+    run = _S_SUFFIXES_REVERSED.match(text[::-1]).end()
+    return text[:len(text) - run].strip()
 
 
 @_memo
 def strict_route(text: str) -> tuple[str, str] | None:
-    """``(A, B)`` when the whole text is ``from A to B`` (any case, ``(State)`` suffixes removed)."""
-    m = _S_ROUTE_FULL.fullmatch(text)
-    if not m:
+    """``(A, B)`` when the whole text is ``from A to B`` (any case, ``(State)`` suffixes removed):
+    ``re.fullmatch(r"\\s*from\\s+(.+?)\\s+to\\s+(.+?)\\s*", text, re.I | re.S)``."""
+    head = _S_HEAD.match(text)
+    if head is None:
         return None
-    a, b = strip_suffix(m.group(1)), strip_suffix(m.group(2))
-    return (a, b) if a and b else None
+    start = _S_SPACE.match(text, head.end()).end()  # group 1 starts after the whitespace run
+    run = _S_TO_ANY.search(text, start + 1)  # group 1 is lazy: the first " to " that can end it
+    if run is None:
+        return None  # (the only other match puts whitespace in group 1, which is rejected anyway)
+    return _pair(text[start:run.start()], text[run.end() + 2:])
 
 
 @_memo
 def strict_route_in(text: str) -> tuple[str, str] | None:
-    """``(A, B)`` of the first ``from A to B`` inside a longer text (B ends at ``,``/``;``/newline)."""
-    m = _S_ROUTE_IN.search(text)
-    if not m:
-        return None
-    a, b = strip_suffix(m.group(1)), strip_suffix(m.group(2))
+    """``(A, B)`` of the first ``from A to B`` inside a longer text (B ends at ``,``/``;``/newline):
+    ``re.search(r"\\bfrom\\s+(.+?)\\s+to\\s+([^,;\\n]+)", text, re.I)``."""
+    found = _RouteSearch(text)
+    for word in _S_FROM_WORD.finditer(text):
+        hit = found.at(word.end())
+        if hit is not None:
+            return _pair(*hit) if hit else None
+    return None
+
+
+def _pair(a: str, b: str) -> tuple[str, str] | None:
+    a, b = strip_suffix(a), strip_suffix(b)
     return (a, b) if a and b else None
+
+
+class _RouteSearch:
+    """The match of the ``strict_route_in`` pattern that starts at one ``from``, asked for each
+    ``from`` in increasing order; the next " to " and the next newline are remembered, so the scan is linear."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._to: tuple[int, re.Match[str] | None] = (-1, None)
+        self._newline = -1
+
+    def at(self, after_from: int) -> tuple[str, str] | tuple[()] | None:
+        """(group 1, group 2) of the match; ``()`` for a match whose groups are blank; None: no match."""
+        text = self.text
+        start = _S_SPACE.match(text, after_from).end()
+        run = self._next_to(start + 1)
+        if run is not None and self._next_newline(start) >= run.start():
+            return text[start:run.start()], self._place(run.end() + 2)
+        # Backtracking into the whitespace after "from" (when "to" follows it): group 1 is then one
+        # blank character that is not a newline, with whitespace on either side.
+        if _S_TO_TAIL.match(text, start) and text[after_from + 1:start - 1].strip("\n"):
+            return ()
+        return None
+
+    def _next_to(self, pos: int) -> re.Match[str] | None:
+        searched, found = self._to
+        if not (0 <= searched <= pos and (found is None or found.start() >= pos)):
+            found = _S_TO_PLACE.search(self.text, pos)
+            self._to = (pos, found)
+        return found
+
+    def _next_newline(self, pos: int) -> int:
+        if self._newline < pos:
+            at = self.text.find("\n", pos)
+            self._newline = len(self.text) if at < 0 else at
+        return self._newline
+
+    def _place(self, pos: int) -> str:
+        # "\s+([^,;\n]+)": greedy whitespace, then the place up to the next , ; or newline. If the
+        # whitespace runs into one of those, the place is blank (backtracking gives back spaces).
+        end = _S_SPACE.match(self.text, pos).end()
+        place = _S_PLACE.match(self.text, end)
+        return place.group() if place else ""
 
 
 @_memo
