@@ -58,3 +58,17 @@ def test_strict_rules_match_the_patterns_on_any_characters(text):
     assert pt.strip_suffix(text) == _strip_suffix(text)
     assert pt.strict_route.__wrapped__(text) == _pair(_ROUTE_FULL.fullmatch(text))
     assert pt.strict_route_in.__wrapped__(text) == _pair(_ROUTE_IN.search(text))
+
+
+_BLANK = st.sampled_from([" ", "  ", "\n", " \n ", "\t"])
+_WORD = st.sampled_from(["a", "Bo", "(NY)", "x(y)", ",", ";", "from", "to", "a,b", "_from", "b;", "", "(a)(b)"])
+_ROUTES = st.lists(st.tuples(_WORD, _BLANK, st.just("from"), _BLANK, _WORD, _BLANK,
+                             st.sampled_from(["to", "TO", "t"]), _BLANK, _WORD).map("".join),
+                   min_size=1, max_size=3).map("".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_ROUTES)
+def test_strict_routes_match_the_patterns_on_route_like_text(text):
+    assert pt.strict_route.__wrapped__(text) == _pair(_ROUTE_FULL.fullmatch(text))
+    assert pt.strict_route_in.__wrapped__(text) == _pair(_ROUTE_IN.search(text))

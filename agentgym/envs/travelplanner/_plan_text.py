@@ -39,14 +39,13 @@ _FROM_TO = re.compile(r"from\s+(.+?)\s+to\s+([^,]+)(?=[,\s]|$)")
 _PAREN = re.compile(r"^(.*?)\([^)]*\)")
 _NAME_CITY = re.compile(r"(.*?),\s*([^,]+)(\(\w[\w\s]*\))?$")
 
-# Pieces of the strict patterns, each matched at a known position (no search backtracks over a run).
+# Pieces of the strict patterns, each matched at a known position or searched once.
 _S_HEAD = re.compile(r"\s*+from(?=\s)", re.IGNORECASE)
-_S_FROM_WORD = re.compile(r"\bfrom(?=\s)", re.IGNORECASE)
 _S_SPACE = re.compile(r"\s+")
-# A whitespace run (found at its start only, thanks to the lookbehind) followed by "to", more
-# whitespace and a character: where "\s+to\s+(.+?)" can match (DOTALL) / "\s+to\s+[^,;\n]" can.
-_S_TO_ANY = re.compile(r"(?<!\s)\s++(?=to\s.)", re.IGNORECASE | re.DOTALL)
-_S_TO_PLACE = re.compile(r"(?<!\s)\s++(?=to\s+[^,;\n])", re.IGNORECASE)
+# The last blank before a "to" that "\s+to\s+(.+?)" (DOTALL) / "\s+to\s+[^,;\n]" can match: a
+# one-character search whose lookahead runs only where "to" follows, so linear.
+_S_TO_ANY = re.compile(r"\s(?=to\s.)", re.IGNORECASE | re.DOTALL)
+_S_TO_PLACE = re.compile(r"\s(?=to\s+[^,;\n])", re.IGNORECASE)
 _S_TO_TAIL = re.compile(r"to\s+[^,;\n]", re.IGNORECASE)
 _S_PLACE = re.compile(r"[^,;\n]+")
 # Trailing "(...)" groups with their whitespace, read on the reversed text: one anchored match.
@@ -207,21 +206,40 @@ def strict_route(text: str) -> tuple[str, str] | None:
     if head is None:
         return None
     start = _S_SPACE.match(text, head.end()).end()  # group 1 starts after the whitespace run
-    run = _S_TO_ANY.search(text, start + 1)  # group 1 is lazy: the first " to " that can end it
-    if run is None:
+    blank = _S_TO_ANY.search(text, start + 1)  # group 1 is lazy: the first " to " that can end it
+    if blank is None:
         return None  # (the only other match puts whitespace in group 1, which is rejected anyway)
-    return _pair(text[start:run.start()], text[run.end() + 2:])
+    # Trailing blanks of group 1 and leading ones of group 2 go in strip_suffix either way.
+    return _pair(text[start:blank.start()], text[blank.end() + 2:])
 
 
 @_memo
 def strict_route_in(text: str) -> tuple[str, str] | None:
     """``(A, B)`` of the first ``from A to B`` inside a longer text (B ends at ``,``/``;``/newline):
-    ``re.search(r"\\bfrom\\s+(.+?)\\s+to\\s+([^,;\\n]+)", text, re.I)``."""
-    found = _RouteSearch(text)
-    for word in _S_FROM_WORD.finditer(text):
-        hit = found.at(word.end())
-        if hit is not None:
-            return _pair(*hit) if hit else None
+    ``re.search(r"\\bfrom\\s+(.+?)\\s+to\\s+([^,;\\n]+)", text, re.I)``.
+
+    The pattern tries every ``from``; this tries one per line at most: when the first usable
+    " to " after a ``from`` lies past a newline, every ``from`` before that newline fails too."""
+    folded = text.replace("\u0130", "?").lower()  # same indices as text (U+0130 lowers to two)
+    pos = 0
+    while (f := folded.find("from", pos)) >= 0:
+        pos = f + 1
+        if (f and (text[f - 1].isalnum() or text[f - 1] == "_")) or not text[f + 4:f + 5].isspace():
+            continue  # not "\bfrom\s"
+        start = _S_SPACE.match(text, f + 4).end()
+        blank = _S_TO_PLACE.search(text, start + 1)
+        run_start = blank and len(text[:blank.start()].rstrip())  # where the blanks before "to" begin
+        if blank is not None and text.find("\n", start, run_start) < 0:
+            return _pair(text[start:run_start], _place(text, blank.end() + 2))
+        # Backtracking into the blanks after "from" when "to" follows them: group 1 is then one
+        # blank character that is not a newline, so the match is rejected.
+        if _S_TO_TAIL.match(text, start) and text[f + 5:start - 1].strip("\n"):
+            return None
+        if blank is None:
+            return None  # no usable " to " after this "from", so none after any later one
+        # Group 1 would cross a newline: skip to the "from" whose blanks hold the last one.
+        last_newline = text.rfind("\n", start, run_start)
+        pos = max(pos, len(text[:last_newline].rstrip()) - 4)
     return None
 
 
@@ -230,47 +248,12 @@ def _pair(a: str, b: str) -> tuple[str, str] | None:
     return (a, b) if a and b else None
 
 
-class _RouteSearch:
-    """The match of the ``strict_route_in`` pattern that starts at one ``from``, asked for each
-    ``from`` in increasing order; the next " to " and the next newline are remembered, so the scan is linear."""
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self._to: tuple[int, re.Match[str] | None] = (-1, None)
-        self._newline = -1
-
-    def at(self, after_from: int) -> tuple[str, str] | tuple[()] | None:
-        """(group 1, group 2) of the match; ``()`` for a match whose groups are blank; None: no match."""
-        text = self.text
-        start = _S_SPACE.match(text, after_from).end()
-        run = self._next_to(start + 1)
-        if run is not None and self._next_newline(start) >= run.start():
-            return text[start:run.start()], self._place(run.end() + 2)
-        # Backtracking into the whitespace after "from" (when "to" follows it): group 1 is then one
-        # blank character that is not a newline, with whitespace on either side.
-        if _S_TO_TAIL.match(text, start) and text[after_from + 1:start - 1].strip("\n"):
-            return ()
-        return None
-
-    def _next_to(self, pos: int) -> re.Match[str] | None:
-        searched, found = self._to
-        if not (0 <= searched <= pos and (found is None or found.start() >= pos)):
-            found = _S_TO_PLACE.search(self.text, pos)
-            self._to = (pos, found)
-        return found
-
-    def _next_newline(self, pos: int) -> int:
-        if self._newline < pos:
-            at = self.text.find("\n", pos)
-            self._newline = len(self.text) if at < 0 else at
-        return self._newline
-
-    def _place(self, pos: int) -> str:
-        # "\s+([^,;\n]+)": greedy whitespace, then the place up to the next , ; or newline. If the
-        # whitespace runs into one of those, the place is blank (backtracking gives back spaces).
-        end = _S_SPACE.match(self.text, pos).end()
-        place = _S_PLACE.match(self.text, end)
-        return place.group() if place else ""
+def _place(text: str, pos: int) -> str:
+    # "\s+([^,;\n]+)": greedy blanks, then the place up to the next , ; or newline. If the blanks
+    # run into one of those, the place is blank (backtracking gives back spaces).
+    end = _S_SPACE.match(text, pos).end()
+    place = _S_PLACE.match(text, end)
+    return place.group() if place else ""
 
 
 @_memo

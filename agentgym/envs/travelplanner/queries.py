@@ -256,8 +256,8 @@ def _csv_rows(path: Path, text: str) -> Iterator[tuple[str, Any]]:
             if None in row:
                 raise DataError(f"{path}, {where}: more fields than the header names")
             yield where, _typed_csv_row(path, where, row)
-    except csv.Error as exc:
-        raise DataError(f"{path}, line {reader.line_num}: not valid CSV ({exc})") from None
+    except csv.Error as exc:  # raised while reading the line after the last one counted
+        raise DataError(f"{path}, line {reader.line_num + 1}: not valid CSV ({exc})") from None
 
 
 def _typed_csv_row(path: Path, where: str, row: dict[str, str]) -> dict[str, Any]:
