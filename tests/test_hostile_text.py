@@ -135,9 +135,6 @@ def _searchqa(fmt: str) -> Callable[[str], object]:
     return lambda text: read_action(text, fmt)
 
 
-_PENDING = pytest.mark.xfail(strict=False, reason="SearchQA's protocol is made linear on branch wt/searchqa "
-                             "(helper `searchqa`); passes once merged")
-
 ACTION_PARSERS = {
     "parse_action/react": lambda text: parse_action(text, _tools(), "react"),
     "parse_action/json": lambda text: parse_action(text, _tools(), "json"),
@@ -161,7 +158,7 @@ def _cases():
             yield pytest.param(parser, kind, id=f"{parser}:{kind}")
     for fmt in ("tags", "json"):
         for kind in ("answer", "think", "information", "search", "tool_call", "close-think"):
-            yield pytest.param(f"searchqa/{fmt}", kind, id=f"searchqa.read_action/{fmt}:{kind}", marks=_PENDING)
+            yield pytest.param(f"searchqa/{fmt}", kind, id=f"searchqa.read_action/{fmt}:{kind}")
     for parser in PLAN_TEXT_PARSERS:
         for kind in PLAN_TEXT_KINDS:
             yield pytest.param(parser, kind, id=f"{parser}:{kind}")

@@ -16,7 +16,7 @@ the episode. Nothing here raises on model text: problems come back as ``ActionEr
 Model text can be a megabyte of one repeated tag, so every step here is linear in the text: tags
 are found with ``str.find`` (``agentgym.core.tags``), the last ``Action k:`` marker with one regex
 search over the reversed text (possessive quantifiers, so no backtracking), and tool-call JSON is
-size- and depth-checked before it is parsed (``agentgym._literal.json_loads``).
+size- and depth-checked before it is parsed (``agentgym._json_limits``).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from agentgym._literal import LiteralError, json_loads
+from agentgym import _json_limits
 from agentgym.core.tags import first_block, has_tag, last_block
 from agentgym.core.thoughts import strip_thoughts
 from agentgym.core.tools import Tool, ToolBox
@@ -36,7 +36,7 @@ from agentgym.core.types import ActionError, ErrorCode
 __all__ = ["Call", "Answer", "GiveUp", "Parsed", "parse_action", "FORMATS", "MAX_TOOL_CALL_CHARS"]
 
 FORMATS = ("react", "json")
-MAX_TOOL_CALL_CHARS = 200_000
+MAX_TOOL_CALL_CHARS = 100_000
 """A tool call's JSON longer than this is not parsed (a whole plan in ``finish`` is a few kB)."""
 
 # ``Action\s*\d*\s*:`` read backwards: a search of the reversed text finds the last marker.
@@ -133,9 +133,13 @@ def _parse_json(text: str, tools: ToolBox) -> Parsed:
             return _error(ErrorCode.UNPARSEABLE_ACTION, "No <tool_call> or <answer> found. " + _usage("json", tools))
         block = stripped
     try:
-        obj = json_loads(block, max_chars=MAX_TOOL_CALL_CHARS)
-    except LiteralError as exc:
-        return _error(ErrorCode.UNPARSEABLE_ACTION, f"The tool call is {exc}. " + _usage("json", tools))
+        obj = _json_limits.loads(block, max_chars=MAX_TOOL_CALL_CHARS)
+    except _json_limits.JSONLimitError as exc:
+        return _error(ErrorCode.UNPARSEABLE_ACTION, f"The tool call is too large to read ({exc}). "
+                      + _usage("json", tools))
+    except ValueError as exc:  # JSONDecodeError, or an integer over 4,300 digits
+        return _error(ErrorCode.UNPARSEABLE_ACTION, f"The tool call is not valid JSON ({_short(exc)}). "
+                      + _usage("json", tools))
     return _json_call(obj, tools)
 
 
@@ -146,8 +150,8 @@ def _json_call(obj: Any, tools: ToolBox) -> Parsed:
     name, arguments = obj["name"], obj.get("arguments", obj.get("parameters", {}))
     if isinstance(arguments, str):
         try:
-            arguments = json_loads(arguments, max_chars=MAX_TOOL_CALL_CHARS) if arguments.strip() else {}
-        except LiteralError:
+            arguments = _json_limits.loads(arguments, max_chars=MAX_TOOL_CALL_CHARS) if arguments.strip() else {}
+        except ValueError:  # JSONLimitError is one too
             arguments = None
     if not isinstance(arguments, dict):
         return _error(ErrorCode.UNPARSEABLE_ACTION, f'"arguments" of {name} must be a JSON object.')

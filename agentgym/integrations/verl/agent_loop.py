@@ -35,7 +35,7 @@ from verl.experimental.agent_loop.agent_loop import (  # noqa: E402
 )
 
 from agentgym.integrations.verl import AGENT_NAME  # noqa: E402
-from agentgym.integrations.verl.envs import ENV_POOL, run_off_loop  # noqa: E402
+from agentgym.integrations.verl.envs import ENV_POOL, row_extra_info, run_off_loop  # noqa: E402
 from agentgym.integrations.verl.reward_info import (  # noqa: E402
     EpisodeResult,
     extra_info_from,
@@ -86,7 +86,7 @@ class AgentGymAgentLoop(AgentLoopBase):
         rollout = _Rollout(messages=[dict(m) for m in (kwargs.get("raw_prompt") or [])])
         # broken until proven otherwise: a cancelled rollout may leave a step running in a thread.
         result, task, env, broken = EpisodeResult(), None, None, True
-        extra_info = _plain(kwargs.get("extra_info"))
+        extra_info = row_extra_info(kwargs)  # a Search-R1-prepared row is mapped onto SearchQA-v0
         try:
             task = EnvTask.from_extra_info(extra_info, self.settings)
             env = await self._env_call(rollout, ENV_POOL.acquire, task)
