@@ -4,7 +4,8 @@ Degenerate policies repeat one token until the length limit: unclosed or repeate
 huge JSON. Each kind below is stepped in TravelPlanner-v0 (react, json) and SearchQA-v0 (tags,
 json) at 1,000,000 characters (the default ``max_action_chars``).
 
-Baseline: the code at a git ref (default: the branch point, ``git merge-base HEAD main``), exported to a temporary
+Baseline: the code at a git ref (default: the commit before the linear tag scanners,
+``agentgym/core/tags.py``, were added), exported to a temporary
 folder and run in its own interpreter with the same measuring code. Both sides are timed at 16 KB
 and 32 KB, then at 1 MB unless the exponent those two sizes show predicts more than 5 s there
 (a quadratic parser would take minutes); such a figure is extrapolated
@@ -122,12 +123,13 @@ def _extrapolate(t16: float, t32: float, n: int = MB) -> tuple[float, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--ref", default=None, help="git ref of the baseline (default: merge-base of HEAD and main)")
+    parser.add_argument("--ref", default=None, help="git ref of the baseline (default: before core/tags.py existed)")
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
     if args.ref is None:
-        args.ref = subprocess.run(["git", "-C", str(REPO), "merge-base", "HEAD", "main"], capture_output=True,
-                                  text=True, check=True).stdout.strip()
+        added = subprocess.run(["git", "-C", str(REPO), "log", "--diff-filter=A", "--format=%H", "--",
+                                "agentgym/core/tags.py"], capture_output=True, text=True, check=True).stdout.split()
+        args.ref = f"{added[-1]}^"
 
     ours = _run(REPO, MB, args.repeat)
     with tempfile.TemporaryDirectory() as tmp:
