@@ -153,10 +153,7 @@ class TravelPlannerEnv(TextEnv):
         return text, StepInfo(turn=0, task_id=self._query.id)
 
     def _act(self, action: str) -> tuple[str, float, bool, StepInfo]:
-        if len(action) > self.action_space.max_length:
-            return self._invalid(ActionError(code=ErrorCode.ACTION_TOO_LONG, message=(
-                f"Your reply has {len(action)} characters; the limit is {self.action_space.max_length}. "
-                "Write one short action.")))
+        # Actions over max_action_chars never get here (TextEnv.step answers them).
         parsed = parse_action(action, self.tools, self.action_format)
         if isinstance(parsed, ActionError):
             return self._invalid(parsed)
