@@ -19,6 +19,7 @@ from __future__ import annotations
 import difflib
 import functools
 import inspect
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import gymnasium
@@ -27,7 +28,7 @@ from agentgym.core.spaces import TextSpace
 from agentgym.core.types import ActionError, ErrorCode, StepInfo
 from agentgym.errors import ActionTypeError, ConfigError, ResetNeeded
 
-__all__ = ["TextEnv", "allowed_kwargs", "check_kwargs"]
+__all__ = ["TextEnv", "allowed_kwargs", "check_kwargs", "require_choice", "require_positive_int"]
 
 
 class TextEnv(gymnasium.Env[str, str]):
@@ -48,8 +49,8 @@ class TextEnv(gymnasium.Env[str, str]):
         max_observation_chars: int = 10_000_000,
         render_mode: str | None = None,
     ) -> None:
-        _require_positive_int("max_turns", max_turns)
-        _require_positive_int("max_action_chars", max_action_chars)
+        require_positive_int("max_turns", max_turns)
+        require_positive_int("max_action_chars", max_action_chars)
         if render_mode not in (None, *self.metadata["render_modes"]):
             raise ConfigError("render_mode", render_mode, [None, *self.metadata["render_modes"]])
         self.max_turns = max_turns
@@ -151,6 +152,13 @@ def _reject_unknown_kwargs(init: Any) -> Any:
     return checked
 
 
-def _require_positive_int(field: str, value: Any) -> None:
+def require_positive_int(field: str, value: Any) -> None:
+    """A ``ConfigError`` on ``field`` unless ``value`` is an int >= 1 (bools are not ints here)."""
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ConfigError(field, value, "a positive int")
+
+
+def require_choice(field: str, value: Any, allowed: Sequence[str]) -> None:
+    """A ``ConfigError`` on ``field``, listing ``allowed``, unless ``value`` is one of them."""
+    if value not in allowed:
+        raise ConfigError(field, value, allowed)

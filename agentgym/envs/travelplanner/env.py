@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from agentgym.core.env import TextEnv
+from agentgym.core.env import TextEnv, require_choice
 from agentgym.core.parsing import FORMATS, Answer, Call, GiveUp, parse_action
 from agentgym.core.tools import ToolBox
 from agentgym.core.types import ActionError, ErrorCode, StepInfo, ToolCall, ToolResult
@@ -119,9 +119,9 @@ class TravelPlannerEnv(TextEnv):
         render_mode: str | None = None,
     ) -> None:
         super().__init__(max_turns=max_turns, max_action_chars=max_action_chars, render_mode=render_mode)
-        _choose("mode", mode, MODES)
-        _choose("action_format", action_format, FORMATS)
-        _choose("evaluation", evaluation, EVALUATION_MODES)
+        require_choice("mode", mode, MODES)
+        require_choice("action_format", action_format, FORMATS)
+        require_choice("evaluation", evaluation, EVALUATION_MODES)
         self.mode, self.action_format, self.evaluation = mode, action_format, evaluation
         self.world = database if isinstance(database, World) else World.open(database, cache_dir=cache_dir)
         self.queries = _load(queries, self.world.root)
@@ -224,11 +224,6 @@ class TravelPlannerEnv(TextEnv):
                 raise ConfigError("query_index", i, f"an int in [0, {len(self.queries) - 1}]")
             return self.queries[i]
         return self.queries[int(self.np_random.integers(len(self.queries)))]
-
-
-def _choose(field: str, value: Any, allowed: Sequence[str]) -> None:
-    if value not in allowed:
-        raise ConfigError(field, value, allowed)
 
 
 def _load(queries: Any, root: Path) -> list[TravelQuery]:
