@@ -41,7 +41,8 @@ __all__ = [
 
 DATABASE_ENV_VAR = "AGENTGYM_TRAVELPLANNER_DB"
 CACHE_ENV_VAR = "AGENTGYM_CACHE_DIR"
-_CACHE_VERSION = "6"
+_CACHE_VERSION = "6"  # of the embedded synthetic world
+_TABLES_VERSION = "7"  # of the parsed-tables cache
 _TABLES_KIND = "agentgym-world-tables"
 _WORLD_KIND = "agentgym-synthetic-world"
 _OPEN: dict[Path, World] = {}
@@ -134,6 +135,7 @@ class World:
             cities_in_state.setdefault(state, []).append(city)
         self._cities_in_state = {s: tuple(c) for s, c in cities_in_state.items()}
         self._distances: dict[tuple[str, str], Distance] | None = None  # built on first use
+        self._rendered: dict[tuple[str, str], str | None] = {}
 
     # -- opening -----------------------------------------------------------------------------
     @classmethod
@@ -147,9 +149,9 @@ class World:
         # One instance per cache folder per process: many envs share one world's memory.
         world = _OPEN.get(cache)
         if world is None:
-            small = _read_cache(cache) if is_valid(cache, _TABLES_KIND, _CACHE_VERSION) else None
+            small = _read_cache(cache) if is_valid(cache, _TABLES_KIND, _TABLES_VERSION) else None
             if small is None:
-                small = install(cache, _TABLES_KIND, _CACHE_VERSION, lambda tmp: _build_cache(root, tmp))
+                small = install(cache, _TABLES_KIND, _TABLES_VERSION, lambda tmp: _build_cache(root, tmp))
             world = _OPEN[cache] = cls(root, small, FlightTable(cache / "flights"))
         return world
 
@@ -178,8 +180,19 @@ class World:
 
     def city_table(self, table: str, city: str) -> str | None:
         """The city's ``accommodations``/``restaurants``/``attractions`` as the official tool prints
-        them (rendered once, when the cache is built); None when the city has no rows."""
-        return self._small["rendered"][table].get(city)
+        them (rendered on first use); None when the city has no rows."""
+        key = (table, city)
+        text = self._rendered.get(key, _UNSET)
+        if text is _UNSET:
+            rows = self._small[table].get(city) if table in _ROW_TYPES else None
+            if not rows:
+                text = None
+            elif table == "restaurants":  # the official RestaurantSearch alone prints pandas' row labels
+                text = render_table(Restaurant.COLUMNS, rows, self._small["restaurant_labels"][city])
+            else:
+                text = render_table(_ROW_TYPES[table].COLUMNS, rows)
+            self._rendered[key] = text
+        return text
 
     def attractions(self, city: str) -> tuple[Attraction, ...]:
         return self._rows("attractions", city)
@@ -245,7 +258,7 @@ def _cache_base(cache_dir: str | os.PathLike[str] | None) -> Path:
 
 
 def _cache_folder(root: Path, cache_dir: str | os.PathLike[str] | None) -> Path:
-    digest = hashlib.sha256(f"{_CACHE_VERSION}|{root}".encode())
+    digest = hashlib.sha256(f"{_TABLES_VERSION}|{root}".encode())
     for rel in _SOURCES.values():
         p = root / rel
         if not p.exists():
@@ -282,7 +295,8 @@ def _read_cache(cache: Path) -> dict[str, Any] | None:
 
 
 _ROW_TYPES = {"accommodations": Accommodation, "restaurants": Restaurant, "attractions": Attraction}
-_SMALL_KEYS = {"city_set", "state_set", "city_states", "restaurant_labels", "rendered", "distances", *_ROW_TYPES}
+_SMALL_KEYS = {"city_set", "state_set", "city_states", "restaurant_labels", "distances", *_ROW_TYPES}
+_UNSET = object()
 
 
 def _load_small_tables(root: Path) -> dict[str, Any]:
@@ -303,12 +317,6 @@ def _load_small_tables(root: Path) -> dict[str, Any]:
         "restaurants": restaurants,
         "restaurant_labels": restaurant_labels,
         "attractions": attractions,
-        "rendered": {
-            # The official RestaurantSearch alone prints pandas' row labels (``to_string()``).
-            "restaurants": {c: render_table(Restaurant.COLUMNS, r, restaurant_labels[c]) for c, r in restaurants.items()},
-            "accommodations": {c: render_table(Accommodation.COLUMNS, r) for c, r in accommodations.items()},
-            "attractions": {c: render_table(Attraction.COLUMNS, r) for c, r in attractions.items()},
-        },
         "distances": _first_per_pair(read_table(src["distances"], Distance.COLUMNS, dropna=False)),
     }
 
