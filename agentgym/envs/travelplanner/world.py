@@ -120,8 +120,9 @@ _SOURCES = {
 class World:
     """Read-only TravelPlanner tables with hash and binary-search lookups."""
 
-    def __init__(self, root: Path, small: dict[str, Any], flights: FlightTable) -> None:
+    def __init__(self, root: Path, small: dict[str, Any], flights: FlightTable, rendered: Path | None = None) -> None:
         self.root = root
+        self._rendered_path = rendered
         self._small = small
         self._flights = flights
         self._typed: dict[str, dict[str, tuple[Any, ...]]] = {t: {} for t in _ROW_TYPES}
@@ -135,7 +136,7 @@ class World:
             cities_in_state.setdefault(state, []).append(city)
         self._cities_in_state = {s: tuple(c) for s, c in cities_in_state.items()}
         self._distances: dict[tuple[str, str], Distance] | None = None  # built on first use
-        self._rendered: dict[tuple[str, str], str | None] = {}
+        self._rendered: dict[str, dict[str, str]] | None = None  # read on first use
 
     # -- opening -----------------------------------------------------------------------------
     @classmethod
@@ -152,7 +153,7 @@ class World:
             small = _read_cache(cache) if is_valid(cache, _TABLES_KIND, _TABLES_VERSION) else None
             if small is None:
                 small = install(cache, _TABLES_KIND, _TABLES_VERSION, lambda tmp: _build_cache(root, tmp))
-            world = _OPEN[cache] = cls(root, small, FlightTable(cache / "flights"))
+            world = _OPEN[cache] = cls(root, small, FlightTable(cache / "flights"), cache / "rendered.json")
         return world
 
     # -- lookups -----------------------------------------------------------------------------
@@ -180,19 +181,10 @@ class World:
 
     def city_table(self, table: str, city: str) -> str | None:
         """The city's ``accommodations``/``restaurants``/``attractions`` as the official tool prints
-        them (rendered on first use); None when the city has no rows."""
-        key = (table, city)
-        text = self._rendered.get(key, _UNSET)
-        if text is _UNSET:
-            rows = self._small[table].get(city) if table in _ROW_TYPES else None
-            if not rows:
-                text = None
-            elif table == "restaurants":  # the official RestaurantSearch alone prints pandas' row labels
-                text = render_table(Restaurant.COLUMNS, rows, self._small["restaurant_labels"][city])
-            else:
-                text = render_table(_ROW_TYPES[table].COLUMNS, rows)
-            self._rendered[key] = text
-        return text
+        them (rendered when the cache is built, read on first use); None when the city has no rows."""
+        if self._rendered is None:
+            self._rendered = _read_rendered(self._rendered_path) or _render_all(self._small)
+        return self._rendered[table].get(city)
 
     def attractions(self, city: str) -> tuple[Attraction, ...]:
         return self._rows("attractions", city)
@@ -275,9 +267,32 @@ def _build_cache(root: Path, cache: Path) -> dict[str, Any]:
         small_tables = pool.submit(_load_small_tables, root)
         build_flight_table(root / _SOURCES["flights"], cache / "flights")
         small = small_tables.result()
-    with open(cache / "small.json", "w", encoding="utf-8") as f:
-        json.dump(small, f, ensure_ascii=False, separators=(",", ":"))
+    for name, body in (("small.json", small), ("rendered.json", _render_all(small))):
+        (cache / name).write_text(json.dumps(body, ensure_ascii=False, separators=(",", ":")), encoding="utf-8")
     return small
+
+
+def _render_all(small: dict[str, Any]) -> dict[str, dict[str, str]]:
+    """Every city's tables as the official tools print them."""
+    labels = small["restaurant_labels"]
+    return {
+        # The official RestaurantSearch alone prints pandas' row labels (``to_string()``).
+        "restaurants": {c: render_table(Restaurant.COLUMNS, r, labels[c]) for c, r in small["restaurants"].items()},
+        "accommodations": {c: render_table(Accommodation.COLUMNS, r) for c, r in small["accommodations"].items()},
+        "attractions": {c: render_table(Attraction.COLUMNS, r) for c, r in small["attractions"].items()},
+    }
+
+
+def _read_rendered(path: Path | None) -> dict[str, dict[str, str]] | None:
+    """The rendered tables of a checked cache (None: render them here instead)."""
+    if path is None:
+        return None
+    try:
+        body = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    ok = isinstance(body, dict) and set(body) == set(_ROW_TYPES) and all(isinstance(v, dict) for v in body.values())
+    return body if ok else None
 
 
 def _read_cache(cache: Path) -> dict[str, Any] | None:
@@ -296,7 +311,7 @@ def _read_cache(cache: Path) -> dict[str, Any] | None:
 
 _ROW_TYPES = {"accommodations": Accommodation, "restaurants": Restaurant, "attractions": Attraction}
 _SMALL_KEYS = {"city_set", "state_set", "city_states", "restaurant_labels", "distances", *_ROW_TYPES}
-_UNSET = object()
+
 
 
 def _load_small_tables(root: Path) -> dict[str, Any]:
