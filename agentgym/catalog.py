@@ -1,4 +1,4 @@
-"""``agentgym list``: what this install offers: env ids, reward presets, training recipes.
+"""What this install offers: env ids, reward presets, training recipes (``agentgym list`` prints it).
 
 Each part is read from the package that owns it (``agentgym.ENV_IDS``, the rewards package's
 ``PRESETS``, the verl integration's ``RECIPES``); a part whose package is missing or broken is
@@ -8,13 +8,10 @@ listed as empty with the reason, and never stops the command.
 from __future__ import annotations
 
 import importlib
-import json
 from importlib import resources
-from typing import Annotated, Any
+from typing import Any
 
-import typer
-
-__all__ = ["catalog", "list_command"]
+__all__ = ["catalog"]
 
 # Where each part may live, first hit wins: (module, attribute).
 _PRESET_SOURCES = (("agentgym.rewards.presets", "PRESETS"), ("agentgym.rewards", "PRESETS"))
@@ -61,27 +58,3 @@ def _recipe_files(notes: dict[str, str]) -> list[str]:
     if names:
         notes.pop("recipes", None)
     return names
-
-
-def list_command(
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
-) -> None:
-    """List the env ids, reward presets and training recipes."""
-    found = catalog()
-    if as_json:
-        typer.echo(json.dumps(found, indent=2))
-        return
-    from rich.text import Text
-
-    from agentgym._console import plain_console
-
-    console = plain_console()
-    for part, title, how in (("envs", "env ids", "gymnasium.make(ID), agentgym run ID"),
-                             ("reward presets", "reward presets", "--reward NAME, reward=NAME"),
-                             ("recipes", "training recipes", "agentgym train NAME")):
-        key = part.replace(" ", "_")
-        console.print(Text.assemble((title, "bold"), "  ", (how, "dim")))
-        for name in found[key]:
-            console.print(f"  {name}")
-        if not found[key]:
-            console.print(f"  none: {found['notes'].get(key, 'not available')}", style="dim")

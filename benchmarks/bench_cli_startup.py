@@ -16,9 +16,9 @@ import sys
 import time
 
 # What `agentgym --help` imported before the commands were loaded lazily.
-OLD_IMPORTS = ("agentgym.envs.searchqa.serve", "agentgym.demo.cli", "agentgym.envs.travelplanner.eval_cli",
-               "agentgym.envs.travelplanner.commands", "agentgym.server.cli", "agentgym.catalog",
-               "agentgym.runner.cli", "agentgym.integrations.verl.commands")
+# (The same command modules, at their present place under agentgym.cli.)
+OLD_IMPORTS = ("agentgym.cli.serve_retriever", "agentgym.cli.demo", "agentgym.cli.eval", "agentgym.cli.travelplanner",
+               "agentgym.cli.serve", "agentgym.cli.list", "agentgym.cli.run", "agentgym.integrations.verl.commands")
 
 CASES = {
     "python -c pass": [sys.executable, "-c", "pass"],

@@ -55,7 +55,7 @@ def test_help_and_version_import_no_heavy_module(args):
 
 def test_a_command_still_loads_what_it_needs():
     loaded = _modules_after(["run", "--help"])
-    assert "agentgym.runner.cli" in loaded and "agentgym.demo" not in loaded
+    assert "agentgym.cli.run" in loaded and "agentgym.demo" not in loaded
 
 
 def test_every_summary_is_its_commands_docstring():

@@ -201,7 +201,7 @@ def test_the_no_plot_hint_keeps_its_brackets(tmp_path, monkeypatch):
 
 
 def test_messages_print_square_brackets_as_written(tmp_path, monkeypatch):
-    from agentgym.runner import cli as run_cli
+    from agentgym.cli import run as run_cli
 
     def boom(config, progress):
         raise ConfigError("action", "CitySearch[Texas]", "[bold]a json tool call[/]")

@@ -173,7 +173,7 @@ def test_agentgym_run_on_a_full_disk_ends_with_one_line_and_resumes(tmp_path, mo
 def test_a_full_disk_while_writing_the_summary_is_one_line_too(tmp_path, monkeypatch):
     from typer.testing import CliRunner
 
-    import agentgym.runner.cli as cli_module
+    import agentgym.cli.run as cli_module
     from agentgym.cli import app
 
     def full(path, payload):

@@ -366,7 +366,7 @@ def test_an_overrunning_call_is_interrupted_and_its_worker_mates_keep_going(serv
 
 
 def test_serve_generates_a_private_token_and_remote_env_finds_it(tmp_path, monkeypatch):
-    from agentgym.server.cli import write_token_file
+    from agentgym.cli.serve import write_token_file
     from agentgym.server.settings import default_token_path
 
     path = tmp_path / "server" / "token-1"

@@ -139,7 +139,7 @@ def test_serve_insecure_no_auth_and_trust_clients_are_explicit_and_loud(tmp_path
 def test_serve_flags_make_presets_for_the_served_envs():
     import typer
 
-    from agentgym.server.cli import _presets
+    from agentgym.cli.serve import _presets
 
     made = _presets(None, ["prs/short"], ["SearchQA-v0"], ["corpus=/data/wiki.jsonl", "top_k=5"])
     (preset,) = made.presets

@@ -1,4 +1,4 @@
-"""``agentgym eval travelplanner``: score a submission file like the official ``eval.py``.
+"""Score a submission file like the official ``eval.py`` (the data behind ``agentgym eval travelplanner``).
 
 Plans are matched to queries by line order (the official script ignores ``idx``). A line that
 is not JSON, has no plan, or is missing counts as not delivered; nothing in a plan aborts the
@@ -12,54 +12,18 @@ import json
 from pathlib import Path
 from typing import Any
 
-import typer
 from rich.console import Console
 from rich.table import Table
 
-from agentgym._console import labeled, plain_console
 from agentgym.envs.travelplanner.evaluation import (
-    MODES, OFFICIAL_METRIC_NAMES, EvaluationReport, Metrics, aggregate, evaluate,
+    OFFICIAL_METRIC_NAMES, EvaluationReport, Metrics, aggregate, evaluate,
 )
 from agentgym.envs.travelplanner.plan import ParsedPlan
 from agentgym.envs.travelplanner.queries import SPLITS, TravelQuery, load_queries
 from agentgym.envs.travelplanner.world import World
-from agentgym.errors import AgentGymError, DataError
+from agentgym.errors import DataError
 
-__all__ = ["travelplanner", "read_submission", "run"]
-
-
-def travelplanner(
-    submission: Path = typer.Option(..., "--submission", "-s", help="Plans, one JSON line per query "
-                                    '({"idx", "query", "plan"}), in query order.'),
-    queries: str = typer.Option(None, "--queries", "-q", help="Query file in the HF field format "
-                                "(.jsonl/.json/.csv/.parquet) or a split name of the world "
-                                f"({', '.join(SPLITS)}). Default: the queries embedded in the submission lines."),
-    database: Path = typer.Option(None, "--database", "-d", "--world", "-w", help="World folder holding database/ "
-                                  "(default: found next to the query or submission file, else "
-                                  "$AGENTGYM_TRAVELPLANNER_DB, else the embedded synthetic world; --world is an "
-                                  "alias)."),
-    mode: str = typer.Option("official", "--mode", "-m",
-                             help="official (leaderboard verdicts) or strict (no loopholes)."),
-    output: Path = typer.Option(None, "--output", "-o", help="Write the metrics and every plan's verdicts as JSON."),
-    foreign_queries: bool = typer.Option(False, "--foreign-queries", help="Score queries whose cities the world "
-                                         "does not have (they fail), instead of stopping."),
-) -> None:
-    """Score a TravelPlanner submission: the six official metrics, by level and trip length."""
-    if mode not in MODES:
-        raise typer.BadParameter(f"{mode!r} is not a mode; use one of {', '.join(MODES)}", param_hint="--mode")
-    console = plain_console()
-    try:
-        result = run(submission, queries=queries, database=database, mode=mode, foreign_queries=foreign_queries)
-    except AgentGymError as exc:
-        console.print(labeled("error", "red", str(exc)))
-        raise typer.Exit(1) from None
-    for warning in result["warnings"]:
-        console.print(labeled("warning", "yellow", warning))
-    print_metrics(console, result["metrics"], result["database"])
-    if output is not None:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(json.dumps(to_json(result), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-        console.print(f"wrote {output}")
+__all__ = ["read_submission", "run", "print_metrics", "to_json"]
 
 
 def run(submission: Path, *, queries: str | None = None, database: Path | None = None,

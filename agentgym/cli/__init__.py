@@ -1,7 +1,8 @@
 """The ``agentgym`` command line.
 
-Each command lives in the module that owns it and is imported only when it runs (or its own
-``--help`` is asked for): ``agentgym --help`` reads the one-line summaries below and loads no
+Each command group is a module of this package (``agentgym.cli.run`` for ``agentgym run``, ...),
+the only place that imports typer, and is imported only when it runs (or its own ``--help`` is
+asked for): ``agentgym --help`` reads the one-line summaries below and loads no
 env, retriever, HTTP client or plotting code. ``tests/test_cli.py`` checks that each summary
 matches its command's docstring.
 
@@ -18,7 +19,7 @@ from typing import Any, NamedTuple
 import typer
 from typer.core import TyperArgument, TyperCommand, TyperGroup
 
-__all__ = ["app", "eval_app", "main", "COMMANDS"]
+__all__ = ["app", "main", "COMMANDS"]
 
 
 class LazyCommand(NamedTuple):
@@ -33,17 +34,17 @@ class LazyCommand(NamedTuple):
 
 # The order is the order of ``agentgym --help``.
 COMMANDS: dict[str, LazyCommand] = {
-    "demo": LazyCommand("agentgym.demo.cli:demo", "Play TravelPlanner and SearchQA episodes offline and show "
+    "demo": LazyCommand("agentgym.cli.demo:demo", "Play TravelPlanner and SearchQA episodes offline and show "
                         "metrics, constraints and rewards."),
-    "list": LazyCommand("agentgym.catalog:list_command", "List the env ids, reward presets and training recipes."),
-    "run": LazyCommand("agentgym.runner.cli:run", "Evaluate an agent on an env: progress, results.jsonl "
+    "list": LazyCommand("agentgym.cli.list:list_command", "List the env ids, reward presets and training recipes."),
+    "run": LazyCommand("agentgym.cli.run:run", "Evaluate an agent on an env: progress, results.jsonl "
                        "(resumable), a metrics table and a plot."),
-    "eval": LazyCommand("agentgym.cli:eval_app", "Score submissions with an env's official evaluator."),
-    "travelplanner": LazyCommand("agentgym.envs.travelplanner.commands:travelplanner_app",
+    "eval": LazyCommand("agentgym.cli.eval:eval_app", "Score submissions with an env's official evaluator."),
+    "travelplanner": LazyCommand("agentgym.cli.travelplanner:travelplanner_app",
                                  "TravelPlanner worlds and queries."),
-    "serve": LazyCommand("agentgym.server.cli:serve", "Serve agentgym envs over HTTP: sessions with "
+    "serve": LazyCommand("agentgym.cli.serve:serve", "Serve agentgym envs over HTTP: sessions with "
                          "reset/step/close, auth, limits, /health, /metrics."),
-    "serve-retriever": LazyCommand("agentgym.envs.searchqa.serve:serve_retriever",
+    "serve-retriever": LazyCommand("agentgym.cli.serve_retriever:serve_retriever",
                                    "Serve a corpus over the Search-R1 /retrieve API, with BM25 or a dense e5 retriever."),
     "verl": LazyCommand("agentgym.integrations.verl.commands:verl_app",
                         "verl 0.9 integration: training data and recipes."),
@@ -51,11 +52,6 @@ COMMANDS: dict[str, LazyCommand] = {
                          "planner_r1, prs_vspo) plus Hydra overrides KEY=VALUE.",
                          {"allow_extra_args": True, "ignore_unknown_options": True}, "[KEY=VALUE]..."),
 }
-
-# Commands of a group, added when the group loads: (group name) -> {command: "module:function"}.
-# The command modules do not import this one, so importing them (e.g. ``eval_cli.run``) stays light.
-_SUBCOMMANDS = {"eval": {"travelplanner": "agentgym.envs.travelplanner.eval_cli:travelplanner"}}
-
 
 class _LazyGroup(TyperGroup):
     """A command group that imports a command only when it is looked up to run or to show its help."""
@@ -105,9 +101,6 @@ def _plain(command: Any, usage_extra: str = "") -> Any:
 def _load(name: str) -> Any:
     spec = COMMANDS[name]
     target = _import(spec.target)
-    for command, function in _SUBCOMMANDS.get(name, {}).items():
-        if all(c.name != command for c in target.registered_commands):
-            target.command(command)(_import(function))
     if isinstance(target, typer.Typer):
         target.rich_markup_mode = None
         group = typer.main.get_group(target)
@@ -133,8 +126,6 @@ def _version(value: bool) -> None:
 
 app = typer.Typer(cls=_LazyGroup, no_args_is_help=True, add_completion=False, rich_markup_mode=None,
                   help="agentgym: text environments and rewards for agentic RL.")
-eval_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
-                       help="Score submissions with an env's official evaluator.")
 
 
 @app.callback()
@@ -165,6 +156,3 @@ def _is_validation_error(exc: Exception) -> bool:
     pydantic = sys.modules.get("pydantic")
     return pydantic is not None and isinstance(exc, pydantic.ValidationError)
 
-
-if __name__ == "__main__":
-    main()

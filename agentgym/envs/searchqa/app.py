@@ -1,4 +1,4 @@
-"""``agentgym serve-retriever``: the Search-R1 ``/retrieve`` API over the embedded BM25 or a dense retriever.
+"""The Search-R1 ``/retrieve`` API over the embedded BM25 or a dense retriever (``agentgym serve-retriever``).
 
 One server per cluster (or node) holds the index once and answers every env's searches::
 
@@ -22,14 +22,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
-
-import typer
+from typing import Any
 
 from agentgym.envs.searchqa.retrievers import Hit, Retriever
 from agentgym.errors import DependencyNotInstalled
 
-__all__ = ["create_app", "serve_retriever", "open_corpus_retriever"]
+__all__ = ["create_app", "open_corpus_retriever"]
 
 MAX_BODY_BYTES = 64 << 20
 MAX_TOPK = 1000
@@ -136,32 +134,3 @@ def open_corpus_retriever(corpus: str, *, index_dir: Path | None = None, stem: b
         raise ConfigError("bm25", bm25, sorted(BM25_PRESETS))
     k1, b = BM25_PRESETS[bm25]
     return BM25Retriever.open(corpus, index_dir=index_dir, stemmer="english" if stem else None, k1=k1, b=b)
-
-
-def serve_retriever(
-    corpus: Annotated[str, typer.Argument(help="Passages: a .jsonl/.json/.parquet file (id + contents, or "
-                                                "id + title + text), or 'synthetic[:SIZE]' for the embedded world.")],
-    host: Annotated[str, typer.Option(help="Interface to bind; 0.0.0.0 to serve other machines.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="TCP port.")] = 8000,
-    topk: Annotated[int, typer.Option(help="Passages per query when a request sends no topk.")] = 3,
-    index_dir: Annotated[Path | None, typer.Option(help="Where to keep the BM25 index: an empty folder or one "
-                                                        "agentgym made (default: the agentgym cache).")] = None,
-    stem: Annotated[bool, typer.Option(help="Snowball English stemming of corpus and queries.")] = True,
-    bm25: Annotated[str, typer.Option(help="BM25 parameters: bm25s (k1 1.5, b 0.75) or pyserini "
-                                           "(k1 0.9, b 0.4, Search-R1's BM25 baseline).")] = "bm25s",
-    dense_index: Annotated[Path | None, typer.Option(help="A prebuilt FAISS index (Search-R1's e5_Flat.index) "
-                                                          "for dense retrieval (needs the dense extra).")] = None,
-    encoder: Annotated[str | None, typer.Option(help="Dense retrieval with this e5 encoder (name or path, e.g. "
-                                                     "intfloat/e5-base-v2); without --dense-index a Flat index "
-                                                     "is built in the cache.")] = None,
-    log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "info",
-) -> None:
-    """Serve a corpus over the Search-R1 /retrieve API, with BM25 or a dense e5 retriever."""
-    try:
-        import uvicorn
-    except ImportError:
-        raise DependencyNotInstalled("the retrieval server needs uvicorn: pip install 'agentgym[server]'") from None
-    retriever = open_corpus_retriever(corpus, index_dir=index_dir, stem=stem, bm25=bm25, dense_index=dense_index,
-                                      encoder=encoder)  # agentgym's errors become one line in the CLI
-    typer.echo(f"serving {len(retriever):,} passages on http://{host}:{port}/retrieve", err=True)
-    uvicorn.run(create_app(retriever, default_topk=topk), host=host, port=port, log_level=log_level)

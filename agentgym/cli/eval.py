@@ -1,0 +1,58 @@
+"""``agentgym eval ENV``: score submissions with an env's official evaluator.
+
+``agentgym eval travelplanner`` reads the submission through ``agentgym.envs.travelplanner.submissions``,
+which holds the scoring (``run``) and the output (``print_metrics``, ``to_json``) and needs no typer.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+from agentgym._console import labeled, plain_console
+from agentgym.envs.travelplanner.evaluation import MODES
+from agentgym.envs.travelplanner.queries import SPLITS
+from agentgym.envs.travelplanner.submissions import print_metrics, run, to_json
+from agentgym.errors import AgentGymError
+
+__all__ = ["eval_app", "travelplanner"]
+
+eval_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
+                       help="Score submissions with an env's official evaluator.")
+
+
+@eval_app.command("travelplanner")
+def travelplanner(
+    submission: Path = typer.Option(..., "--submission", "-s", help="Plans, one JSON line per query "
+                                    '({"idx", "query", "plan"}), in query order.'),
+    queries: str = typer.Option(None, "--queries", "-q", help="Query file in the HF field format "
+                                "(.jsonl/.json/.csv/.parquet) or a split name of the world "
+                                f"({', '.join(SPLITS)}). Default: the queries embedded in the submission lines."),
+    database: Path = typer.Option(None, "--database", "-d", "--world", "-w", help="World folder holding database/ "
+                                  "(default: found next to the query or submission file, else "
+                                  "$AGENTGYM_TRAVELPLANNER_DB, else the embedded synthetic world; --world is an "
+                                  "alias)."),
+    mode: str = typer.Option("official", "--mode", "-m",
+                             help="official (leaderboard verdicts) or strict (no loopholes)."),
+    output: Path = typer.Option(None, "--output", "-o", help="Write the metrics and every plan's verdicts as JSON."),
+    foreign_queries: bool = typer.Option(False, "--foreign-queries", help="Score queries whose cities the world "
+                                         "does not have (they fail), instead of stopping."),
+) -> None:
+    """Score a TravelPlanner submission: the six official metrics, by level and trip length."""
+    if mode not in MODES:
+        raise typer.BadParameter(f"{mode!r} is not a mode; use one of {', '.join(MODES)}", param_hint="--mode")
+    console = plain_console()
+    try:
+        result = run(submission, queries=queries, database=database, mode=mode, foreign_queries=foreign_queries)
+    except AgentGymError as exc:
+        console.print(labeled("error", "red", str(exc)))
+        raise typer.Exit(1) from None
+    for warning in result["warnings"]:
+        console.print(labeled("warning", "yellow", warning))
+    print_metrics(console, result["metrics"], result["database"])
+    if output is not None:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(json.dumps(to_json(result), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        console.print(f"wrote {output}")
