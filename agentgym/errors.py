@@ -15,7 +15,9 @@ error code in ``info``. What raises is a mistake in the calling code or its conf
     │   ├── SessionNotFound (LookupError)  unknown, expired (TTL) or another client's session (404)
     │   ├── RequestRejected (ValueError)  the server refused the request: too large (413), malformed (422)
     │   └── RemoteTimeout (TimeoutError)  the env call outlived its timeout (504); the session is closed
-    └── ModelEndpointError (RuntimeError)  a chat-completions endpoint failed or sent an unusable reply
+    ├── ModelEndpointError (RuntimeError)  a chat-completions endpoint failed or sent an unusable reply
+    └── TrainingAborted (RuntimeError)  a verl run would train on nothing: a configuration error in a
+                                        trajectory, or too many masked trajectories in one step
 
 Env errors raised on an env server (``ConfigError``, ``ResetNeeded``, ...) are raised again, as the
 same class, by ``RemoteEnv``; any other exception of a served env comes back as ``RemoteEnvError``.
@@ -40,6 +42,7 @@ __all__ = [
     "RequestRejected",
     "RemoteTimeout",
     "ModelEndpointError",
+    "TrainingAborted",
 ]
 
 
@@ -111,3 +114,9 @@ class ModelEndpointError(AgentGymError, RuntimeError):
     def __init__(self, message: str, *, status: int | None = None, retryable: bool = False) -> None:
         self.status, self.retryable = status, retryable
         super().__init__(message)
+
+
+class TrainingAborted(AgentGymError, RuntimeError):
+    """Raised by the verl replay buffer when a step's trajectories cannot teach anything: one carries
+    a configuration error (the original message is kept), or more than ``agentgym.max_masked_share``
+    of them were masked (the counts and the first error are in the message)."""

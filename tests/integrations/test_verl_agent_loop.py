@@ -109,7 +109,7 @@ def test_reward_preset_terms_and_training_step(tokenizer, tp_rows, plans):
     (late,) = h.run_rows(tokenizer, server, config, tp_rows[:1], global_steps=29)
     info = early.extra_fields["reward_extra_info"]
     assert all(info[f"term/{t}"] == 1.0 for t in DENSE_TERMS)
-    assert early.reward_score == 6.0  # dense stage: six terms of weight 1, all satisfied
+    assert early.reward_score == 5.0  # dense stage: schema gate x five terms of weight 1, all satisfied
     assert late.reward_score == 1.0  # sparse stage: final pass only
     assert late.extra_fields["reward_extra_info"]["outcome"] == 1.0
 
@@ -216,7 +216,7 @@ def test_remote_env_on_an_env_server(tokenizer, tp_rows, plans):
         ENV_POOL.clear()  # close the pooled sessions while the server is up
     info = out.extra_fields["reward_extra_info"]
     assert out.extra_fields["agentgym"]["error"] is None
-    assert out.reward_score == 6.0 and info["outcome"] == 1.0 and info["term/final_pass"] == 1.0
+    assert out.reward_score == 5.0 and info["outcome"] == 1.0 and info["term/final_pass"] == 1.0
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -111,6 +111,7 @@ class SearchQAEnv(TextEnv):
         super().__init__(max_turns=max_turns, max_action_chars=max_action_chars, render_mode=render_mode,
                          reward=reward)
         _choose("action_format", action_format, ACTION_FORMATS)
+        self.stop_strings = ("</search>", "</answer>") if action_format == "tags" else ("</tool_call>", "</answer>")
         _choose("metric", metric, REWARDS)
         for name, value in (("top_k", top_k), ("max_searches", max_searches), ("passage_chars", passage_chars),
                             ("max_query_chars", max_query_chars)):

@@ -22,7 +22,7 @@ require_verl()
 import torch  # noqa: E402
 from verl.trainer.ppo.core_algos import compute_grpo_outcome_advantage, register_adv_est  # noqa: E402
 
-from agentgym.integrations.verl.vspo import VSPOConfig, copy_index, smoothing_factor  # noqa: E402
+from agentgym.integrations.verl.vspo import VSPOConfig, copy_index, counted, smoothing_factor  # noqa: E402
 
 __all__ = ["ESTIMATOR_NAME", "compute_vspo_advantage", "vspo_settings"]
 
@@ -47,7 +47,7 @@ def compute_vspo_advantage(token_level_rewards: torch.Tensor, response_mask: tor
     if index is None:
         index = np.zeros(token_level_rewards.shape[0], dtype=object)  # one group: the whole batch
     advantages = torch.zeros_like(token_level_rewards, dtype=torch.float32)
-    live = response_mask.sum(dim=-1) > 0
+    live = torch.as_tensor(counted(response_mask.sum(dim=-1).cpu().numpy()))
     rows = torch.nonzero(live, as_tuple=False).flatten()
     if rows.numel():
         live_index = np.asarray(index, dtype=object)[rows.numpy()]
