@@ -45,6 +45,24 @@ def prepare(
     typer.echo(f"wrote {len(rows)} rows for {env_id} to {path}")
 
 
+@verl_app.command("selftest")
+def selftest() -> None:
+    """Check the training path on CPU with real verl components and a tiny Qwen2 model (no GPU, no download)."""
+    from agentgym.integrations.verl import require_verl
+
+    try:
+        require_verl()
+        from agentgym.integrations.verl.selftest import run_selftest
+
+        run_selftest(echo=typer.echo)
+    except AgentGymError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    except AssertionError as exc:
+        typer.echo(f"selftest FAILED: {exc}", err=True)
+        raise typer.Exit(1) from None
+
+
 @verl_app.command("recipes")
 def recipes(name: str = typer.Argument(None, help="Print this recipe's YAML.")) -> None:
     """List the bundled training recipes, or print one."""
