@@ -42,7 +42,13 @@ from verl.experimental.agent_loop.agent_loop import (  # noqa: E402
 )
 
 from agentgym.integrations.verl import AGENT_NAME  # noqa: E402
-from agentgym.integrations.verl.envs import ENV_POOL, reset_options, run_off_loop, total_steps_of  # noqa: E402
+from agentgym.integrations.verl.envs import (  # noqa: E402
+    ENV_POOL,
+    reset_options,
+    run_off_loop,
+    total_steps_of,
+    training_step_of,
+)
 from agentgym.integrations.verl.reward_info import (  # noqa: E402
     EpisodeResult,
     extra_info_from,
@@ -256,7 +262,8 @@ class AgentGymAgentLoop(AgentLoopBase):
             rollout.seconds["env"] += time.perf_counter() - started
 
     def _reset(self, env: Any, task: EnvTask, global_steps: Any) -> str:
-        options = reset_options(task, self.settings, _as_int(global_steps), total_steps_of(self.config, self.settings))
+        options = reset_options(task, self.settings, training_step_of(_as_int(global_steps)),
+                                total_steps_of(self.config, self.settings))
         observation, _ = env.reset(seed=task.seed, options=options or None)
         return observation
 

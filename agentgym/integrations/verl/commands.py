@@ -114,10 +114,26 @@ def _dry_run(recipe: str, overrides: list[str]) -> int:
         typer.echo(resolved_yaml(config))
     except Exception as exc:  # e.g. a mandatory value left missing: reported below
         problems.append(f"the config does not resolve: {exc}")
+    report = _check_run(config)
+    for note in report.notes:
+        typer.echo(note, err=True)
+    for warning in report.warnings:
+        typer.echo(f"warning: {warning}", err=True)
+    problems += report.problems
     for problem in problems:
         typer.echo(f"problem: {problem}", err=True)
     typer.echo(f"{recipe}: {'ready to launch' if not problems else f'{len(problems)} problem(s)'}", err=True)
     return 1 if problems else 0
+
+
+def _check_run(config: Any) -> Any:
+    """Run length, reward stages and a scripted episode per sampled row (``dryrun.check_run``)."""
+    from agentgym.integrations.verl.dryrun import DryRunReport, check_run
+
+    try:
+        return check_run(config)
+    except Exception as exc:  # a check that cannot run is itself a finding, not a crash
+        return DryRunReport(problems=[f"check_run: {type(exc).__name__}: {exc}"])
 
 
 def _kwargs(pairs: list[str]) -> dict[str, Any]:

@@ -19,7 +19,7 @@ import gymnasium
 
 from agentgym.integrations.verl.settings import AgentGymConfig, EnvTask
 
-__all__ = ["EnvPool", "ENV_POOL", "run_off_loop", "reset_options", "total_steps_of"]
+__all__ = ["EnvPool", "ENV_POOL", "run_off_loop", "reset_options", "total_steps_of", "training_step_of"]
 
 T = TypeVar("T")
 _EXECUTOR: ThreadPoolExecutor | None = None
@@ -107,6 +107,13 @@ def reset_options(task: EnvTask, settings: AgentGymConfig, training_step: int | 
         if total_steps is not None:
             options["total_steps"] = total_steps
     return options
+
+
+def training_step_of(global_steps: int | None) -> int | None:
+    """The 0-based training step of verl's global step: verl counts steps 1..total_training_steps,
+    a scheduled reward's stages cover [0, total_steps), so a 100/300/100 curriculum of 500 steps
+    gives verl's steps 1-100, 101-400 and 401-500 (validation before training, step 0, reads as 0)."""
+    return None if global_steps is None else max(0, global_steps - 1)
 
 
 def total_steps_of(config: Any, settings: AgentGymConfig) -> int | None:

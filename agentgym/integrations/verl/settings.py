@@ -61,7 +61,7 @@ class AgentGymConfig(BaseModel):
     env_workers: int = Field(default=8, ge=1)
     """Threads per agent-loop worker that run env resets and steps off the event loop."""
     pass_training_step: bool = True
-    """Reset envs with ``training_step`` (verl's global step) so scheduled rewards follow the run."""
+    """Reset envs with ``training_step`` (verl's global step - 1: 0-based) so scheduled rewards follow the run."""
     total_steps: int | None = Field(default=None, ge=1)
     """Run length for scheduled rewards; None: verl's own count (``trainer.total_training_steps``,
     else epochs x steps per epoch, which verl's trainer writes into the config before the workers start)."""
