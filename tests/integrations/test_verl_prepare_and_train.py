@@ -115,7 +115,7 @@ def test_each_recipe_dry_run_plays_its_rows_with_a_reward_that_works(data, recip
     assert result.exit_code == 0, result.output
     assert f"{recipe}: ready to launch" in result.output
     assert "default_agent_loop: agentgym" in result.output
-    assert "run length: " in result.output and "2 train rows // data.train_batch_size=2 = 1 steps per epoch" in result.output
+    assert "2 train rows // data.train_batch_size=2 = 1 steps per epoch" in result.output
     played = [line for line in result.output.splitlines() if "played 2 row(s)" in line]
     assert len(played) == 2, result.output  # train and val files
     rewards = [float(r.split(" (")[0]) for r in played[0].split("reward ", 1)[1].split("), ")]
@@ -163,7 +163,8 @@ def test_dry_run_plays_the_reward_so_a_missing_dependency_is_refused(data, monke
 
 def test_dry_run_warns_about_keys_the_trainer_ignores(data):
     files = [f"data.train_files={data['prs_vspo']}", f"data.val_files={data['prs_vspo']}"]
-    result = runner.invoke(app, ["train", "prs_vspo", *files, *SMALL, "actor_rollout_ref.rollout.multi_turn.enable=true",
+    result = runner.invoke(app, ["train", "prs_vspo", *files, *SMALL,
+                                 "actor_rollout_ref.rollout.multi_turn.enable=true",
                                  "data.return_raw_chat=false", "algorithm.norm_adv_by_std_in_grpo=false", "--dry-run"])
     assert result.exit_code == 0, result.output  # warnings, not problems
     warnings = [line for line in result.output.splitlines() if line.startswith("warning: ")]

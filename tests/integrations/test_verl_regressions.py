@@ -231,6 +231,17 @@ def test_the_sampler_spends_copies_only_where_the_estimator_gives_advantages(mon
     assert {g.split("~")[0] for g in advantage} <= set(kept)
 
 
+def test_copies_fill_their_slots_and_are_not_counted_as_failed_groups(store):
+    """Found by the selftest's real TransferQueue: the audit counted a group and its copies as one,
+    so a batch refilled with copies looked like groups verl had failed, and the run aborted."""
+    store.add_group("a", [1, 0, 0, 0])
+    for g in "bcd":
+        store.add_group(g, [0, 0, 0, 0])
+    batch, metrics = h.make_buffer().sample(global_steps=1, partition_id="train", batch_size=4)
+    assert metrics["vspo/copies"] == 3 and metrics["agentgym/failed_groups"] == 0
+    assert metrics["agentgym/masked_share"] == 0.0 and len(batch.keys) == 4 * N
+
+
 def test_a_lone_counted_trajectory_gets_no_advantage(store):
     """GRPO pays a group of one its raw score; VSPO's estimator agrees with the sampler: no baseline, 0."""
     store.add_group("a", [1.0, 0.0, 0.0, 0.0], masked=[False, True, True, True])

@@ -166,7 +166,7 @@ class MemoryTQ:
                 "error": "RemoteTimeout: env call timed out" if off else None, "fatal": None}}
             self.rows["train"][key] = {
                 "uid": uid, "responses": torch.arange(length), "rm_scores": scores,
-                "response_mask": torch.zeros(length, dtype=torch.int64) if off else torch.ones(length, dtype=torch.int64),
+                "response_mask": (torch.zeros if off else torch.ones)(length, dtype=torch.int64),
                 "extra_fields": fields}
             self.tags["train"][key] = {"status": "success", "response_len": length, "global_steps": step}
 

@@ -142,7 +142,8 @@ class AgentGymAgentLoop(AgentLoopBase):
             if env is not None:
                 ENV_POOL.release(task, env, healthy=not broken)
         if not rollout.token_ids:  # the env failed before the prompt was built
-            rollout.token_ids = await self.ct_build_initial_tokens(rollout.messages or [{"role": "user", "content": ""}])
+            messages = rollout.messages or [{"role": "user", "content": ""}]
+            rollout.token_ids = await self.ct_build_initial_tokens(messages)
         return self._output(rollout, result, task, self._term_names(extra_info))
 
     # -- the episode -------------------------------------------------------------------------

@@ -46,7 +46,10 @@ def prepare(
 
 
 @verl_app.command("selftest")
-def selftest() -> None:
+def selftest(
+    launch: bool = typer.Option(True, "--launch/--no-launch", help="Also run the bundled recipes through verl's "
+                                "launcher up to GPU allocation (about two of the five minutes)."),
+) -> None:
     """Check the training path on CPU with real verl components and a tiny Qwen2 model (no GPU, no download)."""
     from agentgym.integrations.verl import require_verl
 
@@ -54,7 +57,7 @@ def selftest() -> None:
         require_verl()
         from agentgym.integrations.verl.selftest import run_selftest
 
-        run_selftest(echo=typer.echo)
+        run_selftest(launch=launch, echo=typer.echo)
     except AgentGymError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None

@@ -100,7 +100,7 @@ def audit_batch(batch: KVBatchMeta, batch_size: int, global_steps: int, max_mask
         if first_error is None and is_masked:
             first_error = summary.get("error") or ("every reward term abstained" if info.get("abstained") else None)
     groups = {k.split("_")[0] for k in keys}
-    missing_groups = max(0, batch_size - len({g.split("~")[0] for g in {k.split("_")[0] for k in batch.keys}}))
+    missing_groups = max(0, batch_size - len({k.split("_")[0] for k in batch.keys}))  # a copy fills its own slot
     per_group = len(keys) / len(groups) if groups else 1.0
     lost = masked + missing_groups * per_group
     expected = len(keys) + missing_groups * per_group

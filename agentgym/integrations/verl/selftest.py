@@ -10,7 +10,8 @@ recomputed log-probs match the rollout's on trained tokens, the loss mask covers
 the model produced, verl's ``compute_advantage`` (grpo, vspo), its vanilla policy loss and
 ``low_var_kl`` through the real ``ActorConfig``, and one optimizer step with non-zero gradients.
 
-Not covered yet (reported as such when run): the TransferQueue/VSPO part and the ``--launch`` smoke.
+Part 2, the real TransferQueue on a local Ray, and VSPO over it: ``selftest_tq``.
+Part 3, the bundled recipes through verl's real launcher up to GPU allocation: ``selftest_launch``.
 """
 
 from __future__ import annotations
@@ -122,15 +123,18 @@ class TinyModelServer:
     def _sample(self, prompt_ids: list[int], count: int) -> tuple[list[int], list[float]]:
         import torch
 
-        ids, tokens, logprobs = list(prompt_ids), [], []
-        for _ in range(count):
-            scores = torch.log_softmax(self._logits(ids)[-1], dim=-1)
-            token = int(torch.multinomial(scores.exp(), 1, generator=self.generator).item())
-            tokens.append(token)
-            logprobs.append(float(scores[token]))
-            ids.append(token)
-            if token == self.tokenizer.eos_token_id:
-                break
+        tokens: list[int] = []
+        logprobs: list[float] = []
+        with torch.no_grad():  # one pass over the prompt, then one token at a time on the KV cache
+            out = self.model(torch.tensor([list(prompt_ids)]), use_cache=True)
+            for _ in range(count):
+                scores = torch.log_softmax(out.logits[0, -1].float(), dim=-1)
+                token = int(torch.multinomial(scores.exp(), 1, generator=self.generator).item())
+                tokens.append(token)
+                logprobs.append(float(scores[token]))
+                if token == self.tokenizer.eos_token_id:
+                    break
+                out = self.model(torch.tensor([[token]]), past_key_values=out.past_key_values, use_cache=True)
         return tokens, logprobs
 
 
@@ -161,7 +165,8 @@ def _config(model_dir: Path, n: int) -> Any:
     return compose_recipe("grpo", [
         f"actor_rollout_ref.model.path={model_dir}", "actor_rollout_ref.rollout.name=vllm",
         f"actor_rollout_ref.rollout.n={n}", "actor_rollout_ref.rollout.calculate_log_probs=true",
-        "actor_rollout_ref.model.use_remove_padding=false", "actor_rollout_ref.model.enable_gradient_checkpointing=false",
+        "actor_rollout_ref.model.use_remove_padding=false",
+        "actor_rollout_ref.model.enable_gradient_checkpointing=false",
         "data.max_prompt_length=4096", "data.max_response_length=2048", "agentgym.max_turns=3",
         "agentgym.max_observation_chars=2000", "trainer.n_gpus_per_node=1",
         "actor_rollout_ref.rollout.tensor_model_parallel_size=1"])
@@ -284,31 +289,52 @@ def _check_update(model: Any, data: Any, config: Any, n: int) -> dict[str, float
     return figures
 
 
-def run_selftest(*, n: int = 2, echo: Any = print) -> dict[str, float]:
-    """Run the checks; returns the figures, raises ``AssertionError`` naming the first failure."""
+def run_selftest(*, n: int = 2, launch: bool = True, echo: Any = print) -> dict[str, float]:
+    """Run the three parts; returns the figures, raises ``AssertionError`` naming the first failure."""
     require_verl()
+    from agentgym.integrations.verl.selftest_launch import run_launch_check
+    from agentgym.integrations.verl.selftest_tq import run_transfer_queue_check
+
     started = time.perf_counter()
     rows, actions = _rows_and_actions()
     corpus = [m["content"] for row in rows for m in row["prompt"]] + [a for acts in actions.values() for a in acts]
     with tempfile.TemporaryDirectory(prefix="agentgym-selftest-") as folder:
-        model, tokenizer = build_tiny_model(Path(folder) / "tiny-qwen2", corpus * 3)
-        config = _config(Path(folder) / "tiny-qwen2", n)
-        figures: dict[str, float] = {}
-        for env_id in ("TravelPlanner-v0", "SearchQA-v0"):  # one batch per env: their reward keys differ
-            picked = [i for i, row in enumerate(rows) if row["data_source"] == env_id]
-            server = TinyModelServer(model, tokenizer)
-            data = _rollout(config, server, [rows[i] for i in picked],
-                            {k: actions[i] for k, i in enumerate(picked)}, n)
-            got = _check_rollout(model, data, server)
-            echo(f"{env_id} rollout: {len(picked)} rows x {n} sessions through verl's AgentLoopWorker (Qwen CT "
-                 f"builder); log-prob gap {got['max_logprob_gap']:.1e} on {got['trained_tokens']:.0f} trained "
-                 f"tokens; loss mask = the model's tokens only")
-            got.update(_check_update(model, data, config, n))
-            echo(f"{env_id} update: grpo |A|max {got['grpo_max_abs_advantage']:.3f}, vspo |A|max "
-                 f"{got['vspo_max_abs_advantage']:.3f}, policy loss {got['policy_loss']:.4f}, low_var_kl "
-                 f"{got['low_var_kl']:.2e}, grad norm {got['grad_norm']:.3e} (one AdamW step)")
-            figures.update({f"{env_id}/{k}": v for k, v in got.items()})
+        model_dir = Path(folder) / "tiny-qwen2"
+        model, tokenizer = build_tiny_model(model_dir, corpus * 3)
+        figures = _rollout_and_update(model, tokenizer, model_dir, rows, actions, n, echo)
+        figures["part1_seconds"] = time.perf_counter() - started
+        echo(f"part 1 (rollout and update math) OK in {figures['part1_seconds']:.1f}s")
+        part2 = run_transfer_queue_check(model_dir, model, tokenizer, n=n, echo=echo)
+        figures.update({f"tq/{k}": v for k, v in part2.items()})
+        echo(f"part 2 (TransferQueue and VSPO) OK in {part2['seconds']:.1f}s")
+        if launch:
+            part3_started = time.perf_counter()
+            figures.update({f"launch/{k}": v for k, v in run_launch_check(model_dir, Path(folder), echo=echo).items()})
+            figures["part3_seconds"] = time.perf_counter() - part3_started
+            echo(f"part 3 (launch) OK in {figures['part3_seconds']:.1f}s")
+        else:
+            echo("part 3 (launch) skipped (--no-launch)")
     figures["seconds"] = time.perf_counter() - started
-    echo(f"selftest part 1 (rollout and update math) OK in {figures['seconds']:.1f}s; "
-         "TransferQueue/VSPO and --launch parts: not implemented yet")
+    echo(f"selftest OK in {figures['seconds']:.1f}s")
+    return figures
+
+
+def _rollout_and_update(model: Any, tokenizer: Any, model_dir: Path, rows: list[dict[str, Any]],
+                        actions: dict[int, list[str]], n: int, echo: Any) -> dict[str, float]:
+    """Part 1 over each env: verl's AgentLoopWorker rollout, then the update math."""
+    config = _config(model_dir, n)
+    figures: dict[str, float] = {}
+    for env_id in ("TravelPlanner-v0", "SearchQA-v0"):  # one batch per env: their reward keys differ
+        picked = [i for i, row in enumerate(rows) if row["data_source"] == env_id]
+        server = TinyModelServer(model, tokenizer)
+        data = _rollout(config, server, [rows[i] for i in picked], {k: actions[i] for k, i in enumerate(picked)}, n)
+        got = _check_rollout(model, data, server)
+        echo(f"{env_id} rollout: {len(picked)} rows x {n} sessions through verl's AgentLoopWorker (Qwen CT "
+             f"builder); log-prob gap {got['max_logprob_gap']:.1e} on {got['trained_tokens']:.0f} trained "
+             f"tokens; loss mask = the model's tokens only")
+        got.update(_check_update(model, data, config, n))
+        echo(f"{env_id} update: grpo |A|max {got['grpo_max_abs_advantage']:.3f}, vspo |A|max "
+             f"{got['vspo_max_abs_advantage']:.3f}, policy loss {got['policy_loss']:.4f}, low_var_kl "
+             f"{got['low_var_kl']:.2e}, grad norm {got['grad_norm']:.3e} (one AdamW step)")
+        figures.update({f"{env_id}/{k}": v for k, v in got.items()})
     return figures
