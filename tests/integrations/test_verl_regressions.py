@@ -333,3 +333,21 @@ def test_recipes_set_no_key_the_v1_trainer_ignores(recipe):
         return True
 
     assert [k for k in _NO_OP_KEYS if has(text, k)] == []
+
+
+# -- verl's global steps (1..N) map onto the stages' 0-based ranges ------------------------------
+@pytest.mark.parametrize(("global_step", "reward"), [(1, 5.0), (100, 5.0), (101, 3.0), (400, 3.0), (401, 1.0),
+                                                    (500, 1.0)])
+def test_verls_step_numbers_follow_the_100_300_100_curriculum(tokenizer, global_step, reward):
+    import gymnasium
+
+    from agentgym.envs.travelplanner.scripted import reference_plan_actions
+
+    rows = prepare_rows("TravelPlanner-v0", split="train", limit=1)
+    query = gymnasium.make("TravelPlanner-v0", queries="train").unwrapped.queries[0]
+    (submit,) = reference_plan_actions(query, tools=False)
+    config = h.trainer_config(response_length=100_000, prompt_length=8192,
+                              agentgym={"reward": "planner_r1/curriculum", "total_steps": 500})
+    (out,) = h.run_rows(tokenizer, h.FakeServer(tokenizer, lambda rid, turn: submit), config, rows,
+                        global_steps=global_step)
+    assert out.reward_score == reward  # schema x (5 terms | 3 macro terms | pass)
