@@ -4,7 +4,7 @@ Part 1: verl's AgentLoopWorker and Qwen CT builder, log-probs, loss mask, advant
 step. Part 2: real Ray + TransferQueue, verl's TQ worker writing, VSPOReplayBuffer sampling, verl's
 PPOTrainerSync._compute_advantage. Part 3: `agentgym train prs_vspo|planner_r1` through verl's
 main_ppo up to GPU allocation. The in-process model server stands in for vLLM/SGLang, which need a
-GPU. Slow (about four minutes on two busy cores): marked ``selftest``, deselect with ``-m 'not selftest'``."""
+GPU. Slow (two to four minutes on two busy cores): marked ``selftest``, deselect with ``-m 'not selftest'``."""
 
 from __future__ import annotations
 
