@@ -27,6 +27,7 @@ bench: $(STAMP)  ## the benchmarks (generate a full-scale world on first run)
 	$(VENV)/bin/python benchmarks/bench_searchqa.py
 	$(VENV)/bin/python benchmarks/bench_server.py
 	$(VENV)/bin/python benchmarks/bench_run_resume.py
+	$(VENV)/bin/python benchmarks/bench_cli_startup.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -1,39 +1,69 @@
 """agentgym: Gymnasium text environments, structured step info and reward shapers for agentic RL.
 
     import agentgym, gymnasium
-    env = gymnasium.make("TravelPlanner-v0")
+    env = gymnasium.make("TravelPlanner-v0", reward="planner_r1/dense")
     observation, info = env.reset(seed=0)
     observation, reward, terminated, truncated, info = env.step("CitySearch[Texas]")
+
+Everything a user needs is importable from here: the core types, the reward shaping front
+(``ShapeReward``, ``build_shaper``, ``Episode``), the env-server client (``RemoteEnv``,
+``AsyncRemoteEnv``), the contract check ``check_text_env`` and every exception class. Names
+outside ``agentgym.errors`` load on first use, so ``import agentgym`` (and ``agentgym --help``)
+stays light.
 """
 
+from importlib import import_module as _import_module
+
 from agentgym._version import __version__
-from agentgym.core import (
-    ActionError,
-    ErrorCode,
-    StepInfo,
-    TextEnv,
-    TextSpace,
-    Tool,
-    ToolBox,
-    ToolCall,
-    ToolResult,
-)
-from agentgym.core.registration import ENV_IDS, register_envs
 from agentgym.errors import (
     ActionTypeError,
     AgentGymError,
     ConfigError,
     DataError,
     DependencyNotInstalled,
+    JudgeReplyError,
+    ModelEndpointError,
+    RemoteEnvError,
+    RemoteTimeout,
+    RequestRejected,
     ResetNeeded,
+    RetrieverError,
+    ServerUnavailable,
+    SessionNotFound,
+    StorageError,
+    TrainingAborted,
+    Unauthorized,
 )
+from agentgym.registration import ENV_IDS, register_envs
 
 register_envs()
+
+_LAZY = {
+    **dict.fromkeys(("ActionError", "ErrorCode", "StepInfo", "TextEnv", "TextSpace", "Tool", "ToolBox", "ToolCall",
+                     "ToolResult"), "agentgym.core"),
+    **dict.fromkeys(("ShapeReward", "build_shaper", "Episode"), "agentgym.rewards"),
+    **dict.fromkeys(("RemoteEnv", "AsyncRemoteEnv"), "agentgym.remote"),
+    "check_text_env": "agentgym.testing",
+}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        value = getattr(_import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'agentgym' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
 
 __all__ = [
     "__version__",
     "ENV_IDS",
     "register_envs",
+    # core
     "TextEnv",
     "TextSpace",
     "StepInfo",
@@ -43,10 +73,29 @@ __all__ = [
     "ErrorCode",
     "Tool",
     "ToolBox",
+    # rewards, remote envs, testing
+    "ShapeReward",
+    "build_shaper",
+    "Episode",
+    "RemoteEnv",
+    "AsyncRemoteEnv",
+    "check_text_env",
+    # errors
     "AgentGymError",
     "ConfigError",
     "DataError",
     "ActionTypeError",
     "ResetNeeded",
+    "StorageError",
     "DependencyNotInstalled",
+    "RemoteEnvError",
+    "ServerUnavailable",
+    "Unauthorized",
+    "SessionNotFound",
+    "RequestRejected",
+    "RemoteTimeout",
+    "ModelEndpointError",
+    "RetrieverError",
+    "JudgeReplyError",
+    "TrainingAborted",
 ]

@@ -25,7 +25,7 @@ _RECIPE_SOURCES = (("agentgym.integrations.verl.train", "RECIPES"), ("agentgym.i
 def catalog() -> dict[str, Any]:
     """``{"envs": [...], "reward_presets": [...], "recipes": [...], "notes": {part: why empty}}``."""
     notes: dict[str, str] = {}
-    from agentgym.core.registration import ENV_IDS
+    from agentgym.registration import ENV_IDS
 
     return {"envs": list(ENV_IDS), "reward_presets": _names(_PRESET_SOURCES, "reward_presets", notes),
             "recipes": _names(_RECIPE_SOURCES, "recipes", notes) or _recipe_files(notes), "notes": notes}
@@ -71,15 +71,17 @@ def list_command(
     if as_json:
         typer.echo(json.dumps(found, indent=2))
         return
-    from rich.console import Console
+    from rich.text import Text
 
-    console = Console(highlight=False)
+    from agentgym._console import plain_console
+
+    console = plain_console()
     for part, title, how in (("envs", "env ids", "gymnasium.make(ID), agentgym run ID"),
                              ("reward presets", "reward presets", "--reward NAME, reward=NAME"),
                              ("recipes", "training recipes", "agentgym train NAME")):
         key = part.replace(" ", "_")
-        console.print(f"[bold]{title}[/]  [dim]{how}[/]")
+        console.print(Text.assemble((title, "bold"), "  ", (how, "dim")))
         for name in found[key]:
             console.print(f"  {name}")
         if not found[key]:
-            console.print(f"  [dim]none: {found['notes'].get(key, 'not available')}[/]")
+            console.print(f"  none: {found['notes'].get(key, 'not available')}", style="dim")

@@ -1,46 +1,150 @@
-"""The ``agentgym`` command line."""
+"""The ``agentgym`` command line.
+
+Each command lives in the module that owns it and is imported only when it runs (or its own
+``--help`` is asked for): ``agentgym --help`` reads the one-line summaries below and loads no
+env, retriever, HTTP client or plotting code. ``tests/test_cli.py`` checks that each summary
+matches its command's docstring.
+
+Help and messages are plain text (no Rich markup), so square brackets such as
+``agentgym[plot]`` or ``[min, max]`` print as written.
+"""
 
 from __future__ import annotations
 
+import importlib
+import sys
+from typing import Any, NamedTuple
+
 import typer
+from typer.core import TyperArgument, TyperCommand, TyperGroup
 
-from agentgym.envs.searchqa.serve import serve_retriever
+__all__ = ["app", "eval_app", "main", "COMMANDS"]
 
-app = typer.Typer(no_args_is_help=True, add_completion=False, help="agentgym: text environments and rewards for agentic RL.")
-eval_app = typer.Typer(no_args_is_help=True, help="Score submissions with an env's official evaluator.")
-app.add_typer(eval_app, name="eval")
-app.command("serve-retriever")(serve_retriever)
 
-from agentgym.demo.cli import demo  # noqa: E402  (`agentgym demo`: the README's main job)
+class LazyCommand(NamedTuple):
+    target: str
+    """``module:attribute``: a command function, or a ``typer.Typer`` for a command group."""
+    summary: str
+    """The line ``agentgym --help`` shows: the first line of the command's docstring."""
+    context_settings: dict[str, Any] | None = None
+    usage_extra: str = ""
+    """Appended to the usage line, e.g. the Hydra overrides ``train`` passes on."""
 
-app.command("demo")(demo)
 
-from agentgym.envs.travelplanner import eval_cli  # noqa: E402,F401  (registers `agentgym eval travelplanner`)
+# The order is the order of ``agentgym --help``.
+COMMANDS: dict[str, LazyCommand] = {
+    "demo": LazyCommand("agentgym.demo.cli:demo", "Play TravelPlanner and SearchQA episodes offline and show "
+                        "metrics, constraints and rewards."),
+    "list": LazyCommand("agentgym.catalog:list_command", "List the env ids, reward presets and training recipes."),
+    "run": LazyCommand("agentgym.runner.cli:run", "Evaluate an agent on an env: progress, results.jsonl "
+                       "(resumable), a metrics table and a plot."),
+    "eval": LazyCommand("agentgym.cli:eval_app", "Score submissions with an env's official evaluator."),
+    "travelplanner": LazyCommand("agentgym.envs.travelplanner.commands:travelplanner_app",
+                                 "TravelPlanner worlds and queries."),
+    "serve": LazyCommand("agentgym.server.cli:serve", "Serve agentgym envs over HTTP: sessions with "
+                         "reset/step/close, auth, limits, /health, /metrics."),
+    "serve-retriever": LazyCommand("agentgym.envs.searchqa.serve:serve_retriever",
+                                   "Serve a corpus over the Search-R1 /retrieve API, with BM25 or a dense e5 retriever."),
+    "verl": LazyCommand("agentgym.integrations.verl.commands:verl_app",
+                        "verl 0.9 integration: training data and recipes."),
+    "train": LazyCommand("agentgym.integrations.verl.commands:train", "Train with verl: a bundled recipe (grpo, "
+                         "planner_r1, prs_vspo) plus Hydra overrides KEY=VALUE.",
+                         {"allow_extra_args": True, "ignore_unknown_options": True}, "[KEY=VALUE]..."),
+}
 
-from agentgym.envs.travelplanner.commands import travelplanner_app  # noqa: E402
+# Commands of a group, added when the group loads: (group name) -> {command: "module:function"}.
+# The command modules do not import this one, so importing them (e.g. ``eval_cli.run``) stays light.
+_SUBCOMMANDS = {"eval": {"travelplanner": "agentgym.envs.travelplanner.eval_cli:travelplanner"}}
 
-app.add_typer(travelplanner_app, name="travelplanner")
 
-from agentgym.server.cli import serve  # noqa: E402  (`agentgym serve`: the env server)
+class _LazyGroup(TyperGroup):
+    """A command group that imports a command only when it is looked up to run or to show its help."""
 
-app.command("serve")(serve)
+    def list_commands(self, ctx: Any) -> list[str]:
+        return list(COMMANDS)
 
-from agentgym.catalog import list_command  # noqa: E402  (`agentgym list`)
-from agentgym.runner.cli import run  # noqa: E402  (`agentgym run`)
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        if cmd_name not in COMMANDS:
+            return None
+        if cmd_name not in self.commands:
+            self.commands[cmd_name] = _load(cmd_name)
+        return self.commands[cmd_name]
 
-app.command("list")(list_command)
-app.command("run")(run)
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        # The summaries come from COMMANDS so that listing them imports nothing.
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, command.summary) for name, command in COMMANDS.items()])
 
-from agentgym.integrations.verl.commands import TRAIN_CONTEXT, train, verl_app  # noqa: E402
 
-app.add_typer(verl_app, name="verl")
-app.command("train", context_settings=TRAIN_CONTEXT)(train)
+class _Command(TyperCommand):
+    """A command whose usage line names its arguments in capitals (``run [OPTIONS] ENV_ID``), as
+    ``--help`` describes them, instead of Typer's ``{env_id}``."""
+
+    usage_extra = ""
+
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:
+        pieces = [self.options_metavar] if self.options_metavar else []
+        for param in self.get_params(ctx):
+            if isinstance(param, TyperArgument):
+                name = param.metavar or param.name.upper()
+                name = name if param.required else f"[{name}]"
+                pieces.append(name + ("..." if param.nargs != 1 else ""))
+        return pieces + ([self.usage_extra] if self.usage_extra else [])
+
+
+def _plain(command: Any, usage_extra: str = "") -> Any:
+    # Every command of the tree gets the capitalised usage line.
+    if type(command) is TyperCommand:
+        command.__class__ = _Command
+        command.usage_extra = usage_extra
+    for sub in getattr(command, "commands", {}).values():
+        _plain(sub)
+    return command
+
+
+def _load(name: str) -> Any:
+    spec = COMMANDS[name]
+    target = _import(spec.target)
+    for command, function in _SUBCOMMANDS.get(name, {}).items():
+        if all(c.name != command for c in target.registered_commands):
+            target.command(command)(_import(function))
+    if isinstance(target, typer.Typer):
+        target.rich_markup_mode = None
+        group = typer.main.get_group(target)
+        group.name = name
+        return _plain(group)
+    single = typer.Typer(rich_markup_mode=None, add_completion=False)
+    single.command(name, context_settings=spec.context_settings)(target)
+    return _plain(typer.main.get_group(single).commands[name], spec.usage_extra)
+
+
+def _import(target: str) -> Any:
+    module_name, _, attribute = target.partition(":")
+    return getattr(importlib.import_module(module_name), attribute)
+
+
+def _version(value: bool) -> None:
+    if value:
+        from agentgym._version import __version__
+
+        typer.echo(f"agentgym {__version__}")
+        raise typer.Exit()
+
+
+app = typer.Typer(cls=_LazyGroup, no_args_is_help=True, add_completion=False, rich_markup_mode=None,
+                  help="agentgym: text environments and rewards for agentic RL.")
+eval_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
+                       help="Score submissions with an env's official evaluator.")
+
+
+@app.callback()
+def _root(version: bool = typer.Option(False, "--version", is_eager=True, callback=_version,
+                                       help="Print the agentgym version and exit.")) -> None:
+    """agentgym: text environments and rewards for agentic RL."""
 
 
 def main() -> None:
     """The console script: configuration mistakes end with one line, not a traceback."""
-    from pydantic import ValidationError
-
     from agentgym.errors import AgentGymError
 
     try:
@@ -48,10 +152,18 @@ def main() -> None:
     except AgentGymError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise SystemExit(1) from None
-    except ValidationError as exc:
+    except Exception as exc:
+        if not _is_validation_error(exc):
+            raise
         problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'value'}: {e['msg']}" for e in exc.errors())
         typer.echo(f"error: {problems}", err=True)
         raise SystemExit(2) from None
+
+
+def _is_validation_error(exc: Exception) -> bool:
+    # pydantic is only imported by the commands that use it; --help must not load it.
+    pydantic = sys.modules.get("pydantic")
+    return pydantic is not None and isinstance(exc, pydantic.ValidationError)
 
 
 if __name__ == "__main__":

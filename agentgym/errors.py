@@ -8,6 +8,7 @@ error code in ``info``. What raises is a mistake in the calling code or its conf
     ├── DataError (ValueError)     a world, query or plan file that is missing or malformed
     ├── ActionTypeError (TypeError) step() got something that is not a str
     ├── ResetNeeded (RuntimeError) step() after the episode ended, or before reset()
+    ├── StorageError (OSError)     a run folder could not be written (full disk, permissions, I/O error)
     ├── DependencyNotInstalled (ImportError)  an optional extra is needed for this call
     ├── RemoteEnvError             a call to an env server failed (``agentgym.remote``)
     │   ├── ServerUnavailable (ConnectionError)  no answer, or the server is full (503), after retries
@@ -16,15 +17,20 @@ error code in ``info``. What raises is a mistake in the calling code or its conf
     │   ├── RequestRejected (ValueError)  the server refused the request: too large (413), malformed (422)
     │   └── RemoteTimeout (TimeoutError)  the env call outlived its timeout (504); the session is closed
     ├── ModelEndpointError (RuntimeError)  a chat-completions endpoint failed or sent an unusable reply
+    ├── RetrieverError (RuntimeError)  a search could not be carried out (retriever down, slow, garbled)
+    ├── JudgeReplyError (ValueError)  a judge reply with no usable ``Score: N`` line (``parse_score``)
     └── TrainingAborted (RuntimeError)  a verl run would train on nothing: a configuration error in a
                                         trajectory, or too many masked trajectories in one step
 
+Every exception class of the package is here and exported from ``agentgym``; private ones
+(underscore names, or in private modules) are internal signals that never reach the caller.
 Env errors raised on an env server (``ConfigError``, ``ResetNeeded``, ...) are raised again, as the
 same class, by ``RemoteEnv``; any other exception of a served env comes back as ``RemoteEnvError``.
 """
 
 from __future__ import annotations
 
+import reprlib
 from collections.abc import Iterable
 from typing import Any
 
@@ -34,6 +40,7 @@ __all__ = [
     "DataError",
     "ActionTypeError",
     "ResetNeeded",
+    "StorageError",
     "DependencyNotInstalled",
     "RemoteEnvError",
     "ServerUnavailable",
@@ -42,6 +49,8 @@ __all__ = [
     "RequestRejected",
     "RemoteTimeout",
     "ModelEndpointError",
+    "RetrieverError",
+    "JudgeReplyError",
     "TrainingAborted",
 ]
 
@@ -50,14 +59,44 @@ class AgentGymError(Exception):
     """Root of every exception agentgym raises on purpose."""
 
 
+MAX_FIELD_CHARS, MAX_VALUE_CHARS, MAX_ALLOWED_CHARS = 200, 200, 1000
+"""Caps on the parts of a ConfigError message: the value may be a megabyte of someone's text."""
+
+_REPR = reprlib.Repr()
+_REPR.maxstring = _REPR.maxother = MAX_VALUE_CHARS
+_REPR.maxlong, _REPR.maxlevel, _REPR.maxlist, _REPR.maxtuple, _REPR.maxdict = 60, 3, 8, 8, 8
+_REPR.maxset = _REPR.maxfrozenset = _REPR.maxdeque = _REPR.maxarray = 8
+
+
+def short_repr(value: Any) -> str:
+    """``repr(value)`` bounded to about MAX_VALUE_CHARS, for values echoed in messages."""
+    if isinstance(value, int) and value.bit_length() > 128:
+        return f"<{type(value).__name__} of {value.bit_length()} bits>"  # repr() refuses ints past 4,300 digits
+    try:
+        text = _REPR.repr(value)
+    except Exception:  # a repr that raises must not hide the error
+        text = f"<{type(value).__name__}>"
+    return clip(text, MAX_VALUE_CHARS)
+
+
+def clip(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, marked with the number left out."""
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text) - limit} more characters)"
+
+
 class ConfigError(AgentGymError, ValueError):
-    """Raised when a kwarg, option or spec field has a value agentgym cannot use."""
+    """Raised when a kwarg, option or spec field has a value agentgym cannot use.
+
+    The message names the field, the value and what is allowed, each cut to a bounded length
+    (the attributes keep them whole).
+    """
 
     def __init__(self, field: str, value: Any, allowed: str | Iterable[Any]) -> None:
         if not isinstance(allowed, str):
-            allowed = ", ".join(repr(a) for a in allowed)
+            allowed = ", ".join(short_repr(a) for a in allowed)
         self.field, self.value, self.allowed = field, value, allowed
-        super().__init__(f"{field}={value!r} is not allowed; expected {allowed}")
+        super().__init__(f"{clip(str(field), MAX_FIELD_CHARS)}={short_repr(value)} is not allowed; "
+                         f"expected {clip(allowed, MAX_ALLOWED_CHARS)}")
 
 
 class DataError(AgentGymError, ValueError):
@@ -70,6 +109,20 @@ class ActionTypeError(AgentGymError, TypeError):
 
 class ResetNeeded(AgentGymError, RuntimeError):
     """Raised when ``step()`` is called before ``reset()`` or after the episode ended."""
+
+
+class StorageError(AgentGymError, OSError):
+    """Raised when a run folder cannot be written (full disk, permissions, I/O error).
+
+    The message names the path and how many results are safely on disk; ``errno`` is the OS error's.
+    """
+
+    def __init__(self, message: str, *, errno: int | None = None, path: str | None = None) -> None:
+        super().__init__(message)
+        self.errno, self.filename = errno, path
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
 
 
 class DependencyNotInstalled(AgentGymError, ImportError):
@@ -102,6 +155,14 @@ class RequestRejected(RemoteEnvError, ValueError):
 
 class RemoteTimeout(RemoteEnvError, TimeoutError):
     """Raised when an env call outlives the server's or the client's timeout; the session is gone."""
+
+
+class RetrieverError(AgentGymError, RuntimeError):
+    """Raised when a search cannot be carried out: the retriever is down, too slow, failing or sent garbage."""
+
+
+class JudgeReplyError(AgentGymError, ValueError):
+    """Raised by ``parse_score`` when a judge's reply has no usable ``Score: N`` line."""
 
 
 class ModelEndpointError(AgentGymError, RuntimeError):

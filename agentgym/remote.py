@@ -5,6 +5,12 @@
     async with AsyncRemoteEnv("http://127.0.0.1:8000", "TravelPlanner-v0") as env:
         observation, info = await env.reset(seed=0)
 
+A server only builds what its operator configured: ``preset=`` picks one of its env presets, and
+``env_kwargs`` may hold only the options a client may set (seed-free constructor options such as
+``action_format`` or ``max_turns``; see ``docs/server.md``); anything else raises ``ConfigError``.
+The token defaults to ``$AGENTGYM_REMOTE_TOKEN``, else, for a server on this machine, the token
+``agentgym serve`` generated (``agentgym.server.settings.default_token_path``).
+
 The same seed and actions give the same observations, rewards and infos as the local env. Each
 reset and step carries a sequence number, so a call lost to a dropped connection is retried
 without being applied twice. Errors: the env's own (``ConfigError``, ``ResetNeeded``, ...) are
@@ -14,6 +20,7 @@ raised again as themselves; the rest are ``RemoteEnvError`` subclasses (see ``ag
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import os
 import random
 import ssl
@@ -48,10 +55,12 @@ class _Session:
     """What the sync and async clients share: building requests, the retry policy, reading replies."""
 
     def __init__(self, base_url: str, env_id: str, env_kwargs: Mapping[str, Any] | None, token: str | None,
-                 retries: int, backoff_s: float, ssl_context: ssl.SSLContext | None) -> None:
+                 retries: int, backoff_s: float, ssl_context: ssl.SSLContext | None,
+                 preset: str | None = None) -> None:
         self.base_url, self.env_id, self.env_kwargs = base_url, env_id, dict(env_kwargs or {})
+        self.preset = preset
         self.endpoint = Endpoint.parse(base_url, ssl_context)
-        token = token if token is not None else os.environ.get(TOKEN_ENV_VAR)
+        token = token if token is not None else os.environ.get(TOKEN_ENV_VAR) or _local_token(self.endpoint)
         self.headers = {"Authorization": f"Bearer {token}"} if token else {}
         self.retries, self.backoff_s = retries, backoff_s
         self.description: SessionDescription | None = None
@@ -75,8 +84,10 @@ class _Session:
         return f"{API_PREFIX}/sessions/{self.description.session_id}"
 
     def create(self) -> _Call:
-        return _Call("POST", f"{API_PREFIX}/sessions", encode({"env_id": self.env_id, "kwargs": self.env_kwargs}),
-                     retry_safe=False)
+        body = {"env_id": self.env_id, "kwargs": self.env_kwargs}
+        if self.preset is not None:
+            body["preset"] = self.preset
+        return _Call("POST", f"{API_PREFIX}/sessions", encode(body), retry_safe=False)
 
     def reset(self, seed: int | None, options: dict[str, Any] | None) -> _Call:
         self.seq += 1
@@ -139,6 +150,22 @@ class _Session:
         return RemoteTimeout(f"no reply from {self.base_url} within {timeout:g} s; the session is abandoned")
 
 
+def _local_token(endpoint: Endpoint) -> str | None:
+    """The token ``agentgym serve`` generated for a server on this machine, if this user can read it."""
+    try:
+        loopback = endpoint.host == "localhost" or ipaddress.ip_address(endpoint.host).is_loopback
+    except ValueError:
+        loopback = False
+    if not loopback:
+        return None
+    from agentgym.server.settings import default_token_path
+
+    try:
+        return default_token_path(endpoint.port).read_text(encoding="utf-8").strip() or None
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
 def _spaces(description: SessionDescription) -> tuple[TextSpace, TextSpace, dict[str, Any]]:
     return (TextSpace(description.max_action_chars), TextSpace(description.max_observation_chars),
             {"render_modes": list(description.render_modes)})
@@ -157,17 +184,21 @@ class RemoteEnv(gymnasium.Env[str, str]):
     Args:
         base_url: the server, e.g. ``http://127.0.0.1:8000``.
         env_id: a registered env id the server serves.
-        env_kwargs: the env's constructor kwargs (JSON values), as for ``gymnasium.make``.
-        token: the bearer token; default ``$AGENTGYM_REMOTE_TOKEN``.
+        env_kwargs: the options a client may set (JSON values): ``max_turns``, ``action_format``,
+            ``mode``, ``reward`` (a name the server allows), inline ``queries``/``questions``...
+        preset: one of the server's env presets for ``env_id``; default: its first (or the env's defaults).
+        token: the bearer token; default ``$AGENTGYM_REMOTE_TOKEN``, else the token a local
+            ``agentgym serve`` generated.
         timeout: seconds to wait for any one reply (keep it above the server's request timeout).
         retries: resends after a dropped connection or a full server (503), with backoff.
     """
 
     def __init__(self, base_url: str, env_id: str, *, env_kwargs: Mapping[str, Any] | None = None,
                  token: str | None = None, render_mode: str | None = None, timeout: float = 60.0,
-                 retries: int = 3, backoff_s: float = 0.2, ssl_context: ssl.SSLContext | None = None) -> None:
+                 retries: int = 3, backoff_s: float = 0.2, ssl_context: ssl.SSLContext | None = None,
+                 preset: str | None = None) -> None:
         self._remote = _Session(base_url, env_id, _with_render_mode(env_kwargs, render_mode), token, retries,
-                                backoff_s, ssl_context)
+                                backoff_s, ssl_context, preset)
         self._timeout = timeout
         self._conn = SyncConnection(self._remote.endpoint, timeout)
         try:
@@ -242,9 +273,10 @@ class AsyncRemoteEnv:
 
     def __init__(self, base_url: str, env_id: str, *, env_kwargs: Mapping[str, Any] | None = None,
                  token: str | None = None, render_mode: str | None = None, timeout: float = 60.0,
-                 retries: int = 3, backoff_s: float = 0.2, ssl_context: ssl.SSLContext | None = None) -> None:
+                 retries: int = 3, backoff_s: float = 0.2, ssl_context: ssl.SSLContext | None = None,
+                 preset: str | None = None) -> None:
         self._remote = _Session(base_url, env_id, _with_render_mode(env_kwargs, render_mode), token, retries,
-                                backoff_s, ssl_context)
+                                backoff_s, ssl_context, preset)
         self._timeout = timeout
         self._conn = AsyncConnection(self._remote.endpoint, timeout)
         self.render_mode = render_mode

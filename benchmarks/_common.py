@@ -45,4 +45,6 @@ def full_world(path: str | None, seed: int = 0) -> Path:
 
 def row(name: str, ours: float, baseline: float, unit: str, goal: str) -> str:
     ratio = baseline / ours if ours else float("inf")
-    return f"| {name} | {ours:,.1f} {unit} | {baseline:,.1f} {unit} | {ratio:,.0f}x | {goal} |"
+    shown = f"{ratio:,.0f}x" if ratio >= 10 else f"{ratio:.2f}x"  # below 1: ours is slower
+    a, b = (f"{v:,.{2 if v < 1 else 1}f} {unit}" for v in (ours, baseline))
+    return f"| {name} | {a} | {b} | {shown} | {goal} |"

@@ -19,7 +19,9 @@ and test splits), each also perturbed once (wrong-city meal, invented venue, cha
 number, dropped trailing ``;``, repeated restaurant, ...), so passing and failing paths both run.
 Figures: plans per second of CPU time on one core; "first pass" starts with empty memo caches
 (the per-world indexes and per-text memos are built during it), "steady" is the best of
-``--repeat`` further passes.
+``--repeat`` further passes. The scaling rows do the same over the first 1,000 and 10,000 plans of
+one stream of distinct plans (the gold plans with venues redrawn from their cities), so a memo
+or working set that grows with the plan count would show as a lower steady rate at 10,000.
 """
 
 from __future__ import annotations
@@ -404,6 +406,46 @@ def plan_set(world: World) -> list[tuple[TravelQuery, list[dict]]]:
     return items
 
 
+def distinct_plans(world: World, base: list[tuple[TravelQuery, list[dict]]], n: int, seed: int = 0):
+    """``n`` plans with distinct texts, as a policy's stream would be: each base plan with its meals,
+    attractions and hotels redrawn from the same city's rows (valid names, new strings)."""
+    import random
+
+    rng = random.Random(seed)
+    tables = {"breakfast": world.restaurants, "lunch": world.restaurants, "dinner": world.restaurants,
+              "accommodation": world.accommodations}
+    out = []
+    while len(out) < n:
+        q, plan = base[len(out) % len(base)]
+        plan = [dict(d) for d in plan]
+        for day in plan:
+            city = str(day.get("current_city", ""))
+            city = city.rsplit(" to ", 1)[-1] if "from" in city else city
+            for key, table in tables.items():
+                rows = table(city)
+                if rows and day.get(key, "-") != "-":
+                    day[key] = f"{rng.choice(rows).name}, {city}"
+            sights = world.attractions(city)
+            if sights and day.get("attraction", "-") != "-":
+                picks = rng.sample(sights, min(2, len(sights)))
+                day["attraction"] = "".join(f"{a.name}, {city};" for a in picks)
+        out.append((q, parse_plan(plan)))
+    return out
+
+
+def scaling(world: World, base, sizes=(1_000, 10_000), repeat: int = 3) -> dict[int, tuple[float, float]]:
+    """(first pass, steady state) plans/s over the first ``size`` of one stream of distinct plans."""
+    plans = distinct_plans(world, base, max(sizes))
+    out = {}
+    for size in sizes:
+        clear_memos(world)
+        run = lambda q, p: evaluate(p, q, world, mode="official")  # noqa: E731
+        first = cpu_rate(run, plans[:size])
+        steady = max(cpu_rate(run, plans[:size]) for _ in range(repeat))
+        out[size] = (first, steady)
+    return out
+
+
 def official_row(q: TravelQuery) -> dict[str, Any]:
     row = q.to_row()
     row["date"] = list(q.date)
@@ -440,6 +482,8 @@ def main() -> None:
     ap.add_argument("--scale", default="full")
     ap.add_argument("--baseline-plans", type=int, default=20, help="plans the pandas baseline evaluates")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--scaling", type=int, nargs="+", default=[1_000, 10_000],
+                    help="stream lengths (distinct plans) whose steady-state rates are compared")
     args = ap.parse_args()
 
     root = Path(args.world) if args.world else Path(args.out)
@@ -466,6 +510,14 @@ def main() -> None:
         results[mode] = (first, steady)
         print(f"agentgym {mode:8s}: first pass {first:9,.0f} plans/s   steady {steady:9,.0f} plans/s")
 
+    sizes = tuple(args.scaling)
+    scale = scaling(world, items[::2], sizes, args.repeat)  # the gold plans, redrawn
+    for size, (first, steady) in scale.items():
+        print(f"agentgym official over {size:>6,} distinct plans: first pass {first:9,.0f} plans/s   "
+              f"steady {steady:9,.0f} plans/s")
+    lo, hi = scale[sizes[0]][1], scale[sizes[-1]][1]
+    print(f"steady state at {sizes[-1]:,} vs {sizes[0]:,} plans: {hi / lo:.2f}x (flat = 1.00)")
+
     t = time.perf_counter()
     baseline = PandasOfficialEvaluator(root)
     print(f"pandas baseline: tables loaded in {time.perf_counter() - t:.1f} s")
@@ -485,6 +537,7 @@ def main() -> None:
                       "agentgym_strict_steady": round(results["strict"][1]),
                       "pandas_official": round(base_rate, 3), "ratio_first": round(first / base_rate),
                       "ratio_steady": round(steady / base_rate), "disagreements": disagreements,
+                      "scaling": {str(k): [round(a), round(b)] for k, (a, b) in scale.items()},
                       "cpu": os.cpu_count()}))
 
 

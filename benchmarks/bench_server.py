@@ -11,7 +11,10 @@
    RSS after each round must stay flat.
 
 The server runs in its own process (``agentgym serve``) and the clients in this one, so the
-two share the machine's cores as they would on a single rollout node.
+two share the machine's cores as they would on a single rollout node. ``--env-calls`` runs the
+throughput part once per mode, side by side: ``auto`` (env calls on the server's event loop, the
+old default) and ``processes`` (worker processes, the default: no call can stall the server), and
+prints the ratio. The server's CPU and RSS include its worker processes.
 """
 
 from __future__ import annotations
@@ -48,12 +51,12 @@ def run_async(coroutine):
     return uvloop.run(coroutine)
 
 
-def start_server(max_sessions: int) -> tuple[subprocess.Popen, str]:
+def start_server(max_sessions: int, env_calls: str = "processes") -> tuple[subprocess.Popen, str]:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     cmd = [sys.executable, "-m", "agentgym.cli", "serve", "--port", str(port), "--max-sessions", str(max_sessions),
-           "--session-ttl", str(TTL_S), "--log-level", "warning"]
+           "--session-ttl", str(TTL_S), "--log-level", "warning", "--env-calls", env_calls]
     proc = subprocess.Popen(cmd, env={**os.environ, "AGENTGYM_SERVER_TOKENS": TOKEN})
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
@@ -75,8 +78,31 @@ def health(url: str) -> dict:
         conn.close()
 
 
+def _family(pid: int) -> list[psutil.Process]:
+    parent = psutil.Process(pid)
+    return [parent, *parent.children(recursive=True)]
+
+
 def rss_mb(proc: subprocess.Popen) -> float:
-    return psutil.Process(proc.pid).memory_info().rss / 2**20
+    """The server's RSS with its worker processes' (shared pages counted once per process)."""
+    total = 0
+    for p in _family(proc.pid):
+        try:
+            total += p.memory_info().rss
+        except psutil.NoSuchProcess:
+            pass
+    return total / 2**20
+
+
+def cpu_s(pid: int) -> float:
+    total = 0.0
+    for p in _family(pid):
+        try:
+            times = p.cpu_times()
+        except psutil.NoSuchProcess:
+            continue
+        total += times.user + times.system
+    return total
 
 
 def percentile(sorted_values: list[float], q: float) -> float:
@@ -110,11 +136,10 @@ async def throughput(url: str, sessions: int, seconds: float, warmup: float, ser
     await asyncio.gather(*(env.open() for env in envs))
     tasks = [asyncio.create_task(play(env, i, scripts, latencies, state)) for i, env in enumerate(envs)]
     await asyncio.sleep(warmup)
-    state["measuring"], cpu0, server0, t0 = True, time.process_time(), server.cpu_times(), time.perf_counter()
+    state["measuring"], cpu0, server0, t0 = True, time.process_time(), cpu_s(server.pid), time.perf_counter()
     await asyncio.sleep(seconds)
     state["measuring"], elapsed, client_cpu = False, time.perf_counter() - t0, time.process_time() - cpu0
-    server1, steps = server.cpu_times(), len(latencies)
-    server_cpu = (server1.user - server0.user) + (server1.system - server0.system)
+    server_cpu, steps = cpu_s(server.pid) - server0, len(latencies)
     state["stop"] = True
     await asyncio.gather(*tasks)
     latencies.sort()
@@ -168,30 +193,41 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=15.0)
     parser.add_argument("--warmup", type=float, default=3.0)
     parser.add_argument("--abandon", type=int, default=1000)
+    parser.add_argument("--env-calls", default="auto,processes", help="modes to compare, comma-separated")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args()
-    proc, url = start_server(max_sessions=max(2 * args.abandon, args.sessions) + 64)
-    try:
-        idle = rss_mb(proc)
-        load_avg = os.getloadavg()[0]
-        load = run_async(throughput(url, args.sessions, args.seconds, args.warmup, psutil.Process(proc.pid)))
-        print(f"throughput: {load['sessions']} sessions, {load['steps_per_s']:,.0f} steps/s "
-              f"(goal >= 2,000), step latency p50 {load['p50_ms']:.1f} ms, p99 {load['p99_ms']:.1f} ms, "
-              f"p99.9 {load['p999_ms']:.1f} ms")
-        print(f"  CPU per step: server {load['server_cpu_us_per_step']:.0f} us ({load['server_cpu_share']:.0%} of a "
-              f"core), client {load['client_cpu_us_per_step']:.0f} us ({load['client_cpu_share']:.0%}); "
-              f"1-min load average {load_avg:.2f} on {os.cpu_count()} cores at the start")
-        rounds = memory(url, proc, args.abandon)
-        print(f"memory: server RSS idle {idle:.0f} MB")
-        for r in rounds:
-            print(f"  round {r['round']}: {r['abandoned']} sessions abandoned ({r['open_after_create']} open), "
-                  f"RSS {r['rss_before_mb']:.0f} -> peak {r['rss_peak_mb']:.0f} -> {r['rss_after_eviction_mb']:.0f} MB "
-                  f"after TTL eviction ({r['eviction_s']:.1f} s, TTL {TTL_S:g} s)")
-        if args.json:
-            args.json.write_text(json.dumps({"throughput": load, "idle_rss_mb": idle, "abandon": rounds}, indent=2))
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+    modes = args.env_calls.split(",")
+    figures: dict = {}
+    for i, mode in enumerate(modes):
+        proc, url = start_server(max(2 * args.abandon, args.sessions) + 64, mode)
+        try:
+            idle = rss_mb(proc)
+            load_avg = os.getloadavg()[0]
+            load = run_async(throughput(url, args.sessions, args.seconds, args.warmup, psutil.Process(proc.pid)))
+            print(f"[--env-calls {mode}] throughput: {load['sessions']} sessions, {load['steps_per_s']:,.0f} "
+                  f"steps/s (goal >= 2,000), step latency p50 {load['p50_ms']:.1f} ms, p99 {load['p99_ms']:.1f} ms, "
+                  f"p99.9 {load['p999_ms']:.1f} ms")
+            print(f"  CPU per step: server {load['server_cpu_us_per_step']:.0f} us ({load['server_cpu_share']:.0%} of "
+                  f"a core), client {load['client_cpu_us_per_step']:.0f} us ({load['client_cpu_share']:.0%}); "
+                  f"1-min load average {load_avg:.2f} on {os.cpu_count()} cores at the start")
+            figures[mode] = {"throughput": load, "idle_rss_mb": idle}
+            if i == len(modes) - 1 and args.abandon:
+                rounds = memory(url, proc, args.abandon)
+                print(f"memory: server RSS idle {idle:.0f} MB")
+                for r in rounds:
+                    print(f"  round {r['round']}: {r['abandoned']} sessions abandoned ({r['open_after_create']} open), "
+                          f"RSS {r['rss_before_mb']:.0f} -> peak {r['rss_peak_mb']:.0f} -> "
+                          f"{r['rss_after_eviction_mb']:.0f} MB after TTL eviction ({r['eviction_s']:.1f} s, "
+                          f"TTL {TTL_S:g} s)")
+                figures[mode]["abandon"] = rounds
+        finally:
+            proc.terminate()
+            proc.wait(timeout=30)
+    if len(modes) > 1:
+        first, last = (figures[m]["throughput"]["steps_per_s"] for m in (modes[0], modes[-1]))
+        print(f"ratio {modes[-1]} / {modes[0]}: {last / first:.2f}x steps/s")
+    if args.json:
+        args.json.write_text(json.dumps(figures, indent=2))
 
 
 if __name__ == "__main__":

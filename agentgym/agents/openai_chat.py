@@ -10,13 +10,16 @@ user turn when the reply had none). With ``tools`` (the env's function schemas, 
 format) the model may answer with native tool calls; the agent turns the first one into the
 env's ``<tool_call>{"name": ..., "arguments": ...}</tool_call>`` action. Rate limits (429),
 server errors (5xx), timeouts and dropped connections are retried with jittered exponential
-backoff (``Retry-After`` honoured); other failures raise ``ModelEndpointError``.
+backoff (``Retry-After`` honoured); other failures raise ``ModelEndpointError``. Each request has
+a total deadline (``timeout_s``: connecting, sending and the whole reply, however slowly it comes)
+and a cap on the reply's size (``max_response_bytes``, not retried).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import math
 import os
 import random
 from typing import Any, Literal
@@ -24,6 +27,7 @@ from typing import Any, Literal
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
+from agentgym import _http
 from agentgym.errors import ModelEndpointError
 
 __all__ = ["ChatAgentConfig", "OpenAIChatAgent", "RETRYABLE_STATUSES", "API_KEY_ENV_VAR"]
@@ -52,10 +56,13 @@ class ChatAgentConfig(BaseModel):
     tool-call parsing: the schemas are in the first observation anyway."""
     extra_body: dict[str, Any] = Field(default_factory=dict)
     """Merged into every request, e.g. ``{"chat_template_kwargs": {"enable_thinking": false}}``."""
-    timeout_s: float = Field(300.0, gt=0)
-    max_retries: int = Field(6, ge=0)
+    timeout_s: float = Field(300.0, gt=0, le=24 * 3600)
+    """Seconds per request, in total: connecting, sending and the whole reply (not per read)."""
+    max_retries: int = Field(6, ge=0, le=20)
     backoff_s: float = Field(1.0, ge=0)
     max_backoff_s: float = Field(60.0, ge=0)
+    max_response_bytes: int = Field(32 << 20, ge=1024, le=1 << 30)
+    """Largest reply read; a longer one raises ``ModelEndpointError`` (not retried)."""
 
     def identity(self) -> dict[str, Any]:
         """The fields that decide the agent's behaviour (not how it is reached): for run manifests."""
@@ -124,32 +131,32 @@ class OpenAIChatAgent:
             await asyncio.sleep(self._delay(attempt, response))
         raise AssertionError("unreachable")
 
-    async def _post(self, payload: dict[str, Any]) -> tuple[httpx.Response | None, ModelEndpointError | None]:
+    async def _post(self, payload: dict[str, Any]) -> tuple[_http.Reply | None, ModelEndpointError | None]:
         if self._client is None:
             self._client = httpx.AsyncClient()
         try:
-            response = await self._client.post(self._url, json=payload, headers=self._headers,
-                                               timeout=self.config.timeout_s)
-        except httpx.TimeoutException as exc:
-            return None, ModelEndpointError(f"no reply from {self._url} within {self.config.timeout_s:g} s "
-                                            f"({type(exc).__name__})", retryable=True)
-        except httpx.TransportError as exc:
-            return None, ModelEndpointError(f"cannot reach {self._url}: {type(exc).__name__}: {exc}", retryable=True)
-        if response.status_code == 200:
-            return response, None
-        return response, ModelEndpointError(
-            f"{self._url} answered HTTP {response.status_code}: {response.text[:500]}",
-            status=response.status_code, retryable=response.status_code in RETRYABLE_STATUSES)
+            reply = await _http.apost_json(self._client, self._url, payload, headers=self._headers,
+                                           deadline_s=self.config.timeout_s, max_bytes=self.config.max_response_bytes)
+        except _http.CallFailed as exc:
+            return None, ModelEndpointError(f"{self._url}: {exc.reason}", retryable=exc.retryable)
+        if reply.status == 200:
+            return reply, None
+        return reply, ModelEndpointError(
+            f"{self._url} answered HTTP {reply.status}: {reply.text[:500]}",
+            status=reply.status, retryable=reply.status in RETRYABLE_STATUSES)
 
-    def _delay(self, attempt: int, response: httpx.Response | None) -> float:
+    def _delay(self, attempt: int, response: _http.Reply | None) -> float:
         retry_after = response.headers.get("retry-after", "") if response is not None else ""
         try:
-            return min(max(float(retry_after), 0.0), self.config.max_backoff_s)
+            wait = float(retry_after)
+            if not math.isfinite(wait):  # "nan" or "inf" from a hostile or broken server
+                raise ValueError(retry_after)
+            return min(max(wait, 0.0), self.config.max_backoff_s)
         except ValueError:
             ceiling = min(self.config.backoff_s * 2 ** attempt, self.config.max_backoff_s)
             return random.uniform(ceiling / 2, ceiling)  # jitter: concurrent agents do not retry in lockstep
 
-    def _read(self, response: httpx.Response) -> dict[str, Any]:
+    def _read(self, response: _http.Reply) -> dict[str, Any]:
         try:
             body = response.json()
             message = body["choices"][0]["message"]

@@ -5,11 +5,9 @@ A subclass implements two hooks, ``_start(options) -> (observation, StepInfo)`` 
 Gymnasium contract around them: seeding, the text spaces, turn counting, truncation at
 ``max_turns``, and turning ``StepInfo`` into the plain ``info`` dict.
 
-``reward=`` (a preset name or reward spec, see ``agentgym.rewards``) replaces the env's reward
-with a shaped one paid on the episode's last step, with the breakdown in ``info["reward"]``.
-The trainer sets the training step with ``reset(options={"training_step": n})`` or
-``set_training_step(n)``; a subclass tells the terms about the task by overriding
-``reward_context()``.
+The base class holds no reward-shaping code: ``gymnasium.make(ID, reward=...)`` wraps the env
+in ``agentgym.rewards.ShapeReward`` (see ``agentgym.registration``). A subclass tells the
+reward terms about the task by overriding ``reward_context()``.
 """
 
 from __future__ import annotations
@@ -25,7 +23,7 @@ from agentgym.core.spaces import TextSpace
 from agentgym.core.types import StepInfo
 from agentgym.errors import ActionTypeError, ConfigError, ResetNeeded
 
-__all__ = ["TextEnv"]
+__all__ = ["TextEnv", "allowed_kwargs", "check_kwargs"]
 
 
 class TextEnv(gymnasium.Env[str, str]):
@@ -48,7 +46,6 @@ class TextEnv(gymnasium.Env[str, str]):
         max_action_chars: int = 1_000_000,
         max_observation_chars: int = 10_000_000,
         render_mode: str | None = None,
-        reward: Any = None,
     ) -> None:
         _require_positive_int("max_turns", max_turns)
         _require_positive_int("max_action_chars", max_action_chars)
@@ -61,13 +58,6 @@ class TextEnv(gymnasium.Env[str, str]):
         self._turn = 0
         self._done = True
         self._last_observation = ""
-        self.training_step: int | None = None
-        self.total_steps: int | None = None
-        self._rewards = None
-        if reward is not None:
-            from agentgym.rewards.wrapper import EpisodeRecorder, build_shaper
-
-            self._rewards = EpisodeRecorder(build_shaper(reward))
 
     # -- Gymnasium API -----------------------------------------------------------------------
     def reset(
@@ -76,15 +66,8 @@ class TextEnv(gymnasium.Env[str, str]):
         super().reset(seed=seed)
         self._turn = 0
         self._done = False
-        options = dict(options or {})
-        if "training_step" in options or "total_steps" in options:
-            from agentgym.rewards.wrapper import pop_training_step
-
-            self.set_training_step(*pop_training_step(options))
-        observation, info = self._start(options)
+        observation, info = self._start(dict(options or {}))
         self._last_observation = observation
-        if self._rewards is not None:
-            self._rewards.start(observation)
         return observation, info.to_info()
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
@@ -99,10 +82,6 @@ class TextEnv(gymnasium.Env[str, str]):
             info = info.model_copy(update={"terminated_reason": "max_turns"})
         self._done = terminated or truncated
         self._last_observation = observation
-        if self._rewards is not None:  # shaped reward: 0 until the episode's last step
-            shaped, shaped_info = self._rewards.step(action, reward, self._done, info, info.to_info(),
-                                                     self.reward_context, self.training_step, self.total_steps)
-            return observation, shaped, terminated, truncated, shaped_info
         return observation, float(reward), terminated, truncated, info.to_info()
 
     def render(self) -> str | None:
@@ -113,18 +92,7 @@ class TextEnv(gymnasium.Env[str, str]):
         """Actions taken so far in the current episode."""
         return self._turn
 
-    # -- reward shaping ----------------------------------------------------------------------
-    @property
-    def shaper(self) -> Any:
-        """The ``Shaper`` built from ``reward=``, or None when the env pays its own reward."""
-        return None if self._rewards is None else self._rewards.shaper
-
-    def set_training_step(self, step: int, total_steps: int | None = None) -> None:
-        """Shape the next episodes at training step ``step`` (of ``total_steps``, when known)."""
-        from agentgym.rewards.wrapper import check_training_step
-
-        self.training_step, self.total_steps = check_training_step(step, total_steps)
-
+    # -- what reward terms read -------------------------------------------------------------
     def reward_context(self) -> dict[str, Any]:
         """What reward terms need to know of the episode beyond its steps: any of ``task``,
         ``question``, ``references``, ``answer``, ``outcome``, ``evaluate``. Override in envs."""
@@ -138,9 +106,26 @@ class TextEnv(gymnasium.Env[str, str]):
         raise NotImplementedError
 
 
-def _reject_unknown_kwargs(init: Any) -> Any:
-    """Wrap an env's ``__init__`` so a misspelt kwarg is a ``ConfigError`` naming the allowed ones
+def allowed_kwargs(cls: type) -> list[str] | None:
+    """The keyword arguments ``cls(...)`` accepts, or None when it takes ``**kwargs``."""
+    params = inspect.signature(cls.__init__).parameters
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return None
+    return [n for n, p in params.items() if n != "self" and p.kind is not inspect.Parameter.VAR_POSITIONAL]
+
+
+def check_kwargs(kwargs: dict[str, Any], allowed: list[str] | None) -> None:
+    """A ``ConfigError`` naming the closest allowed kwarg when ``kwargs`` has one not in ``allowed``
     (``gymnasium.make`` passes kwargs straight through, where Python would raise a bare TypeError)."""
+    unknown = [] if allowed is None else sorted(set(kwargs) - set(allowed))
+    if unknown:
+        close = difflib.get_close_matches(unknown[0], allowed, n=1)
+        hint = f"{close[0]!r} or another" if close else "a"
+        raise ConfigError(unknown[0], kwargs[unknown[0]], f"{hint} keyword argument among {allowed}")
+
+
+def _reject_unknown_kwargs(init: Any) -> Any:
+    """Wrap an env's ``__init__`` so a misspelt kwarg is a ``ConfigError`` naming the allowed ones."""
     params = inspect.signature(init).parameters
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
         return init
@@ -148,11 +133,7 @@ def _reject_unknown_kwargs(init: Any) -> Any:
 
     @functools.wraps(init)
     def checked(self: Any, *args: Any, **kwargs: Any) -> None:
-        unknown = sorted(set(kwargs) - set(allowed))
-        if unknown:
-            close = difflib.get_close_matches(unknown[0], allowed, n=1)
-            hint = f"{close[0]!r} or another" if close else "a"
-            raise ConfigError(unknown[0], kwargs[unknown[0]], f"{hint} keyword argument among {allowed}")
+        check_kwargs(kwargs, allowed)
         init(self, *args, **kwargs)
 
     return checked

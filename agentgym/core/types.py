@@ -79,6 +79,9 @@ class StepInfo(_Record):
     """Set when the action could not be carried out; ``error.code`` is an ``ErrorCode``."""
     terminated_reason: str | None = None
     """Why the episode ended on this step: ``answer``, ``give_up`` or ``max_turns``."""
+    answer: str | None = None
+    """The submitted answer (a plan, a short answer), set on the step that submitted it, in every
+    action format: what reward terms score, live or offline."""
     task_id: str | None = None
     evaluation: dict[str, Any] | None = None
     """The env's final evaluation report (env specific), set on the terminal step."""

@@ -7,13 +7,22 @@ from typing import Any
 
 from agentgym.envs.travelplanner.oracle import OracleAgent
 from agentgym.envs.travelplanner.solver import solve
+from agentgym.errors import ConfigError
 
-__all__ = ["FirstListingAgent", "TopTitleAgent"]
+__all__ = ["PlayableOracle", "FirstListingAgent", "TopTitleAgent", "oracle_agent", "first_listing_agent",
+           "top_title_agent"]
 
 _TITLE = re.compile(r"Doc 1\(Title: (.*?)\)")
 
 
-class FirstListingAgent(OracleAgent):
+class PlayableOracle(OracleAgent):
+    """The oracle with the ``Agent`` protocol's ``reset`` (the runner calls it before each episode)."""
+
+    def reset(self) -> None:
+        self._queue, self._query = [], None
+
+
+class FirstListingAgent(PlayableOracle):
     """A deliberately weak planner: the oracle's route and transport, but the first hotel and
     the first restaurant it sees in each city, for every night and every meal.
 
@@ -55,6 +64,9 @@ class TopTitleAgent:
     def __init__(self) -> None:
         self._searched = False
 
+    def reset(self) -> None:
+        self._searched = False
+
     def act(self, observation: str, info: dict[str, Any]) -> str:
         if info.get("turn") == 0:
             self._searched = False
@@ -63,3 +75,30 @@ class TopTitleAgent:
             return f"<search>{info['extra'].get('question', '')}</search>"
         match = _TITLE.search(observation)
         return f"<answer>{match.group(1) if match else 'unknown'}</answer>"
+
+
+# Factories for ``agentgym run --agent oracle|first-listing|top-title``: factory(env) -> agent.
+
+def oracle_agent(env: Any) -> PlayableOracle:
+    """The exact solver's plan, after the lookups it needs: an upper bound (needs a local env)."""
+    return PlayableOracle(_local_travelplanner(env, "oracle"))
+
+
+def first_listing_agent(env: Any) -> FirstListingAgent:
+    """The demo's weak TravelPlanner baseline (needs a local env)."""
+    return FirstListingAgent(_local_travelplanner(env, "first-listing"))
+
+
+def top_title_agent(env: Any) -> TopTitleAgent:
+    """The demo's search-QA heuristic: one search, answer with the top passage's title."""
+    return TopTitleAgent()
+
+
+def _local_travelplanner(env: Any, agent: str) -> Any:
+    from agentgym.envs.travelplanner.env import TravelPlannerEnv
+
+    unwrapped = getattr(env, "unwrapped", None)
+    if not isinstance(unwrapped, TravelPlannerEnv):
+        raise ConfigError("agent", agent, f"an agent for a local TravelPlanner-v0 env (the {agent} agent "
+                          "reads the episode's query and world)")
+    return env

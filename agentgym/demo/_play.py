@@ -11,9 +11,11 @@ from typing import Any
 
 import gymnasium
 
+from agentgym._plotting import PLOT_HINT
 from agentgym.demo._agents import FirstListingAgent, TopTitleAgent
 from agentgym.envs.travelplanner.evaluation import COMMONSENSE, HARD, EvaluationReport, aggregate
 from agentgym.envs.travelplanner.oracle import OracleAgent
+from agentgym.errors import DependencyNotInstalled
 
 __all__ = ["DemoResult", "run_demo", "TRAVEL_PRESET", "QA_PRESET"]
 
@@ -36,22 +38,55 @@ class AgentResult:
 @dataclass
 class DemoResult:
     travelplanner: list[AgentResult]
-    searchqa: AgentResult
+    """Empty when the TravelPlanner part was skipped (see ``skipped``)."""
+    searchqa: AgentResult | None
     seconds: float
     out_dir: Path
+    episodes: int = 0
+    """TravelPlanner queries each agent played."""
+    skipped: dict[str, str] = field(default_factory=dict)
+    """What the demo could not do on this install, and why (a missing optional package)."""
+    files: list[Path] = field(default_factory=list)
+    """What it wrote into ``out_dir``."""
+    presets: dict[str, str] = field(default_factory=lambda: {"TravelPlanner-v0": TRAVEL_PRESET,
+                                                             "SearchQA-v0": QA_PRESET})
+    """The reward preset each env was shaped with."""
+
+
+TRAVEL_PART = f"TravelPlanner-v0 under {TRAVEL_PRESET}"
+QA_PART = f"SearchQA-v0 under {QA_PRESET}"
+PLOTS_PART = "plots"
 
 
 def run_demo(out_dir: str | Path = "results/demo", *, episodes: int = 45, qa_episodes: int = 30) -> DemoResult:
-    """Play the demo's episodes, write ``out_dir`` and return what was measured."""
+    """Play the demo's episodes, write ``out_dir`` and return what was measured.
+
+    A part that needs a package this install lacks (``DependencyNotInstalled``) is skipped and
+    named in ``skipped`` with the reason; the other parts still run.
+    """
     start = time.perf_counter()
-    env = gymnasium.make("TravelPlanner-v0", evaluation="official", reward=TRAVEL_PRESET, max_turns=60)
-    travel = [_travelplanner(env, name, agent, episodes) for name, agent in
-              (("oracle", OracleAgent(env)), ("first-listing baseline", FirstListingAgent(env)))]
-    qa_env = gymnasium.make("SearchQA-v0", reward=QA_PRESET)
-    qa = _searchqa(qa_env, TopTitleAgent(), qa_episodes)
-    result = DemoResult(travel, qa, time.perf_counter() - start, Path(out_dir))
+    skipped: dict[str, str] = {}
+    travel = _part(skipped, TRAVEL_PART, lambda: _travelplanner_agents(episodes)) or []
+    qa = _part(skipped, QA_PART, lambda: _searchqa(gymnasium.make("SearchQA-v0", reward=QA_PRESET), TopTitleAgent(),
+                                                   qa_episodes))
+    result = DemoResult(travel, qa, time.perf_counter() - start, Path(out_dir),
+                        episodes=len(travel[0].episodes) if travel else 0, skipped=skipped)
     _write(result)
     return result
+
+
+def _part(skipped: dict[str, str], name: str, play: Any) -> Any:
+    try:
+        return play()
+    except DependencyNotInstalled as exc:
+        skipped[name] = str(exc)
+        return None
+
+
+def _travelplanner_agents(episodes: int) -> list[AgentResult]:
+    env = gymnasium.make("TravelPlanner-v0", evaluation="official", reward=TRAVEL_PRESET, max_turns=60)
+    return [_travelplanner(env, name, agent, episodes) for name, agent in
+            (("oracle", OracleAgent(env)), ("first-listing baseline", FirstListingAgent(env)))]
 
 
 def _episode(env: gymnasium.Env, agent: Any, index: int) -> dict[str, Any]:
@@ -116,11 +151,16 @@ def _write(result: DemoResult) -> None:
 
     out = result.out_dir
     out.mkdir(parents=True, exist_ok=True)
-    agents = [*result.travelplanner, result.searchqa]
+    agents = [*result.travelplanner, *([result.searchqa] if result.searchqa else [])]
     summary = {a.name: {k: v for k, v in a.__dict__.items() if k != "episodes"} for a in agents}
-    (out / "summary.json").write_text(json.dumps({"seconds": result.seconds, "agents": summary}, indent=2))
     with open(out / "episodes.jsonl", "w") as f:
         for agent in agents:
             for episode in agent.episodes:
                 f.write(json.dumps({"agent": agent.name, **episode}) + "\n")
-    draw_plots(result.travelplanner, result.searchqa, out)
+    plots = draw_plots(result, out)
+    if plots is None:
+        result.skipped[PLOTS_PART] = PLOT_HINT
+    result.files = [out / "summary.json", out / "episodes.jsonl", *(plots or [])]
+    (out / "summary.json").write_text(json.dumps({"seconds": result.seconds, "agents": summary,
+                                                  "skipped": result.skipped,
+                                                  "files": [p.name for p in result.files]}, indent=2))

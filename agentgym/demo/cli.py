@@ -10,36 +10,46 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from agentgym._console import labeled, plain_console
 from agentgym.demo._play import QA_PRESET, TRAVEL_PRESET, DemoResult, run_demo
 
 __all__ = ["demo"]
 
 
 def demo(
-    out: Annotated[Path, typer.Option(help="Folder for summary.json, episodes.jsonl and the plots.")] = Path("results/demo"),
+    out: Annotated[Path, typer.Option(help="Folder for summary.json, episodes.jsonl and the plots.")]
+    = Path("results/demo"),
     episodes: Annotated[int, typer.Option(min=1, help="TravelPlanner episodes per agent.")] = 45,
 ) -> None:
     """Play TravelPlanner and SearchQA episodes offline and show metrics, constraints and rewards."""
-    console = Console()
+    console = plain_console()
     with console.status("playing episodes on the embedded worlds ..."):
         result = run_demo(out, episodes=episodes)
     _show(console, result)
+    if not result.travelplanner and result.searchqa is None:
+        raise typer.Exit(1)
 
 
 def _show(console: Console, result: DemoResult) -> None:
     travel, qa = result.travelplanner, result.searchqa
-    names = [a.name for a in travel]
-    console.print(_table(f"TravelPlanner-v0: official metrics ({len(travel[0].episodes)} train queries)",
-                         names, {a.name: a.metrics for a in travel}))
-    console.print(_table("TravelPlanner-v0: pass rate per constraint (hard: where the query sets it)",
-                         names, {a.name: a.constraint_pass_rates for a in travel}))
-    terms = {a.name: {**a.reward_terms, "episode return": a.mean_reward} for a in travel}
-    console.print(_table(f"TravelPlanner-v0: mean reward terms under {TRAVEL_PRESET} (strict evaluator)", names, terms, percent=False))
-    qa_rows = {qa.name: {**qa.metrics, **{f"term {k}": v for k, v in qa.reward_terms.items()},
-                         "episode return": qa.mean_reward}}
-    console.print(_table(f"SearchQA-v0: {len(qa.episodes)} questions under {QA_PRESET}", [qa.name], qa_rows,
-                         percent=False))
-    console.print(f"results in {result.out_dir}/ (summary.json, episodes.jsonl, *.png); {result.seconds:.1f} s")
+    if travel:
+        names = [a.name for a in travel]
+        console.print(_table(f"TravelPlanner-v0: official metrics ({result.episodes} train queries)",
+                             names, {a.name: a.metrics for a in travel}))
+        console.print(_table("TravelPlanner-v0: pass rate per constraint (hard: where the query sets it)",
+                             names, {a.name: a.constraint_pass_rates for a in travel}))
+        terms = {a.name: {**a.reward_terms, "episode return": a.mean_reward} for a in travel}
+        console.print(_table(f"TravelPlanner-v0: mean reward terms under {TRAVEL_PRESET} (strict evaluator)", names,
+                             terms, percent=False))
+    if qa is not None:
+        qa_rows = {qa.name: {**qa.metrics, **{f"term {k}": v for k, v in qa.reward_terms.items()},
+                             "episode return": qa.mean_reward}}
+        console.print(_table(f"SearchQA-v0: {len(qa.episodes)} questions under {QA_PRESET}", [qa.name], qa_rows,
+                             percent=False))
+    for part, why in result.skipped.items():
+        console.print(labeled(f"skipped {part}", "yellow", why))
+    files = ", ".join(p.name for p in result.files)
+    console.print(f"results in {result.out_dir}/ ({files}); {result.seconds:.1f} s", soft_wrap=True)
 
 
 def _table(title: str, columns: list[str], values: dict[str, dict[str, float]], *, percent: bool = True) -> Table:

@@ -20,9 +20,10 @@ from agentgym.rewards.bleu import length_aware_bleu
 from agentgym.rewards.episode import Episode
 from agentgym.rewards.judge import RUBRIC, Judge, JudgeResult, LLMJudge, judge_for, parse_score
 from agentgym.rewards.monitor import RewardMonitor, zero_variance_share
-from agentgym.rewards.presets import PRESETS, load_preset, preset_text
+from agentgym.rewards._load import load_preset, load_spec
+from agentgym.rewards.presets import PRESETS, preset_text
 from agentgym.rewards.shaper import RewardBreakdown, Shaper, TermValue, build_shaper
-from agentgym.rewards.spec import TERM_KINDS, RewardSpec, Stage, Term, load_spec
+from agentgym.rewards.spec import TERM_KINDS, RewardSpec, Stage, Term
 from agentgym.rewards.terms_generic import (
     AnswerLength,
     Custom,

@@ -12,6 +12,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from agentgym.errors import ConfigError
+from agentgym.rewards._base import Gate, Guards, LinearWeight
+from agentgym.rewards.spec import TERM_KINDS, TERM_SPECS, RewardSpec, Stage
 
 __all__ = ["config_error_from", "MISSING"]
 
@@ -89,8 +91,6 @@ def _path(parts: list[Any]) -> str:
 def _allowed(error: Mapping[str, Any], parts: list[Any], document: Any) -> Any:
     kind, ctx, last = error["type"], error.get("ctx") or {}, parts[-1] if parts else None
     if last == "kind" and kind in ("union_tag_invalid", "union_tag_not_found"):
-        from agentgym.rewards.spec import TERM_KINDS
-
         return TERM_KINDS
     if kind == "extra_forbidden":
         return sorted(_model_at(parts[:-1], document).model_fields)
@@ -110,9 +110,6 @@ def _allowed(error: Mapping[str, Any], parts: list[Any], document: Any) -> Any:
 
 def _model_at(parts: list[Any], document: Any) -> Any:
     """The spec model class that reads the mapping at ``parts``."""
-    from agentgym.rewards._base import Gate, Guards, LinearWeight
-    from agentgym.rewards.spec import TERM_SPECS, RewardSpec, Stage
-
     if not parts:
         return RewardSpec
     last = parts[-1]

@@ -13,7 +13,6 @@ guard verdict) is computed on first use and kept, so terms sharing an input shar
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
@@ -24,7 +23,6 @@ from agentgym.rewards._base import Guards
 __all__ = ["Episode", "input_getter", "step_info"]
 
 _UNSET: Any = object()
-_ANSWER = re.compile(r"<answer>(.*?)</answer>", re.DOTALL | re.IGNORECASE)
 _STEP_FIELDS = frozenset(StepInfo.model_fields)
 
 Evaluator = Callable[[str | None, str], Mapping[str, Any]]
@@ -41,8 +39,8 @@ class Episode:
         task: the env's task object (TravelPlanner: the ``TravelQuery``).
         question: the question (QA envs).
         references: the reference answers (QA envs).
-        answer: the submitted answer; by default the last ``<answer>...</answer>`` of the
-            final action, or None when the episode did not end with an answer.
+        answer: the submitted answer; by default the final step's ``StepInfo.answer`` (the env
+            records it in every action format), or None when the episode did not end with one.
         outcome: the unshaped outcome (1.0 iff solved); by default the final report's
             ``final_pass``, else 0.0.
         evaluate: re-evaluates the answer in another evaluator mode (TravelPlanner terms use it
@@ -82,14 +80,8 @@ class Episode:
     @property
     def answer(self) -> str | None:
         if self._answer is _UNSET:
-            self._answer = self._answer_from_actions()
+            self._answer = self.steps[-1].answer if self.steps else None
         return self._answer
-
-    def _answer_from_actions(self) -> str | None:
-        if not self.steps or self.steps[-1].action != "answer" or self.final_action is None:
-            return None
-        found = _ANSWER.findall(self.final_action)
-        return found[-1].strip() if found else None
 
     @property
     def report(self) -> Mapping[str, Any] | None:

@@ -22,7 +22,7 @@ import yaml
 
 from agentgym.errors import ConfigError
 
-__all__ = ["PRESETS", "preset_document", "preset_text", "load_preset"]
+__all__ = ["PRESETS", "preset_document", "preset_text"]
 
 PRESETS = ("planner_r1/sparse", "planner_r1/dense", "planner_r1/curriculum", "prs/short", "prs/long")
 
@@ -42,10 +42,3 @@ def _document(name: str) -> str:
 def preset_document(name: str) -> dict[str, Any]:
     """The preset as a fresh plain dict."""
     return yaml.safe_load(_document(name))
-
-
-def load_preset(name: str, **overrides: Any) -> Any:
-    """The preset's ``RewardSpec``, with top-level fields replaced, e.g. ``total_steps=600``."""
-    from agentgym.rewards.spec import load_spec
-
-    return load_spec({"preset": name, **overrides})

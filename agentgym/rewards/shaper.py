@@ -21,7 +21,8 @@ from agentgym.errors import ConfigError
 from agentgym.rewards._base import LinearWeight, TermSpec
 from agentgym.rewards._registry import TERMS, Abstain
 from agentgym.rewards.episode import Episode, input_getter
-from agentgym.rewards.spec import RewardSpec, load_spec
+from agentgym.rewards._load import load_spec
+from agentgym.rewards.spec import RewardSpec
 from agentgym.rewards.terms_generic import Custom, load_custom
 
 __all__ = ["Shaper", "RewardBreakdown", "TermValue", "build_shaper"]
@@ -68,9 +69,25 @@ class RewardBreakdown:
         """Names of the terms that abstained."""
         return [name for name, t in self.terms.items() if t.abstained]
 
+    @property
+    def all_abstained(self) -> bool:
+        """True when no term gave a value and at least one abstained (e.g. the only term is a judge that
+        failed): the total 0.0 is then no opinion, not a real 0; trainers mask or flag it. Terms gated
+        off or inactive in the stage have no value either; a guard's 0 is a value."""
+        return any(t.abstained for t in self.terms.values()) and all(t.raw is None for t in self.terms.values())
+
     def to_dict(self) -> dict[str, Any]:
-        return {"total": self.total, "outcome": self.outcome, "stage": self.stage,
-                "training_step": self.training_step, "terms": {k: v.to_dict() for k, v in self.terms.items()}}
+        """``info["reward"]``: ``abstained`` is :attr:`all_abstained`, ``abstain_reasons`` why each term abstained."""
+        terms, reasons, valued = {}, {}, False
+        for name, t in self.terms.items():  # one pass: this runs for every finished episode
+            terms[name] = {"raw": t.raw, "weight": t.weight, "contribution": t.contribution,
+                           "abstained": t.abstained, "reason": t.reason}
+            if t.abstained:
+                reasons[name] = t.reason
+            elif t.raw is not None:
+                valued = True
+        return {"total": self.total, "outcome": self.outcome, "stage": self.stage, "training_step": self.training_step,
+                "terms": terms, "abstained": bool(reasons) and not valued, "abstain_reasons": reasons}
 
     def to_metrics(self, prefix: str = "reward") -> dict[str, float]:
         """Flat floats with a fixed key set (NaN for a missing raw value), e.g. verl's reward_extra_info."""
@@ -111,7 +128,8 @@ class Shaper:
 
     def __init__(self, spec: RewardSpec) -> None:
         self.spec = spec
-        self._groups = [[_compile(t) for t in terms] for _, terms in spec.term_groups()]
+        self._groups = [[_compile_at(f"{where}[{j}]", t) for j, t in enumerate(terms)]
+                        for where, terms in spec.term_groups()]
         self._starts = [s.start for s in spec.stages] if spec.stages else [0.0]
         self._names = tuple(dict.fromkeys(c.name for group in self._groups for c in group))
         self._plans: dict[tuple[int, int | None], _Plan] = {}
@@ -286,6 +304,15 @@ def _gate_order(weighted: tuple[tuple[_Compiled, float], ...]) -> tuple[tuple[_C
     for c, _ in weighted:
         visit(c.name)
     return tuple(done.values())
+
+
+def _compile_at(where: str, spec: TermSpec) -> _Compiled:
+    """``_compile``, its errors (an unimportable custom function, a judge without a model) located in the spec."""
+    try:
+        return _compile(spec)
+    except ConfigError as exc:
+        field = exc.field if exc.field.startswith(where) else f"{where}.{exc.field.rpartition('.')[2]}"
+        raise ConfigError(field, exc.value, exc.allowed) from exc.__cause__
 
 
 def _compile(spec: TermSpec) -> _Compiled:

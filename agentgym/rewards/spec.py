@@ -15,24 +15,21 @@ or, scheduled over the training step, ``stages`` instead of ``terms``::
       - {name: dense, start: 0, terms: [...]}
       - {name: sparse, start: 0.5, terms: [...]}
 
-:func:`load_spec` reads any of these and rejects bad documents with a ``ConfigError`` naming
-the field and the allowed values; :meth:`RewardSpec.to_dict` gives the document back.
+:func:`agentgym.rewards.load_spec` reads any of these and rejects bad documents with a
+``ConfigError`` naming the field and the allowed values; :meth:`RewardSpec.to_dict` gives the
+document back. This module is the schema only; loading lives in ``rewards/_load.py``.
 """
 
 from __future__ import annotations
 
 import json
-import os
-from collections.abc import Mapping
-from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Union
 
 import yaml
-from pydantic import Field, ValidationError, model_validator
+from pydantic import Field, model_validator
 
 from agentgym.errors import ConfigError
 from agentgym.rewards._base import Guards, LinearWeight, NonNegative, SpecModel, TermSpec
-from agentgym.rewards._errors import config_error_from
 from agentgym.rewards.judge import LLMJudge
 from agentgym.rewards.terms_generic import (
     AnswerLength,
@@ -54,7 +51,7 @@ from agentgym.rewards.terms_travelplanner import (
     Schema,
 )
 
-__all__ = ["RewardSpec", "Stage", "Term", "TERM_SPECS", "TERM_KINDS", "load_spec"]
+__all__ = ["RewardSpec", "Stage", "Term", "TERM_SPECS", "TERM_KINDS"]
 
 TERM_SPECS: tuple[type[TermSpec], ...] = (
     Format, ToolCallValidity, ToolErrorRate, NumTurns, AnswerLength, Outcome,
@@ -63,12 +60,7 @@ TERM_SPECS: tuple[type[TermSpec], ...] = (
 )
 TERM_KINDS = tuple(cls.model_fields["kind"].default for cls in TERM_SPECS)
 
-Term = Annotated[
-    Format | ToolCallValidity | ToolErrorRate | NumTurns | AnswerLength | Outcome
-    | Schema | CommonsenseMicro | HardMicro | CommonsenseMacro | HardMacro | FinalPass | Constraint
-    | ExactMatch | SubEM | TokenF1 | LengthAwareBleu | LLMJudge | Custom,
-    Field(discriminator="kind"),
-]
+Term = Annotated[Union[TERM_SPECS], Field(discriminator="kind")]  # noqa: UP007 (a union built from the tuple)
 """Any term spec, chosen by its ``kind``."""
 
 
@@ -203,75 +195,3 @@ def _check_stages(stages: tuple[Stage, ...]) -> None:
             if kinds.setdefault(t.key, t.kind) != t.kind:
                 raise ConfigError(f"stages[{i}].terms[{j}].kind", t.kind,
                                   f"{kinds[t.key]!r}: the term named {t.key!r} has that kind in an earlier stage")
-
-
-# -- loading --------------------------------------------------------------------------------
-def load_spec(source: Any) -> RewardSpec:
-    """A ``RewardSpec`` from a spec, a dict, a preset name, YAML/JSON text or a .yaml/.json path.
-
-    A dict ``{"preset": NAME, **fields}`` loads the preset and replaces its top-level fields,
-    e.g. ``{"preset": "planner_r1/curriculum", "total_steps": 600}``.
-    """
-    if isinstance(source, RewardSpec):
-        return source
-    if isinstance(source, Mapping):
-        return _from_mapping(source)
-    if isinstance(source, os.PathLike):
-        return _from_mapping(_read_file(Path(source)))
-    if isinstance(source, str):
-        return _from_text(source)
-    raise ConfigError("reward", _short(source), _ACCEPTED)
-
-
-_ACCEPTED = ("a preset name, a .yaml/.json path, YAML or JSON text, a dict, a RewardSpec or a Shaper")
-
-
-def _from_text(text: str) -> RewardSpec:
-    from agentgym.rewards.presets import PRESETS, preset_document
-
-    stripped = text.strip()
-    if stripped in PRESETS:
-        return _from_mapping(preset_document(stripped))
-    if stripped.lower().endswith((".yaml", ".yml", ".json")) and "\n" not in stripped:
-        return _from_mapping(_read_file(Path(stripped)))
-    try:
-        # JSON first: YAML 1.1 reads JSON numbers such as 1e-05 as strings.
-        document = json.loads(stripped) if stripped.startswith("{") else yaml.safe_load(text)
-    except json.JSONDecodeError:
-        document = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ConfigError("reward", _short(text), f"{_ACCEPTED} (YAML error: {exc})") from exc
-    if not isinstance(document, Mapping):
-        raise ConfigError("reward", _short(text), f"{_ACCEPTED}; presets: {sorted(PRESETS)}")
-    return _from_mapping(document)
-
-
-def _read_file(path: Path) -> Mapping[str, Any]:
-    try:
-        document = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError("reward", str(path), f"a readable spec file ({exc.strerror})") from exc
-    except yaml.YAMLError as exc:
-        raise ConfigError("reward", str(path), f"a YAML or JSON spec file ({exc})") from exc
-    if not isinstance(document, Mapping):
-        raise ConfigError("reward", str(path), "a file holding one spec document (a mapping)")
-    return document
-
-
-def _from_mapping(document: Mapping[str, Any]) -> RewardSpec:
-    if "preset" in document:
-        from agentgym.rewards.presets import PRESETS, preset_document
-
-        name = document["preset"]
-        if name not in PRESETS:
-            raise ConfigError("preset", name, sorted(PRESETS))
-        document = {**preset_document(name), **{k: v for k, v in document.items() if k != "preset"}}
-    try:
-        return RewardSpec.model_validate(dict(document))
-    except ValidationError as exc:
-        raise config_error_from(exc, document) from None
-
-
-def _short(value: Any, limit: int = 80) -> Any:
-    text = value if isinstance(value, str) else repr(value)
-    return text if len(text) <= limit else text[:limit] + "..."

@@ -4,10 +4,12 @@ the unshaped outcome, and user functions named in the spec (``kind: custom``).""
 from __future__ import annotations
 
 import importlib
+import sys
+import types
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from agentgym.core.types import StepInfo
 from agentgym.errors import ConfigError
@@ -111,15 +113,26 @@ def outcome_term(outcome: float) -> float:
 
 
 class Custom(TermSpec):
-    """A function of your own, named as ``module:function``; it asks for inputs by parameter name."""
+    """A function of your own, named as ``module:function``; it asks for inputs by parameter name.
+
+    Only for specs you write yourself: the env server refuses specs that name code. Even
+    locally, a name resolves only to a public callable outside the standard library (see
+    :func:`load_custom`).
+    """
 
     kind: Literal["custom"] = "custom"
-    function: str = Field(pattern=r"^[\w.]+:[\w.]+$")
+    function: str
     """Import path ``package.module:function``; its parameters name the episode inputs it reads."""
     params: dict[str, Any] = Field(default_factory=dict)
     """Free parameters, available to the function as ``config.params``."""
     content: Flag = False
     """Whether the function scores the answer's content (then the answer guards apply to it)."""
+
+    @field_validator("function")
+    @classmethod
+    def _public_name(cls, name: str) -> str:
+        check_function_name(name)
+        return name
 
     def default_name(self) -> str:
         return self.function.rsplit(":", 1)[1]
@@ -128,16 +141,68 @@ class Custom(TermSpec):
         return self.content
 
 
+MAX_FUNCTION_NAME = 200
+_NAME_HELP = "'package.module:function' of public names (letters, digits and '_', none starting with '_')"
+_STDLIB_HELP = ("a function of your own code or of a third-party package: the standard library "
+                "(os, sys, subprocess, signal, builtins, ...) is never called as a reward term")
+
+
+def check_function_name(name: str) -> None:
+    """Refuse a ``module:function`` name that is malformed, private, or in the standard library.
+
+    The whole standard library is refused rather than a list of its process and OS modules: too
+    many of them start processes, signal, block or reach the file system (``os``, ``posix``,
+    ``subprocess``, ``signal``, ``pty``, ``code``, ``pdb``, ``webbrowser``, ``time.sleep``,
+    ``builtins.input``, ...) for a list to stay complete, and no reward term needs one.
+    """
+    module, colon, attr = name.partition(":")
+    parts = [*module.split("."), *attr.split(".")]
+    if len(name) > MAX_FUNCTION_NAME or not colon or ":" in attr \
+            or not all(p.isidentifier() and p.isascii() and not p.startswith("_") for p in parts):
+        raise ConfigError("function", name, _NAME_HELP)
+    if _in_stdlib(module):
+        raise ConfigError("function", name, _STDLIB_HELP)
+
+
+def _in_stdlib(module: str | None) -> bool:
+    top = (module or "").partition(".")[0]
+    return top in sys.stdlib_module_names or top in sys.builtin_module_names
+
+
+def _origins(target: Any) -> list[str | None]:
+    """The modules ``target`` comes from: its own, and for a bound method its owner's."""
+    found = [getattr(target, "__module__", None)]
+    owner = getattr(target, "__self__", None)
+    if owner is not None:
+        found.append(owner.__name__ if isinstance(owner, types.ModuleType) else type(owner).__module__)
+    return found
+
+
 def load_custom(spec: Custom) -> tuple[Callable[..., Any], tuple[str, ...]]:
-    """Import a custom term's function and read the inputs it asks for."""
+    """Import a custom term's function and read the inputs it asks for.
+
+    The name must resolve to a public callable that is not defined in (or bound to) the
+    standard library, and that asks for at least one episode input; else ``ConfigError``.
+    """
+    check_function_name(spec.function)
     module_name, _, attr = spec.function.partition(":")
     try:
-        fn: Any = importlib.import_module(module_name)
+        target: Any = importlib.import_module(module_name)
         for part in attr.split("."):
-            fn = getattr(fn, part)
+            target = getattr(target, part)
     except (ImportError, AttributeError) as exc:
         raise ConfigError("function", spec.function, f"an importable 'module:function' ({exc})") from exc
+    except Exception as exc:  # the module's own code failed on import
+        raise ConfigError("function", spec.function,
+                          f"a module that imports cleanly ({type(exc).__name__}: {exc})") from exc
+    if not callable(target) or isinstance(target, types.ModuleType):
+        raise ConfigError("function", spec.function, f"a callable (this names a {type(target).__name__})")
+    if any(_in_stdlib(origin) for origin in _origins(target)):
+        raise ConfigError("function", spec.function, _STDLIB_HELP + f" ({attr} comes from {_origins(target)[-1]})")
     try:
-        return fn, signature_inputs(fn)
-    except TypeError as exc:
+        inputs = signature_inputs(target)
+    except (TypeError, ValueError) as exc:
         raise ConfigError("function", spec.function, f"a function whose parameters are among {sorted(INPUTS)}") from exc
+    if not inputs:
+        raise ConfigError("function", spec.function, f"a function that asks for at least one of {sorted(INPUTS)}")
+    return target, inputs

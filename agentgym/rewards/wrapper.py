@@ -1,18 +1,19 @@
-"""Wiring a shaper into an env: the ``ShapeReward`` wrapper and the recorder TextEnv shares.
+"""Wiring a shaper into an env: the ``ShapeReward`` wrapper, the one place rewards are shaped live.
 
 Shaping is per episode: every step but the last pays 0, and the last step (terminated or
 truncated) pays the shaped total and carries the breakdown in ``info["reward"]``::
 
-    env = ShapeReward(gymnasium.make("TravelPlanner-v0"), "planner_r1/dense")
-    # same as gymnasium.make("TravelPlanner-v0", reward="planner_r1/dense")
+    env = gymnasium.make("TravelPlanner-v0", reward="planner_r1/dense")   # wraps in ShapeReward
+    # or ShapeReward(gymnasium.make("TravelPlanner-v0"), "planner_r1/dense")
     obs, info = env.reset(options={"training_step": 120})
     ...
     obs, reward, terminated, truncated, info = env.step(action)
-    info["reward"]  # {"total", "outcome", "stage", "training_step", "terms": {name: {raw, weight, ...}}}
+    info["reward"]  # {"total", "outcome", "stage", "training_step", "terms": {name: {raw, weight, ...}},
+                    #  "abstained": no term gave a value, "abstain_reasons": {name: reason}}
 
 The trainer sets the training step, either per episode with ``reset(options={"training_step":
-n, "total_steps": T})`` or once per step with ``set_training_step(n, total_steps=T)`` (on the
-wrapper, or on ``env.unwrapped`` for the ``reward=`` kwarg).
+n, "total_steps": T})`` or once per step with ``set_training_step(n, total_steps=T)`` on the
+wrapper (``env.get_wrapper_attr("set_training_step")`` reaches it through Gymnasium's wrappers).
 """
 
 from __future__ import annotations
@@ -47,18 +48,17 @@ class EpisodeRecorder:
         self.steps: list[StepInfo] = []
         self.env_return = 0.0
 
-    def step(self, action: str, reward: float, done: bool, info: StepInfo | Mapping[str, Any],
-             info_dict: dict[str, Any], context: Callable[[], Mapping[str, Any]],
-             training_step: int | None, total_steps: int | None) -> tuple[float, dict[str, Any]]:
-        """Record one step; return the reward to pay and the info to return."""
+    def step(self, action: str, reward: float, done: bool, info: dict[str, Any],
+             context: Callable[[], Mapping[str, Any]], schedule: tuple[int | None, int | None]) -> float:
+        """Record one step; return the reward to pay (on the last step, with ``info["reward"]`` set)."""
         self.actions.append(action)
         self.steps.append(step_info(info))
         self.env_return += float(reward)
         if not done:
-            return 0.0, info_dict
-        breakdown = self.shaper.shape(self.episode(context()), training_step, total_steps)
-        info_dict["reward"] = breakdown.to_dict()
-        return breakdown.total, info_dict
+            return 0.0
+        breakdown = self.shaper.shape(self.episode(context()), *schedule)
+        info["reward"] = breakdown.to_dict()
+        return breakdown.total
 
     def episode(self, context: Mapping[str, Any]) -> Episode:
         """The recorded episode, completed by the env's ``reward_context()``."""
@@ -102,7 +102,7 @@ class ShapeReward(gymnasium.Wrapper):
 
     def __init__(self, env: gymnasium.Env, reward: Any) -> None:
         super().__init__(env)
-        if getattr(env.unwrapped, "shaper", None) is not None:
+        if _already_shaped(env):
             raise ConfigError("reward", "ShapeReward over an env made with reward=...",
                               "one shaper: either the env's reward= kwarg or the ShapeReward wrapper")
         self.shaper = build_shaper(reward)
@@ -125,17 +125,19 @@ class ShapeReward(gymnasium.Wrapper):
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         observation, reward, terminated, truncated, info = self.env.step(action)
-        step, total = self._schedule()
-        shaped, info = self._recorder.step(str(action), float(reward), terminated or truncated, info, dict(info),
-                                           self._context, step, total)
+        info = dict(info)
+        shaped = self._recorder.step(str(action), float(reward), terminated or truncated, info, self._context,
+                                     (self.training_step, self.total_steps))
         return observation, shaped, terminated, truncated, info
-
-    def _schedule(self) -> tuple[int | None, int | None]:
-        if self.training_step is not None:
-            return self.training_step, self.total_steps
-        inner = self.env.unwrapped
-        return getattr(inner, "training_step", None), getattr(inner, "total_steps", None)
 
     def _context(self) -> Mapping[str, Any]:
         context = getattr(self.env.unwrapped, "reward_context", None)
         return context() if callable(context) else {}
+
+
+def _already_shaped(env: gymnasium.Env) -> bool:
+    while isinstance(env, gymnasium.Wrapper):
+        if isinstance(env, ShapeReward):
+            return True
+        env = env.env
+    return False

@@ -12,6 +12,7 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
+from agentgym._console import labeled, plain_console
 from agentgym.agents.openai_chat import API_KEY_ENV_VAR, ChatAgentConfig
 from agentgym.errors import AgentGymError, ConfigError
 from agentgym.runner.config import ImportedAgentConfig, ReferenceAgentConfig, RunConfig, default_out_dir
@@ -19,13 +20,23 @@ from agentgym.runner.loop import RunOutcome, run_eval
 from agentgym.runner.records import EpisodeRecord
 from agentgym.runner.report import plot, render, summarize
 
-__all__ = ["run", "parse_env_kwargs"]
+__all__ = ["run", "parse_env_kwargs", "OFFLINE_AGENTS"]
+
+# Agents that need no model (the demo's): name -> (factory target, the env ids it plays).
+OFFLINE_AGENTS = {
+    "oracle": ("agentgym.demo._agents:oracle_agent", ("TravelPlanner-v0",)),
+    "first-listing": ("agentgym.demo._agents:first_listing_agent", ("TravelPlanner-v0",)),
+    "top-title": ("agentgym.demo._agents:top_title_agent", ("SearchQA-v0", "SearchQA-LongForm-v0")),
+}
 
 
 def run(
     env_id: Annotated[str, typer.Argument(help="The env to evaluate on, e.g. TravelPlanner-v0 (see `agentgym list`).")],
-    agent: Annotated[str, typer.Option(help="openai (a chat model at --base-url), reference (TravelPlanner's "
-                                            "reference-plan replay) or module:factory (factory(env) -> Agent).")]
+    agent: Annotated[str, typer.Option(help="openai (a chat model at --base-url); offline: reference "
+                                            "(TravelPlanner's reference-plan replay), oracle (TravelPlanner's "
+                                            "exact solver), first-listing (the demo's weak TravelPlanner "
+                                            "baseline), top-title (SearchQA: answer the top passage's title); "
+                                            "or module:factory (factory(env) -> Agent).")]
     = "openai",
     base_url: Annotated[str | None, typer.Option(help="The OpenAI-compatible API root, e.g. http://127.0.0.1:8000/v1.")]
     = None,
@@ -59,7 +70,7 @@ def run(
     quiet: Annotated[bool, typer.Option(help="No progress bar.")] = False,
 ) -> None:
     """Evaluate an agent on an env: progress, results.jsonl (resumable), a metrics table and a plot."""
-    console = Console(stderr=False)
+    console = plain_console()
     _check_env_id(env_id, env_server)
     config = _config(env_id, agent, base_url, model, episodes, concurrency, reward, out, seed, tasks, env_kwarg,
                      env_server, env_token, api_key, temperature, max_tokens, system_prompt, native_tools, timeout,
@@ -69,14 +80,21 @@ def run(
         outcome = run_eval(config, progress=progress)
     except KeyboardInterrupt:
         progress.stop()
-        console.print(f"[yellow]interrupted[/]: finished episodes are kept in {config.out}; rerun to resume")
+        console.print(labeled("interrupted", "yellow", f"finished episodes are kept in {config.out}; rerun to resume"))
         raise typer.Exit(130) from None
     except AgentGymError as exc:
         progress.stop()
-        console.print(f"[red]error[/]: {exc}")
+        console.print(labeled("error", "red", str(exc)), soft_wrap=True)  # one line, whatever the width
         raise typer.Exit(1) from None
     progress.stop()
-    raise typer.Exit(_report(config, outcome, console, draw_plot))
+    try:
+        code = _report(config, outcome, console, draw_plot)
+    except OSError as exc:  # summary.json / summary.png on a full disk: the results are already safe
+        console.print(labeled("error", "red", f"cannot write {exc.filename or config.out}: "
+                              f"{exc.strerror or exc}; {len(outcome.records)} result(s) are safely in "
+                              f"{config.out / 'results.jsonl'}"), soft_wrap=True)
+        raise typer.Exit(1) from None
+    raise typer.Exit(code)
 
 
 def parse_env_kwargs(pairs: list[str] | None) -> dict[str, Any]:
@@ -117,6 +135,12 @@ def _config(env_id: str, agent: str, base_url: str | None, model: str | None, ep
         label = model
     elif agent == "reference":
         agent_config, label = ReferenceAgentConfig(), "reference"
+    elif agent in OFFLINE_AGENTS:
+        target, env_ids = OFFLINE_AGENTS[agent]
+        if env_id not in env_ids:
+            raise typer.BadParameter(f"the {agent} agent plays {' or '.join(env_ids)}, not {env_id}",
+                                     param_hint="--agent")
+        agent_config, label = dict(kind="import", target=target), agent
     else:
         agent_config, label = dict(kind="import", target=agent), agent.rpartition(":")[2]
     if reward is not None and env_server is not None:
@@ -135,18 +159,21 @@ def _config(env_id: str, agent: str, base_url: str | None, model: str | None, ep
 def _report(config: RunConfig, outcome: RunOutcome, console: Console, draw_plot: bool) -> int:
     records = [r for i, r in sorted(outcome.records.items()) if i < config.episodes]
     summary = summarize(records, config.episodes, failed=len(outcome.failed))
-    render(summary, console, title=f"{config.env_id}: {_agent_label(config)}")
+    title = f"{config.env_id}: {_agent_label(config)}" + (f", reward {config.reward}" if config.reward else "")
+    render(summary, console, title=title)
     _write_json(config.out / "summary.json", summary.model_dump(mode="json"))
+    drawn = None
     if draw_plot and records:
-        drawn = plot(records, summary, config.out / "summary.png")
+        drawn = plot(records, summary, config.out / "summary.png", title=title)
         if drawn is None:
             console.print("no plot: matplotlib is not installed (pip install 'agentgym[plot]')")
-    console.print(f"results: {config.out / 'results.jsonl'}  summary: {config.out / 'summary.json'}")
+    console.print(f"results: {config.out / 'results.jsonl'}\nsummary: {config.out / 'summary.json'}"
+                  + (f"\nplot:    {drawn}" if drawn is not None else ""), soft_wrap=True)  # paths stay whole
     if outcome.aborted:
-        console.print(f"[red]stopped early[/]: {outcome.aborted}")
+        console.print(labeled("stopped early", "red", str(outcome.aborted)))
     if outcome.failed:
-        console.print(f"[yellow]{len(outcome.failed)} episode(s) failed[/] (see {config.out / 'errors.jsonl'}); "
-                      "rerun the same command to retry them")
+        console.print(labeled(f"{len(outcome.failed)} episode(s) failed", "yellow",
+                              f"see {config.out / 'errors.jsonl'}; rerun the same command to retry them"))
     return 0 if outcome.complete and not outcome.failed else 1
 
 
@@ -154,7 +181,10 @@ def _agent_label(config: RunConfig) -> str:
     agent = config.agent
     if isinstance(agent, ChatAgentConfig):
         return agent.model
-    return agent.target if isinstance(agent, ImportedAgentConfig) else agent.kind
+    if isinstance(agent, ImportedAgentConfig):
+        names = {target: name for name, (target, _) in OFFLINE_AGENTS.items()}
+        return names.get(agent.target, agent.target)
+    return agent.kind
 
 
 def _write_json(path: Path, payload: Any) -> None:
@@ -190,7 +220,7 @@ class _RichProgress:
         self._failed += 1
         self._bar.update(self._task, status=self._status())
         if self._failed <= 3:
-            self.console.print(f"[yellow]episode {episode} failed[/]: {error[:300]}")
+            self.console.print(labeled(f"episode {episode} failed", "yellow", error[:300]))
 
     def stop(self) -> None:
         self._bar.stop()

@@ -38,6 +38,8 @@ class RunSummary(BaseModel):
     agent_errors: int = 0
     reward_terms: dict[str, float] = Field(default_factory=dict)
     """Mean raw value of each reward term, over the episodes where it had one."""
+    qa: dict[str, dict[str, float]] = Field(default_factory=dict)
+    """Search QA: ``{"all" | data_source: {"n", "em", "f1"}}``, overall and per dataset (nq, hotpotqa...)."""
 
 
 def summarize(records: Sequence[EpisodeRecord], episodes: int, failed: int = 0) -> RunSummary:
@@ -57,7 +59,23 @@ def summarize(records: Sequence[EpisodeRecord], episodes: int, failed: int = 0) 
         mean_duration_s=_mean([r.duration_s for r in records]),
         prompt_tokens=sum(r.usage.get("prompt_tokens", 0) for r in records),
         completion_tokens=sum(r.usage.get("completion_tokens", 0) for r in records),
-        agent_errors=sum(1 for r in records if r.agent_error), reward_terms=_term_means(records))
+        agent_errors=sum(1 for r in records if r.agent_error), reward_terms=_term_means(records),
+        qa=_qa_by_source(records))
+
+
+def _qa_by_source(records: Sequence[EpisodeRecord]) -> dict[str, dict[str, float]]:
+    # Episodes that ended without an answer count as 0, as in Search-R1's and FlashRAG's tables.
+    groups: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    for r in records:
+        ev = r.evaluation or {}
+        if not isinstance(ev.get("em"), (int, float)) and "golden_answers" not in ev:
+            continue
+        pair = (float(ev.get("em") or 0.0), float(ev.get("f1") or 0.0))
+        groups["all"].append(pair)
+        if isinstance(ev.get("data_source"), str):
+            groups[ev["data_source"]].append(pair)
+    return {name: {"n": len(v), "em": statistics.fmean(p[0] for p in v), "f1": statistics.fmean(p[1] for p in v)}
+            for name, v in groups.items()}
 
 
 def render(summary: RunSummary, console: object, title: str = "agentgym run") -> None:
@@ -77,6 +95,13 @@ def render(summary: RunSummary, console: object, title: str = "agentgym run") ->
         for name, mean in summary.reward_terms.items():
             terms.add_row(name, f"{mean:.3f}")
         console.print(terms)
+    if len(summary.qa) > 1:  # more than "all": one row per dataset
+        qa = Table(title="EM / F1 by data source", header_style="bold")
+        for column in ("data source", "n", "EM", "F1"):
+            qa.add_column(column, justify="left" if column == "data source" else "right")
+        for name, row in sorted(summary.qa.items(), key=lambda item: (item[0] == "all", item[0])):
+            qa.add_row(name, str(int(row["n"])), f"{row['em']:.3f}", f"{row['f1']:.3f}")
+        console.print(qa)
 
 
 def _rows(s: RunSummary) -> list[tuple[str, str]]:
@@ -98,24 +123,28 @@ def _rows(s: RunSummary) -> list[tuple[str, str]]:
     return rows
 
 
-def plot(records: Sequence[EpisodeRecord], summary: RunSummary, path: Path) -> Path | None:
-    """Returns, turns and reward terms as a PNG; None when matplotlib is not installed."""
-    try:
-        import matplotlib
+def plot(records: Sequence[EpisodeRecord], summary: RunSummary, path: Path, *, title: str = "agentgym run"
+         ) -> Path | None:
+    """Returns, turns and reward terms (or action errors) as a PNG; None when matplotlib is not installed.
 
-        matplotlib.use("Agg")  # files only: no display needed
-        import matplotlib.pyplot as plt
-    except ImportError:
+    ``title`` names the run (env, agent, reward preset); the figure adds N and the success rate. A
+    third panel is drawn only when there is something to show in it.
+    """
+    from agentgym._plotting import COLORS, hist, pyplot
+
+    plt = pyplot()
+    if plt is None:
         return None
-    fig, axes = plt.subplots(1, 3, figsize=(15, 4.2))
-    returns = [r.total_reward for r in records]
-    axes[0].hist(returns, bins=min(20, max(1, len(set(returns)))), color="#4477aa")
-    axes[0].set(title=f"return (mean {summary.mean_return or 0:.3f})", xlabel="episode return", ylabel="episodes")
-    axes[1].hist([r.turns for r in records], bins=20, color="#66ccee")
-    axes[1].set(title=f"turns (mean {summary.mean_turns or 0:.1f})", xlabel="actions per episode")
-    _third_panel(axes[2], records, summary)
-    fig.suptitle(f"{summary.completed} episodes" + (f", success {summary.success_rate:.1%}"
-                                                    if summary.success_rate is not None else ""))
+    codes = _error_codes(records)
+    third = bool(summary.reward_terms or codes)
+    fig, axes = plt.subplots(1, 3 if third else 2, figsize=(15 if third else 10, 4.4))
+    hist(axes[0], [r.total_reward for r in records], integer=False, xlabel="episode return",
+         title=f"return (mean {summary.mean_return or 0:.3f})", color=COLORS[0])
+    hist(axes[1], [r.turns for r in records], integer=True, xlabel="actions per episode",
+         title=f"turns (mean {summary.mean_turns or 0:.1f})", color=COLORS[4])
+    if third:
+        _third_panel(axes[2], summary, codes)
+    fig.suptitle(_figure_title(title, summary))
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
@@ -123,20 +152,31 @@ def plot(records: Sequence[EpisodeRecord], summary: RunSummary, path: Path) -> P
     return path
 
 
-def _third_panel(ax: object, records: Sequence[EpisodeRecord], summary: RunSummary) -> None:
-    if summary.reward_terms:
-        names = list(summary.reward_terms)
-        ax.barh(names, [summary.reward_terms[n] for n in names], color="#228833")
-        ax.set(title="reward terms (mean raw value)", xlim=(0, max(1.0, *summary.reward_terms.values())))
-        ax.invert_yaxis()
-        return
+def _figure_title(title: str, s: RunSummary) -> str:
+    text = f"{title}: N = {s.completed} episodes"
+    if s.success_rate is not None:
+        low, high = s.success_ci95 or (math.nan, math.nan)
+        text += f", success {s.success_rate:.1%} (95% CI {low:.1%}-{high:.1%})"
+    return text
+
+
+def _error_codes(records: Sequence[EpisodeRecord]) -> dict[str, int]:
     codes: dict[str, int] = defaultdict(int)
     for record in records:
         for code, count in record.error_codes.items():
             codes[code] += count
-    ax.barh(list(codes) or ["none"], list(codes.values()) or [0], color="#ee6677")
-    ax.set(title="action errors by code", xlabel="count")
-    ax.invert_yaxis()
+    return dict(sorted(codes.items(), key=lambda kv: -kv[1]))
+
+
+def _third_panel(ax: object, summary: RunSummary, codes: dict[str, int]) -> None:
+    from agentgym._plotting import hbars
+
+    if summary.reward_terms:
+        hbars(ax, {"mean": summary.reward_terms}, xlabel="mean raw value", ylabel="reward term",
+              title="reward terms")
+        return
+    hbars(ax, {"count": {k: float(v) for k, v in codes.items()}}, xlabel="actions that hit the error (count)",
+          ylabel="error code", title="action errors by code", fmt="{:.0f}")
 
 
 def _mean(values: Sequence[float]) -> float | None:

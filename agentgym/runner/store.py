@@ -5,16 +5,21 @@ with ``O_APPEND``, then ``fsync``: a kill leaves at most a torn last line, which
 cuts off. An episode is written once, when it has finished, so a killed run loses only the
 episodes under way, and the rerun plays exactly those again. And one run at a time holds the
 folder's lock, so two runs cannot write the same episodes.
+
+A write that fails (a full disk, a lost mount, permissions) raises ``StorageError``, naming the
+path and how many results are safely in the folder; the part of the line already written is cut
+off again, so the file holds whole records only and a rerun resumes from them.
 """
 
 from __future__ import annotations
 
+import errno as errnos
 import json
 import os
 from pathlib import Path
 from typing import Any
 
-from agentgym.errors import ConfigError, DataError
+from agentgym.errors import ConfigError, DataError, StorageError
 
 try:
     import fcntl
@@ -34,30 +39,52 @@ class ResultStore:
         self.folder, self.fsync = Path(folder), fsync
         self._lock_fd: int | None = None
         self._results_fd: int | None = None
+        self.saved = 0
+        """Records safely in ``results.jsonl``: those found by ``open`` and those appended since."""
 
     def open(self, identity: dict[str, Any]) -> dict[int, dict[str, Any]]:
         """Lock the folder, check or write the manifest; return the finished episodes' records."""
-        self.folder.mkdir(parents=True, exist_ok=True)
-        self._lock()
-        self._check_manifest(json.loads(json.dumps(identity)))
-        path = self.folder / RESULTS
-        done = load_results(path, repair=True)
-        self._results_fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            self._lock()
+            self._check_manifest(json.loads(json.dumps(identity)))
+            path = self.folder / RESULTS
+            done = load_results(path, repair=True)
+            self._results_fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        except OSError as exc:
+            self.close()
+            raise self._storage_error(exc, exc.filename or self.folder) from None
+        self.saved = len(done)
         return done
 
     def append(self, record_json: str) -> None:
         """Add one finished episode's record (a JSON object on one line)."""
         if self._results_fd is None:
             raise RuntimeError("the store is not open")
-        _write_line(self._results_fd, record_json, self.fsync)
+        try:
+            _write_line(self._results_fd, record_json, self.fsync)
+        except OSError as exc:
+            raise self._storage_error(exc, self.folder / RESULTS) from None
+        self.saved += 1
 
     def append_error(self, entry: dict[str, Any]) -> None:
         """Note a failed episode in ``errors.jsonl`` (informational: the rerun retries it)."""
-        fd = os.open(self.folder / ERRORS, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        path = self.folder / ERRORS
         try:
-            _write_line(fd, json.dumps(entry, ensure_ascii=False), self.fsync)
-        finally:
-            os.close(fd)
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            try:
+                _write_line(fd, json.dumps(entry, ensure_ascii=False), self.fsync)
+            finally:
+                os.close(fd)
+        except OSError as exc:
+            raise self._storage_error(exc, path) from None
+
+    def _storage_error(self, exc: OSError, path: str | os.PathLike[str]) -> StorageError:
+        code = errnos.errorcode.get(exc.errno or 0)
+        reason = exc.strerror or str(exc)
+        return StorageError(f"cannot write {path}: {reason}{f' ({code})' if code else ''}; {self.saved} result(s) "
+                            f"are safely in {self.folder / RESULTS}: fix this and rerun the same command to resume",
+                            errno=exc.errno, path=str(path))
 
     def close(self) -> None:
         if self._results_fd is not None:
@@ -122,9 +149,23 @@ def load_results(path: Path, *, repair: bool = False) -> dict[int, dict[str, Any
 
 
 def _write_line(fd: int, text: str, fsync: bool) -> None:
+    """Append one line; on failure cut off what of it was written, then raise the OSError."""
     data = (text + "\n").encode("utf-8")
-    view = memoryview(data)
-    while view:  # one write in practice; loop in case the kernel takes part of it
-        view = view[os.write(fd, view):]
-    if fsync:
-        os.fsync(fd)
+    view, written = memoryview(data), 0
+    try:
+        while written < len(data):  # one write in practice; loop in case the kernel takes part of it
+            written += os.write(fd, view[written:])
+        if fsync:
+            os.fsync(fd)
+    except OSError:
+        if written:
+            _cut(fd, written)
+        raise
+
+
+def _cut(fd: int, tail: int) -> None:
+    """Remove the last ``tail`` bytes (a line that could not be written whole); truncating needs no space."""
+    try:
+        os.ftruncate(fd, max(0, os.fstat(fd).st_size - tail))
+    except OSError:
+        pass  # the next open cuts the torn line off anyway

@@ -1,10 +1,12 @@
 """Serve agentgym envs over HTTP to other processes and machines: ``agentgym serve``.
 
-    agentgym serve --host 0.0.0.0 --port 8000          # tokens from $AGENTGYM_SERVER_TOKENS
-    env = agentgym.remote.RemoteEnv("http://host:8000", "TravelPlanner-v0", token="...")
+    agentgym serve --host 0.0.0.0 --port 8000 --presets presets.yaml   # tokens from $AGENTGYM_SERVER_TOKENS
+    env = agentgym.remote.RemoteEnv("http://host:8000", "TravelPlanner-v0", token="...", preset="tp-train")
 
 ``create_app(settings)`` builds the ASGI app (needs ``pip install 'agentgym[server]'``);
-``protocol`` holds the wire format shared with the client. See ``docs/server.md``.
+``protocol`` holds the wire format shared with the client; ``presets`` and ``boundary`` what the
+operator fixes and what a client may set; ``workers`` the env worker processes. See
+``docs/server.md`` (its "Security model" section for the trust boundary).
 """
 
 from __future__ import annotations

@@ -2,10 +2,12 @@
 
     app = create_app(ServerSettings(tokens=("s3cret",)))   # a Starlette app; uvicorn serves it
 
-Every env call runs under a deadline, inline on the event loop or in a thread pool
-(``agentgym.server.calls``), so one slow or stuck env never holds up the others for long; a
-session's calls are serialized by its lock. Sessions idle past the TTL are closed by a sweeper
-task that runs while the app's lifespan is up. ``docs/server.md`` describes the whole protocol.
+A create request is checked against the operator's presets and the client allowlist
+(``agentgym.server.boundary``) before anything is built. Every env call runs under a deadline in a
+worker process (``agentgym.server.workers``; or, if the operator asks, inline or in threads:
+``agentgym.server.calls``), so one slow or stuck env never holds up the event loop; a session's
+calls are serialized by its lock. Sessions idle past the TTL are closed by a sweeper task that
+runs while the app's lifespan is up. ``docs/server.md`` describes the whole protocol.
 """
 
 from __future__ import annotations
@@ -14,8 +16,9 @@ import asyncio
 import contextlib
 import gc
 import hashlib
+import json
 import logging
-import threading
+import secrets
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
@@ -23,15 +26,17 @@ from typing import Any
 import gymnasium
 from pydantic import BaseModel, ValidationError
 
-from agentgym import __version__, errors
-from agentgym.core.registration import ENV_IDS
-from agentgym.errors import DependencyNotInstalled
-from agentgym.server.calls import CallTimedOut, EnvCalls
+from agentgym import __version__
+from agentgym.registration import ENV_IDS
+from agentgym.errors import ConfigError, DependencyNotInstalled
+from agentgym.server.boundary import ClientBoundary
+from agentgym.server.calls import _CallTimedOut, EnvCalls
+from agentgym.server.jobs import _ApiError, close_quietly, env_error, make_env, reset_reply, step_reply
 from agentgym.server.metrics import ServerMetrics
-from agentgym.server.protocol import (API_PREFIX, STATUS_OF, CreateSession, ResetRequest, StepRequest, decode,
-                                      encode, error_body)
-from agentgym.server.sessions import PoolFull, Session, SessionPool
+from agentgym.server.protocol import API_PREFIX, CreateSession, ResetRequest, StepRequest, decode, encode
+from agentgym.server.sessions import _PoolFull, Session, SessionPool
 from agentgym.server.settings import ServerSettings, client_id
+from agentgym.server.workers import _CallOverran, _WorkerLost, WorkerPool
 
 try:
     from starlette.applications import Starlette
@@ -46,31 +51,28 @@ __all__ = ["create_app", "EnvServer"]
 log = logging.getLogger("agentgym.server")
 _ANONYMOUS = "anonymous"
 _COLLECT_EVERY_S = 10.0
-_MAKE_LOCK = threading.Lock()
-_PASSED_THROUGH = ("ConfigError", "DataError", "ActionTypeError", "ResetNeeded", "DependencyNotInstalled")
-
-
-class ApiError(Exception):
-    """An error reply: its wire ``kind`` decides the status (``protocol.STATUS_OF``)."""
-
-    def __init__(self, kind: str, message: str, *, headers: dict[str, str] | None = None, **details: Any) -> None:
-        self.kind, self.message, self.headers, self.details = kind, message, headers, details
-        super().__init__(message)
-
-    def response(self) -> Response:
-        return _json(STATUS_OF[self.kind], encode(error_body(self.kind, self.message, **self.details)), self.headers)
 
 
 class EnvServer:
-    """The state behind the routes: settings, sessions, metrics and the env threads."""
+    """The state behind the routes: settings, sessions, metrics, and where env calls run."""
 
     def __init__(self, settings: ServerSettings, clock: Callable[[], float] = time.monotonic) -> None:
+        if not settings.tokens and not settings.insecure_no_auth:
+            raise ConfigError("tokens", (), "at least one token, or insecure_no_auth=True to let any process "
+                              "that can connect run envs")
         self.settings, self.clock = settings, clock
         self.pool = SessionPool(settings, clock)
         self.metrics = ServerMetrics()
-        self.env_ids = tuple(settings.env_ids or ENV_IDS)
+        served = settings.env_ids or tuple(dict.fromkeys(p.env_id for p in settings.presets.presets)) or ENV_IDS
+        self.boundary = ClientBoundary(settings.presets, served, trust_clients=settings.trust_clients)
+        self.env_ids = self.boundary.env_ids
         self._owners = {hashlib.sha256(t.encode()).digest(): client_id(t) for t in settings.tokens}
-        self.calls = EnvCalls(settings.env_calls, settings.env_threads, settings.inline_budget_s)
+        in_process = settings.env_calls if settings.env_calls != "processes" else "threads"
+        self.calls = EnvCalls(in_process, settings.env_threads, settings.inline_budget_s)
+        self.workers: WorkerPool | None = None
+        if settings.env_calls == "processes":
+            self.workers = WorkerPool(settings.env_workers, _worker_imports(settings, self.env_ids))
+            self.workers.on_lost = self._lost
         self._started = clock()
 
     # -- routes ------------------------------------------------------------------------------
@@ -99,28 +101,36 @@ class EnvServer:
 
     async def list_envs(self, request: Request) -> Response:
         self._owner(request)
-        return _json(200, encode({"env_ids": list(self.env_ids)}))
+        presets = {env_id: self.boundary.preset_names(env_id) for env_id in self.env_ids}
+        return _json(200, encode({"env_ids": list(self.env_ids), "presets": presets,
+                                  "rewards": list(self.boundary.reward_names)}))
 
     async def create(self, request: Request) -> Response:
         owner = self._owner(request)
         body = await self._read(request, CreateSession)
         if body.env_id not in self.env_ids:
-            raise ApiError("ConfigError", f"env_id={body.env_id!r} is not served here; expected one of "
-                           f"{', '.join(self.env_ids)}", field="env_id", value=body.env_id, allowed=list(self.env_ids))
+            raise _ApiError("ConfigError", f"env_id={body.env_id[:100]!r} is not served here; expected one of "
+                           f"{', '.join(self.env_ids)}", field="env_id", value=body.env_id[:100],
+                           allowed=list(self.env_ids))
+        try:  # the trust boundary: nothing is built from what a client may not set
+            kwargs = self.boundary.kwargs(body.env_id, body.preset, body.kwargs)
+            preset = self.boundary.preset_name(body.env_id, body.preset)
+        except ConfigError as exc:
+            kind, message, details = env_error(exc)
+            raise _ApiError(kind, message, **details) from None
         try:
             self._close_all(self.pool.reserve(owner), "ttl")
-        except PoolFull as full:
-            raise ApiError("ServerFull", str(full), headers={"Retry-After": "1"}) from None
+        except _PoolFull as full:
+            raise _ApiError("ServerFull", str(full), headers={"Retry-After": "1"}) from None
         try:
-            (env, description), _ = await self.calls.run(self.settings.create_timeout_s, _make_env, body.env_id,
-                                                         body.kwargs, self.settings, on_late=_close_made_env)
-        except CallTimedOut as exc:
-            self.pool.release(owner)
-            raise ApiError("Timeout", f"creating the env: {exc}") from None
+            key, env, description = await self._make(body.env_id, kwargs)
         except BaseException:
             self.pool.release(owner)
             raise
-        session = self.pool.add(owner, body.env_id, env, lambda sid: {**description, "session_id": sid})
+        extra = {"ttl_s": self.settings.session_ttl_s, "max_request_bytes": self.settings.max_request_bytes,
+                 "preset": preset}
+        session = self.pool.add(owner, body.env_id, env, lambda sid: {**description, **extra, "session_id": sid},
+                                session_id=key)
         self.metrics.sessions_created += 1
         return _json(201, encode(session.description))
 
@@ -130,29 +140,33 @@ class EnvServer:
     async def reset(self, request: Request) -> Response:
         session = self._session(request)
         body = await self._read(request, ResetRequest)
+        try:
+            self.boundary.check_options(session.env_id, body.options)
+        except ConfigError as exc:
+            kind, message, details = env_error(exc)
+            raise _ApiError(kind, message, **details) from None
         self.metrics.resets += 1
-        return await self._apply(session, body.seq, _reset_reply, body.seed, body.options)
+        return await self._apply(session, body.seq, "reset", {"seed": body.seed, "options": body.options})
 
     async def step(self, request: Request) -> Response:
         session = self._session(request)
         body = await self._read(request, StepRequest)
         self.metrics.steps += 1
-        return await self._apply(session, body.seq, _step_reply, body.action)
+        return await self._apply(session, body.seq, "step", {"action": body.action})
 
     async def close(self, request: Request) -> Response:
         session = self._session(request)
         if self.pool.remove(session):
             self.metrics.sessions_closed["client"] += 1
             async with session.lock:  # let a call under way finish before the env goes
-                try:
-                    await self.calls.run(self.settings.request_timeout_s, _close_quietly, session.env)
-                except CallTimedOut:
-                    pass  # the session is gone either way; its thread finishes the close
+                await self._close_env(session)
         return _json(200, encode({"closed": True}))
 
     # -- lifecycle ---------------------------------------------------------------------------
     @contextlib.asynccontextmanager
     async def lifespan(self, app: Any) -> AsyncIterator[None]:
+        if self.workers is not None:
+            await self.workers.start()
         sweeper = asyncio.create_task(self._sweep_forever())
         try:
             yield
@@ -161,7 +175,10 @@ class EnvServer:
             for session in self.pool.all():
                 self.pool.remove(session)
                 self.metrics.sessions_closed["shutdown"] += 1
-                _close_quietly(session.env)
+                if session.env is not None:
+                    close_quietly(session.env)
+            if self.workers is not None:
+                self.workers.shutdown()
             self.calls.shutdown()
 
     def sweep(self) -> int:
@@ -187,7 +204,81 @@ class EnvServer:
     def _close_all(self, sessions: list[Session], reason: str) -> None:
         for session in sessions:
             self.metrics.sessions_closed[reason] += 1
-            self.calls.background(_close_quietly, session.env)
+            self._close_later(session)
+
+    def _lost(self, keys: list[str]) -> None:
+        # A worker died (or was killed to stop an overrunning call): its sessions are gone.
+        for key in keys:
+            session = self.pool.by_id(key)
+            if session is not None and self.pool.remove(session):
+                self.metrics.sessions_closed["worker_lost"] += 1
+
+    # -- where env calls run -----------------------------------------------------------------
+    async def _make(self, env_id: str, kwargs: dict[str, Any]) -> tuple[str | None, Any, dict[str, Any]]:
+        timeout = self.settings.create_timeout_s
+        if self.workers is None:
+            try:
+                (env, description), _ = await self.calls.run(timeout, make_env, env_id, kwargs,
+                                                             on_late=_close_made_env)
+            except _CallTimedOut as exc:
+                raise _ApiError("Timeout", f"creating the env: {exc}") from None
+            return None, env, description
+        key = secrets.token_urlsafe(18)
+        try:
+            await self.workers.place(key)
+            header, body = await self.workers.call(key, "make", {"env_id": env_id, "kwargs": kwargs}, timeout)
+        except _CallOverran as exc:
+            raise _ApiError("Timeout", f"creating the env: {exc}") from None
+        except _WorkerLost as exc:
+            raise _ApiError("EnvFailed", f"creating the env: {exc}") from None
+        if header["status"] != 201:
+            self.workers.forget(key)
+            error = json.loads(body)["error"]
+            raise _ApiError(error.pop("type"), error.pop("message"), **error)
+        return key, None, json.loads(body)
+
+    async def _run(self, session: Session, op: str, args: dict[str, Any]) -> tuple[int, bytes]:
+        timeout = self.settings.request_timeout_s
+        if self.workers is not None:
+            try:
+                header, body = await self.workers.call(session.id, op, args, timeout)
+            except _CallOverran as exc:
+                self._drop(session, "timeout")
+                stopped = "its worker process was killed" if exc.killed else "the call was interrupted"
+                raise _ApiError("Timeout", f"{exc}; {stopped} and the session is closed") from None
+            except _WorkerLost as exc:
+                self._drop(session, "worker_lost")
+                raise _ApiError("SessionNotFound", f"{exc}; the session is closed") from None
+            return header["status"], body
+        job = reset_reply if op == "reset" else step_reply
+        try:
+            reply, seconds = await self.calls.run(timeout, job, session.env, *args.values(), inline=session.inline,
+                                                  on_late=lambda _: close_quietly(session.env))
+        except _CallTimedOut as exc:
+            self._drop(session, "timeout")
+            if exc.interrupted:  # stopped mid-call: the env is in an unknown state, close it now
+                self.calls.background(close_quietly, session.env)
+            raise _ApiError("Timeout", f"{exc}; the session is closed") from None
+        if session.inline and not self.calls.stays_inline(seconds):
+            session.inline = False  # a slow env (I/O, heavy work): keep it off the event loop from now on
+        return reply
+
+    def _close_later(self, session: Session) -> None:
+        if self.workers is not None:
+            self.workers.close_later(session.id, self.settings.request_timeout_s)
+        else:
+            self.calls.background(close_quietly, session.env)
+
+    async def _close_env(self, session: Session) -> None:
+        if self.workers is not None:
+            with contextlib.suppress(_CallOverran, _WorkerLost):
+                await self.workers.call(session.id, "close", {}, self.settings.request_timeout_s)
+            self.workers.forget(session.id)
+            return
+        try:
+            await self.calls.run(self.settings.request_timeout_s, close_quietly, session.env)
+        except _CallTimedOut:
+            pass  # the session is gone either way; its thread finishes the close
 
     # -- plumbing ----------------------------------------------------------------------------
     def _measured(self, name: str, handler: Callable[[Request], Awaitable[Response]]) -> Callable:
@@ -195,11 +286,11 @@ class EnvServer:
             start = time.perf_counter()
             try:
                 response = await handler(request)
-            except ApiError as exc:
-                response = exc.response()
+            except _ApiError as exc:
+                response = _error_response(exc)
             except Exception as exc:  # a server bug: report it, keep serving
                 log.exception("%s failed", name)
-                response = ApiError("EnvFailed", f"internal error: {type(exc).__name__}: {exc}").response()
+                response = _error_response(_ApiError("EnvFailed", f"internal error: {type(exc).__name__}"))
             self.metrics.observe(name, response.status_code, time.perf_counter() - start)
             return response
 
@@ -212,14 +303,14 @@ class EnvServer:
         digest = hashlib.sha256(token.strip().encode()).digest()
         owner = self._owners.get(digest) if scheme.lower() == "bearer" else None
         if owner is None:
-            raise ApiError("Unauthorized", "a valid 'Authorization: Bearer <token>' header is required",
+            raise _ApiError("Unauthorized", "a valid 'Authorization: Bearer <token>' header is required",
                            headers={"WWW-Authenticate": "Bearer"})
         return owner
 
     def _session(self, request: Request) -> Session:
         session = self.pool.get(self._owner(request), request.path_params["session_id"])
         if session is None:  # unknown, expired and other clients' sessions look the same
-            raise ApiError("SessionNotFound", "no such session: it was closed, expired after "
+            raise _ApiError("SessionNotFound", "no such session: it was closed, expired after "
                            f"{self.settings.session_ttl_s:g} s idle, or never existed")
         return session
 
@@ -227,26 +318,28 @@ class EnvServer:
         body = await _read_limited(request, self.settings.max_request_bytes)
         try:
             return decode(body, model)
+        except RecursionError:  # e.g. a megabyte of "[": nested deeper than the parser goes
+            raise _ApiError("InvalidBody", "the body is nested too deeply") from None
         except ValueError as exc:  # not JSON (json.JSONDecodeError, UnicodeDecodeError) or not the model
             if not isinstance(exc, ValidationError):
-                raise ApiError("InvalidBody", f"the body is not JSON: {exc}") from None
-            problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'body'}: {e['msg']}" for e in exc.errors()[:5])
-            raise ApiError("InvalidBody", f"the body is not a valid {model.__name__}: {problems}") from None
+                raise _ApiError("InvalidBody", f"the body is not JSON: {str(exc)[:200]}") from None
+            problems = "; ".join(f"{'.'.join(map(str, e['loc']))[:100] or 'body'}: {e['msg'][:200]}"
+                                 for e in exc.errors()[:5])
+            raise _ApiError("InvalidBody", f"the body is not a valid {model.__name__}: {problems}") from None
 
-    async def _apply(self, session: Session, seq: int | None, job: Callable[..., tuple[int, bytes]],
-                     *args: Any) -> Response:
+    async def _apply(self, session: Session, seq: int | None, op: str, args: dict[str, Any]) -> Response:
         session.in_flight += 1
         try:
             async with session.lock:
                 if session not in self.pool:
-                    raise ApiError("SessionNotFound", "the session was closed while this call waited")
+                    raise _ApiError("SessionNotFound", "the session was closed while this call waited")
                 if seq is not None and seq == session.seq and session.last_reply is not None:
                     self.metrics.replayed += 1
                     return _json(*session.last_reply)
                 if seq is not None and seq != session.seq + 1:
-                    raise ApiError("OutOfOrder", f"seq {seq} is out of order: the last call applied was "
+                    raise _ApiError("OutOfOrder", f"seq {seq} is out of order: the last call applied was "
                                    f"{session.seq}, so the next must be {session.seq + 1}")
-                reply = await self._call(session, job, *args)
+                reply = await self._run(session, op, args)
                 if seq is not None:
                     session.seq, session.last_reply = seq, reply
                 return _json(*reply)
@@ -258,121 +351,52 @@ class EnvServer:
         if self.pool.remove(session):
             self.metrics.sessions_closed[reason] += 1
 
-    async def _call(self, session: Session, job: Callable[..., tuple[int, bytes]], *args: Any) -> tuple[int, bytes]:
-        try:
-            reply, seconds = await self.calls.run(self.settings.request_timeout_s, job, session.env, *args,
-                                                  inline=session.inline, on_late=lambda _: _close_quietly(session.env))
-        except CallTimedOut as exc:
-            self._drop(session, "timeout")
-            if exc.interrupted:  # stopped mid-call: the env is in an unknown state, close it now
-                self.calls.background(_close_quietly, session.env)
-            raise ApiError("Timeout", f"{exc}; the session is closed") from None
-        if session.inline and not self.calls.stays_inline(seconds):
-            session.inline = False  # a slow env (I/O, heavy work): keep it off the event loop from now on
-        return reply
-
 
 def create_app(settings: ServerSettings | None = None, *, clock: Callable[[], float] = time.monotonic) -> Starlette:
-    """The env server as a Starlette app; ``app.state.server`` is its ``EnvServer``."""
+    """The env server as a Starlette app; ``app.state.server`` is its ``EnvServer``.
+
+    ``settings`` must name tokens (or set ``insecure_no_auth``): an open server is never the default.
+    """
     server = EnvServer(settings or ServerSettings(), clock)
     app = Starlette(routes=server.routes(), lifespan=server.lifespan)
     app.state.server = server
     return app
 
 
-# -- env jobs: these run in the env threads -----------------------------------------------------
-def _make_env(env_id: str, kwargs: dict[str, Any], settings: ServerSettings) -> tuple[Any, dict[str, Any]]:
-    try:
-        with _MAKE_LOCK:  # one construction at a time: see agentgym.agents.base.in_env_thread for why
-            env = gymnasium.make(env_id, **kwargs)
-    except Exception as exc:
-        kind, message, details = _env_error(exc)
-        raise ApiError(kind, message, **details) from None
-    act, obs = env.action_space, env.observation_space
-    if not (hasattr(act, "max_length") and hasattr(obs, "max_length")):
-        _close_quietly(env)
-        raise ApiError("ConfigError", f"{env_id} is not a text env (its spaces are {act} and {obs})")
-    unwrapped = env.unwrapped
-    tools = getattr(unwrapped, "tools", None)
-    description = {
-        "env_id": env_id, "max_action_chars": act.max_length, "max_observation_chars": obs.max_length,
-        "render_modes": list(env.metadata.get("render_modes", [])),
-        "action_format": getattr(unwrapped, "action_format", None),
-        "tools": tools.schemas() if hasattr(tools, "schemas") else None,
-        "ttl_s": settings.session_ttl_s, "max_request_bytes": settings.max_request_bytes,
-    }
-    return env, description
+def _worker_imports(settings: ServerSettings, env_ids: tuple[str, ...]) -> tuple[str, ...]:
+    # A worker must register the served envs too: import the modules that define them.
+    modules = list(settings.imports)
+    for env_id in env_ids:
+        spec = gymnasium.registry.get(env_id)
+        entry = getattr(spec, "entry_point", None)
+        module = entry.split(":")[0] if isinstance(entry, str) else getattr(entry, "__module__", None)
+        if module and module != "__main__" and not module.startswith("agentgym."):
+            modules.append(module)
+    return tuple(dict.fromkeys(modules))
 
 
-def _reset_reply(env: Any, seed: int | None, options: dict[str, Any] | None) -> tuple[int, bytes]:
-    try:
-        observation, info = env.reset(seed=seed, options=options)
-        return 200, encode({"observation": observation, "info": info})
-    except Exception as exc:
-        return _error_reply(exc)
-
-
-def _step_reply(env: Any, action: str) -> tuple[int, bytes]:
-    try:
-        observation, reward, terminated, truncated, info = env.step(action)
-        return 200, encode({"observation": observation, "reward": reward, "terminated": bool(terminated),
-                            "truncated": bool(truncated), "info": info})
-    except Exception as exc:
-        return _error_reply(exc)
-
-
-def _error_reply(exc: Exception) -> tuple[int, bytes]:
-    kind, message, details = _env_error(exc)
-    return STATUS_OF[kind], encode(error_body(kind, message, **details))
-
-
-def _env_error(exc: Exception) -> tuple[str, str, dict[str, Any]]:
-    for name in _PASSED_THROUGH:
-        if isinstance(exc, getattr(errors, name)):
-            details = {k: _plain(getattr(exc, k)) for k in ("field", "value", "allowed") if hasattr(exc, k)}
-            return name, str(exc), details
-    if isinstance(exc, gymnasium.error.ResetNeeded):  # gymnasium's OrderEnforcing: step before reset
-        return "ResetNeeded", str(exc), {}
-    if isinstance(exc, gymnasium.error.Error):  # e.g. an unknown env id
-        return "ConfigError", f"{type(exc).__name__}: {exc}", {}
-    if isinstance(exc, TypeError) and "argument" in str(exc):  # an unexpected constructor kwarg
-        return "ConfigError", f"TypeError: {exc}", {}
-    return "EnvFailed", f"{type(exc).__name__}: {exc}", {}
-
-
-def _plain(value: Any) -> Any:
-    try:
-        encode(value)
-        return value
-    except (TypeError, ValueError):
-        return repr(value)
+def _error_response(exc: _ApiError) -> Response:
+    return _json(exc.status, exc.body(), exc.headers)
 
 
 def _close_made_env(done: asyncio.Future) -> None:
     if not done.cancelled() and done.exception() is None:
-        _close_quietly(done.result()[0])
-
-
-def _close_quietly(env: Any) -> None:
-    try:
-        env.close()
-    except Exception:  # closing is best effort: the session is gone either way
-        log.warning("closing an env failed", exc_info=True)
+        close_quietly(done.result()[0])
 
 
 async def _read_limited(request: Request, limit: int) -> bytes:
     declared = request.headers.get("content-length")
     if declared is not None:
         if not declared.isdigit():
-            raise ApiError("BadRequest", "Content-Length is not a number")
+            raise _ApiError("BadRequest", "Content-Length is not a number")
         if int(declared) > limit:
-            raise ApiError("RequestTooLarge", f"the body has {declared} bytes; the limit is {limit}")
+            raise _ApiError("RequestTooLarge", f"the body has {declared} bytes; the limit is {limit}")
         return await request.body()
     chunks, size = [], 0
     async for chunk in request.stream():
         size += len(chunk)
         if size > limit:
-            raise ApiError("RequestTooLarge", f"the body is over the limit of {limit} bytes")
+            raise _ApiError("RequestTooLarge", f"the body is over the limit of {limit} bytes")
         chunks.append(chunk)
     return b"".join(chunks)
 

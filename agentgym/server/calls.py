@@ -19,12 +19,12 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-__all__ = ["EnvCalls", "CallTimedOut", "MODES"]
+__all__ = ["EnvCalls", "MODES"]
 
 MODES = ("auto", "inline", "threads")
 
 
-class CallTimedOut(Exception):
+class _CallTimedOut(Exception):
     """The call outlived its deadline. ``interrupted``: it was stopped (inline); else its thread runs on."""
 
     def __init__(self, timeout: float, *, interrupted: bool) -> None:
@@ -58,7 +58,7 @@ class EnvCalls:
 
     async def run(self, timeout: float, fn: Callable[..., Any], *args: Any, inline: bool = False,
                   on_late: Callable[[asyncio.Future], None] | None = None) -> tuple[Any, float]:
-        """``fn(*args)`` and its wall time; raises ``CallTimedOut`` after ``timeout`` s.
+        """``fn(*args)`` and its wall time; raises ``_CallTimedOut`` after ``timeout`` s.
 
         ``inline=True`` asks for the event loop thread (granted when available). A thread cannot be
         stopped, so ``on_late(future)`` cleans up once a timed-out thread call finishes.
@@ -75,7 +75,7 @@ class EnvCalls:
                 raise
         if on_late is not None:
             future.add_done_callback(lambda done: self.background(on_late, done))
-        raise CallTimedOut(timeout, interrupted=False)
+        raise _CallTimedOut(timeout, interrupted=False)
 
     def stays_inline(self, seconds: float) -> bool:
         """Whether a session whose inline call took ``seconds`` may keep running inline."""
@@ -105,7 +105,7 @@ class EnvCalls:
             # is the safe side, as the session is then closed rather than left half-stepped.
             self._armed = False
             signal.setitimer(signal.ITIMER_REAL, 0)
-            raise CallTimedOut(timeout, interrupted=True) from None
+            raise _CallTimedOut(timeout, interrupted=True) from None
 
     def _on_alarm(self, signum: int, frame: Any) -> None:
         if self._armed:

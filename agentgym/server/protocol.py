@@ -46,8 +46,10 @@ class _Wire(BaseModel):
 
 class CreateSession(_Wire):
     env_id: str
+    preset: str | None = None
+    """One of the operator's presets for ``env_id``; None: the env's first preset (or its defaults)."""
     kwargs: dict[str, Any] = Field(default_factory=dict)
-    """Constructor kwargs, as for ``gymnasium.make(env_id, **kwargs)``; JSON values only."""
+    """The options a client may set (``agentgym.server.boundary``), on top of the preset's kwargs."""
 
 
 class SessionDescription(_Wire):
@@ -63,6 +65,8 @@ class SessionDescription(_Wire):
     ttl_s: float
     """Idle seconds after which the server closes the session."""
     max_request_bytes: int
+    preset: str | None = None
+    """The operator's preset the env was built from."""
 
 
 class ResetRequest(_Wire):

@@ -1,7 +1,7 @@
 """The server's sessions: one env each, owned by one client, closed when idle past the TTL.
 
 The pool is plain synchronous bookkeeping run on the event loop thread; the env calls
-themselves run in the server's threads. Time comes from an injectable clock so that TTL
+themselves run in the server's worker processes (or threads). Time comes from an injectable clock so that TTL
 eviction is tested without sleeping.
 """
 
@@ -17,10 +17,10 @@ from typing import Any
 
 from agentgym.server.settings import ServerSettings
 
-__all__ = ["Session", "SessionPool", "PoolFull"]
+__all__ = ["Session", "SessionPool"]
 
 
-class PoolFull(Exception):
+class _PoolFull(Exception):
     """No room for another session (``scope`` is ``server`` or ``client``)."""
 
     def __init__(self, scope: str, limit: int) -> None:
@@ -35,6 +35,7 @@ class Session:
     owner: str
     env_id: str
     env: Any
+    """The env (calls in this process), or None (it lives in a worker process, under the session's id)."""
     description: dict[str, Any]
     last_used: float
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
@@ -66,16 +67,16 @@ class SessionPool:
     def reserve(self, owner: str) -> list[Session]:
         """Hold a slot for a session ``owner`` is creating; returns sessions expired to make room.
 
-        Raises ``PoolFull`` when no slot is free even after expiring idle sessions.
+        Raises ``_PoolFull`` when no slot is free even after expiring idle sessions.
         """
         evicted: list[Session] = []
         if not self._has_room(owner):
             evicted = self.expire()
         if not self._has_room(owner):
-            per_client = self.settings.max_sessions_per_client
-            if per_client is not None and self._owned[owner] + self._reserved[owner] >= per_client:
-                raise PoolFull("client", per_client)
-            raise PoolFull("server", self.settings.max_sessions)
+            per_client = self.settings.per_client_limit
+            if self._owned[owner] + self._reserved[owner] >= per_client:
+                raise _PoolFull("client", per_client)
+            raise _PoolFull("server", self.settings.max_sessions)
         self._reserved[owner] += 1
         return evicted
 
@@ -85,9 +86,11 @@ class SessionPool:
         if self._reserved[owner] <= 0:
             del self._reserved[owner]
 
-    def add(self, owner: str, env_id: str, env: Any, describe: Callable[[str], dict[str, Any]]) -> Session:
-        """Register a created env under a fresh unguessable id; consumes the reservation."""
-        session_id = secrets.token_urlsafe(18)
+    def add(self, owner: str, env_id: str, env: Any, describe: Callable[[str], dict[str, Any]],
+            session_id: str | None = None) -> Session:
+        """Register a created env under ``session_id`` (default: a fresh unguessable id); consumes the
+        reservation."""
+        session_id = session_id or secrets.token_urlsafe(18)
         session = Session(session_id, owner, env_id, env, describe(session_id), self.clock())
         self._sessions[session_id] = session
         self._owned[owner] += 1
@@ -101,6 +104,10 @@ class SessionPool:
             return None
         session.last_used = self.clock()
         return session
+
+    def by_id(self, session_id: str) -> Session | None:
+        """The session, whoever owns it (for the server's own bookkeeping, never for a request)."""
+        return self._sessions.get(session_id)
 
     def remove(self, session: Session) -> bool:
         """Forget the session; False when it was already gone."""
@@ -126,5 +133,4 @@ class SessionPool:
         total = len(self._sessions) + sum(self._reserved.values())
         if total >= self.settings.max_sessions:
             return False
-        per_client = self.settings.max_sessions_per_client
-        return per_client is None or self._owned[owner] + self._reserved[owner] < per_client
+        return self._owned[owner] + self._reserved[owner] < self.settings.per_client_limit

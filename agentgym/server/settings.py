@@ -6,9 +6,13 @@ import hashlib
 import os
 from typing import Any, Literal
 
+from pathlib import Path
+
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-__all__ = ["ServerSettings", "TOKENS_ENV_VAR", "client_id"]
+from agentgym.server.presets import Presets
+
+__all__ = ["ServerSettings", "TOKENS_ENV_VAR", "client_id", "default_token_path"]
 
 TOKENS_ENV_VAR = "AGENTGYM_SERVER_TOKENS"
 """Comma-separated bearer tokens, read when ``--token`` is not given (keeps tokens out of ``ps``)."""
@@ -20,12 +24,23 @@ class ServerSettings(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     tokens: tuple[str, ...] = ()
-    """Accepted bearer tokens, one per client; a client sees only its own sessions. Empty: no auth."""
+    """Accepted bearer tokens, one per client; a client sees only its own sessions. Empty: refused
+    unless ``insecure_no_auth`` (``agentgym serve`` generates one when none is configured)."""
+    insecure_no_auth: bool = False
+    """Serve without tokens: any process that can connect may run envs."""
     env_ids: tuple[str, ...] | None = None
-    """Env ids clients may create; None: every agentgym env id."""
+    """Env ids clients may create; None: those of the presets, else every agentgym env id."""
+    presets: Presets = Field(default_factory=Presets)
+    """The operator's env presets, reward specs and allowed reward presets (``agentgym.server.presets``)."""
+    trust_clients: bool = False
+    """Let clients pass any constructor kwargs (paths, URLs, reward specs): only for clients you would
+    give a shell on this machine. Default: clients set only the bounded options of ``boundary``."""
+    imports: tuple[str, ...] = ()
+    """Modules the env workers import first (those that register your own envs)."""
     max_sessions: int = Field(256, ge=1)
     """Open sessions across all clients; creating one more answers 503 until one closes or expires."""
     max_sessions_per_client: int | None = Field(None, ge=1)
+    """Open sessions per token; None: an equal share of ``max_sessions`` (all of it for one token)."""
     session_ttl_s: float = Field(600.0, gt=0)
     """Idle seconds after which a session is closed and its memory freed."""
     max_request_bytes: int = Field(8 * 1024 * 1024, ge=1024)
@@ -34,10 +49,16 @@ class ServerSettings(BaseModel):
     """Longest reset, step or close; a slower call answers 504 and its session is closed."""
     create_timeout_s: float = Field(120.0, gt=0)
     """Longest env construction (the first one may build a world cache)."""
-    env_calls: Literal["auto", "inline", "threads"] = "auto"
-    """Where reset/step run: ``auto`` inline on the event loop (fastest; SIGALRM enforces the timeout)
-    until a session's call takes over ``inline_budget_s``, then in threads; ``inline``; ``threads``
-    (for envs whose steps wait on I/O, e.g. a remote retriever). See ``agentgym.server.calls``."""
+    env_calls: Literal["processes", "auto", "inline", "threads"] = "processes"
+    """Where env calls run: ``processes`` (default) in ``env_workers`` worker processes, so no call can
+    stall the event loop or the other workers' sessions (``agentgym.server.workers``). In this
+    process, for trusted single-user setups: ``auto`` inline on the event loop (SIGALRM enforces the
+    timeout) until a session's call takes over ``inline_budget_s``, then in threads; ``inline``;
+    ``threads``. See ``agentgym.server.calls``."""
+    env_workers: int = Field(default_factory=lambda: max(2, min(8, os.cpu_count() or 2)), ge=1)
+    """Worker processes for ``env_calls="processes"``; sessions are spread over them."""
+    header_timeout_s: float = Field(10.0, gt=0)
+    """A connection must send a request's headers within this long (slow-header clients are cut off)."""
     inline_budget_s: float = Field(0.02, gt=0)
     env_threads: int = Field(8, ge=1)
     """Threads for env creation, closing, and the calls that do not run inline."""
@@ -50,6 +71,13 @@ class ServerSettings(BaseModel):
         return tokens
 
     @property
+    def per_client_limit(self) -> int:
+        """Open sessions one token may hold."""
+        if self.max_sessions_per_client is not None:
+            return self.max_sessions_per_client
+        return max(1, self.max_sessions // max(1, len(self.tokens)))
+
+    @property
     def sweep_interval_s(self) -> float:
         """How often expired sessions are looked for: a quarter of the TTL, within [0.05, 30] s."""
         return min(max(self.session_ttl_s / 4, 0.05), 30.0)
@@ -60,6 +88,13 @@ class ServerSettings(BaseModel):
         if not fields.get("tokens"):
             fields["tokens"] = tuple(t.strip() for t in os.environ.get(TOKENS_ENV_VAR, "").split(",") if t.strip())
         return cls(**fields)
+
+
+def default_token_path(port: int) -> Path:
+    """Where ``agentgym serve`` writes the token it generates, and where ``RemoteEnv`` looks for it
+    (for a loopback server on ``port``): under ``$AGENTGYM_CACHE_DIR`` (default ``~/.cache/agentgym``)."""
+    root = os.environ.get("AGENTGYM_CACHE_DIR") or Path.home() / ".cache" / "agentgym"
+    return Path(root) / "server" / f"token-{port}"
 
 
 def client_id(token: str) -> str:

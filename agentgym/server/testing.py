@@ -28,7 +28,11 @@ class LiveServer:
         self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self._socket.bind(("127.0.0.1", 0))
         self.port: int = self._socket.getsockname()[1]
-        config = uvicorn.Config(app, log_level="warning", lifespan=lifespan, access_log=False,
+        from agentgym.server.http import uvicorn_config
+
+        server_state = getattr(getattr(app, "state", None), "server", None)  # an env server's app
+        header_timeout_s = server_state.settings.header_timeout_s if server_state is not None else 10.0
+        config = uvicorn_config(app, header_timeout_s=header_timeout_s, log_level="warning", lifespan=lifespan,
                                 timeout_graceful_shutdown=2)
         self.server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self._socket]},

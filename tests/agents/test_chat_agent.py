@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
+import tracemalloc
 
 import gymnasium
 import httpx
@@ -148,3 +150,56 @@ def test_function_tools_only_for_the_json_format():
     assert function_tools(gymnasium.make("TravelPlanner-v0")) is None
     assert len(function_tools(gymnasium.make("TravelPlanner-v0", action_format="json"))) == 7
     assert function_tools(gymnasium.make("TravelPlanner-v0", action_format="json", mode="sole-planning")) is None
+
+
+# -- a hostile endpoint (issue 12, finding 10) ---------------------------------------------------
+# The bounds are loose on purpose (several seconds over the deadline: the suite shares two cores);
+# the hostile server drips or hangs for 20 s, so a per-read timeout fails them by far.
+@pytest.fixture(scope="module")
+def hostile():
+    from hostile_http import HostileServer
+
+    with HostileServer() as server:
+        yield server
+
+
+def hostile_act(url: str, **fields):
+    agent = OpenAIChatAgent(config(url, **fields))
+
+    async def go():
+        try:
+            return await agent.act("hello", {})
+        finally:
+            await agent.aclose()
+
+    start = time.monotonic()
+    with pytest.raises(ModelEndpointError) as failure:
+        asyncio.run(go())
+    return failure.value, time.monotonic() - start, agent
+
+
+@pytest.mark.parametrize("route", ["drip-body", "drip-headers", "hang"])
+def test_a_slow_endpoint_cannot_hold_a_request_past_its_total_deadline(hostile, route):
+    error, elapsed, agent = hostile_act(f"{hostile.url}/{route}/v1", timeout_s=1.0, max_retries=1)
+    assert elapsed < 2 * 1.0 + 4.0  # two attempts of one deadline each, and slack
+    assert error.retryable and "no answer within 1 s" in str(error) and agent.usage["requests"] == 2
+
+
+@pytest.mark.parametrize("route", ["huge", "huge-declared"])
+def test_a_huge_reply_stops_at_the_cap_and_is_not_retried(hostile, route):
+    from hostile_http import HUGE
+
+    before = hostile.sent[route]
+    tracemalloc.start()
+    try:
+        error, _, agent = hostile_act(f"{hostile.url}/{route}/v1", max_response_bytes=1 << 20, max_retries=3)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert not error.retryable and "bytes allowed" in str(error) and agent.usage["requests"] == 1
+    assert peak < 16 << 20 and hostile.sent[route] - before < HUGE // 4
+
+
+def test_a_deeply_nested_reply_is_an_endpoint_error_not_a_recursion_error(hostile):
+    error, _, _ = hostile_act(f"{hostile.url}/nested/v1")
+    assert not error.retryable and "not a chat completion" in str(error) and "nested deeper" in str(error)

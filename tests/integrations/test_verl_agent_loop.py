@@ -191,7 +191,7 @@ def test_searchqa_episode(tokenizer):
     env = gymnasium.make("SearchQA-v0", questions="train", synthetic_size="small")
     env.reset(options={"query_index": 0})
     gold = env.unwrapped.question.golden_answers[0]
-    assert rows[0]["reward_model"]["ground_truth"] == list(env.unwrapped.question.golden_answers)
+    assert rows[0]["reward_model"]["ground_truth"] == {"target": list(env.unwrapped.question.golden_answers)}
     replies = [f"<search> {env.unwrapped.question.question} </search>", f"<answer> {gold} </answer>"]
     server = h.FakeServer(tokenizer, lambda rid, turn: replies[turn])
     (out,) = h.run_rows(tokenizer, server, h.trainer_config(), rows[:1])

@@ -43,8 +43,8 @@ def test_travelplanner_rows_have_verl_columns(tmp_path):
 def test_searchqa_rows_carry_the_gold_answers(tmp_path):
     out = prepare(tmp_path, "SearchQA-v0", "--split", "train", "--limit", "2", "--env-kwarg", "synthetic_size=small")
     rows = read_parquet(out)
-    assert all(isinstance(r["reward_model"]["ground_truth"], list) and r["reward_model"]["ground_truth"]
-               for r in rows)
+    assert all(isinstance(r["reward_model"]["ground_truth"]["target"], list) and r["reward_model"]["ground_truth"]
+               ["target"] for r in rows)  # Search-R1's and verl's qa_em read {"target": [...]}
     assert json.loads(rows[0]["extra_info"]["reward"]) is None
 
 

@@ -107,7 +107,7 @@ def judge_term(stub, **fields):
 
 def qa(answer, question="Who wrote Hamlet?", reference="William Shakespeare", final=None):
     final = final or f"<think>Surely the Bard.</think><answer>{answer}</answer>"
-    return Episode([StepInfo(turn=1, action="answer", terminated_reason="answer")], actions=[final],
+    return Episode([StepInfo(turn=1, action="answer", terminated_reason="answer", answer=answer)], actions=[final],
                    question=question, references=[reference])
 
 
@@ -199,12 +199,12 @@ def test_prs_long_calls_the_judge_only_for_well_formed_episodes(stub, monkeypatc
 
 def test_the_judge_needs_a_model(monkeypatch, stub):
     monkeypatch.delenv("AGENTGYM_JUDGE_MODEL", raising=False)
-    with pytest.raises(ConfigError, match=r"^llm_judge.model=None is not allowed; expected a model name"):
+    with pytest.raises(ConfigError, match=r"^terms\[0\]\.model=None is not allowed; expected a model name"):
         build_shaper({"terms": [{"kind": "llm_judge", "weight": 1.0, "base_url": stub.url}]})
 
 
 def test_the_api_key_comes_from_the_named_environment_variable(monkeypatch, stub):
-    with pytest.raises(ConfigError, match=r"^llm_judge.api_key_env='MY_UNSET_KEY' is not allowed"):
+    with pytest.raises(ConfigError, match=r"^terms\[0\]\.api_key_env='MY_UNSET_KEY' is not allowed"):
         build_shaper({"terms": [judge_term(stub, api_key_env="MY_UNSET_KEY")]})
     monkeypatch.setenv("MY_JUDGE_KEY", "sk-test")
     judged(stub, qa("Shakespeare"), api_key_env="MY_JUDGE_KEY")

@@ -26,8 +26,9 @@ def invalid(turn):
     return StepInfo(turn=turn, action="invalid", error=ActionError(code=ErrorCode.UNPARSEABLE_ACTION, message="?"))
 
 
-def answered(turn):
-    return StepInfo(turn=turn, action="answer", terminated_reason="answer")
+def answered(turn, answer=None):
+    """The step that submitted ``answer``, as the env records it."""
+    return StepInfo(turn=turn, action="answer", terminated_reason="answer", answer=answer)
 
 
 def breakdown(terms, episode, **spec):
@@ -61,7 +62,7 @@ def test_tool_call_validity_and_tool_error_rate():
 
 
 def test_turns_and_answer_length():
-    episode = Episode([tool(1), tool(2), answered(3)], actions=["a", "b", "<answer> two  words </answer>"])
+    episode = Episode([tool(1), tool(2), answered(3, "two  words")], actions=["a", "b", "<answer> two  words </answer>"])
     assert raw("num_turns", episode).raw == 3.0
     assert raw("answer_length", episode).raw == 2.0
     assert raw("answer_length", episode, unit="chars").raw == len("two  words")
@@ -69,7 +70,7 @@ def test_turns_and_answer_length():
 
 
 def test_penalties_subtract_with_a_nonnegative_weight():
-    episode = Episode([tool(1), tool(2), answered(3)], actions=["a", "b", "<answer>x</answer>"], outcome=1.0)
+    episode = Episode([tool(1), tool(2), answered(3, "x")], actions=["a", "b", "<answer>x</answer>"], outcome=1.0)
     result = breakdown([{"kind": "outcome", "weight": 1.0}, {"kind": "num_turns", "weight": 0.1, "penalty": True}],
                        episode)
     assert result.total == pytest.approx(0.7)
@@ -79,7 +80,7 @@ def test_penalties_subtract_with_a_nonnegative_weight():
 # -- QA ----------------------------------------------------------------------------------------
 def qa_episode(answer, references=("Paris",), final=None):
     final = final if final is not None else f"<think>hm</think><answer>{answer}</answer>"
-    return Episode([answered(1)], actions=[final], question="Capital of France?", references=references)
+    return Episode([answered(1, answer)], actions=[final], question="Capital of France?", references=references)
 
 
 @pytest.mark.parametrize("answer", ["Paris", "the paris.", "Paris, France", "Lyon", "It is Paris"])
@@ -190,20 +191,21 @@ def test_several_answer_tags_earn_no_content_reward():
 
 
 def test_an_empty_answer_earns_no_content_reward():
-    empty = Episode([answered(1)], actions=["<answer> </answer>"], references=[""], question="q")
+    empty = Episode([answered(1, "")], actions=["<answer> </answer>"], references=[""], question="q")
     assert breakdown(SPEC, empty).terms["exact_match"].reason == "guard: the answer is empty"
 
 
 def test_an_answer_copied_from_the_prompt_earns_no_content_reward():
     example = "The Eiffel Tower stands on the Champ de Mars in Paris, France."
     prompt = f"Answer like this example: <answer>{example}</answer>"
-    copied = Episode([answered(1)], actions=[f"<answer>{example.lower().replace(' in ', '  in ')}</answer>"],
+    copied_text = example.lower().replace(' in ', '  in ')
+    copied = Episode([answered(1, copied_text)], actions=[f"<answer>{copied_text}</answer>"],
                      prompt=prompt, references=[example], question="q")
     result = breakdown(SPEC, copied)
     assert result.terms["exact_match"].raw == 0.0
     assert result.terms["exact_match"].reason == "guard: the answer is copied from the prompt"
     assert breakdown(SPEC, copied, guards={"min_copy_chars": 99}).terms["exact_match"].raw == 1.0
-    short = Episode([answered(1)], actions=["<answer>Paris</answer>"], prompt="Is it Paris or Lyon?",
+    short = Episode([answered(1, "Paris")], actions=["<answer>Paris</answer>"], prompt="Is it Paris or Lyon?",
                     references=["Paris"], question="q")
     assert breakdown(SPEC, short).terms["exact_match"].raw == 1.0  # short answers are never "copies"
 
@@ -216,26 +218,27 @@ def test_custom_terms_opt_into_the_guards():
 
 
 def test_custom_term_that_cannot_be_imported_is_a_config_error():
-    with pytest.raises(ConfigError, match=r"^function='nowhere:fn' is not allowed; expected an importable"):
+    with pytest.raises(ConfigError, match=r"^terms\[0\]\.function='nowhere:fn' is not allowed; expected an importable"):
         build_shaper({"terms": [{"kind": "custom", "function": "nowhere:fn", "weight": 1.0}]})
 
 
 # -- PRS short preset and offline episodes -----------------------------------------------------
-@pytest.mark.parametrize(("final", "expected"), [
-    ("<think>easy</think><answer>Paris</answer>", 1.0),                   # formatted and exact
-    ("<think>hm</think><answer>Paris, France</answer>", 0.2 + 0.8 * length_aware_bleu("Paris, France", "Paris")),
-    ("<think>hm</think><answer>Lyon</answer>", 0.2),                      # formatted, wrong
-    ("<think>no closing tag<answer>Paris</answer>", 0.0),                 # right, but malformed: no content pay
+@pytest.mark.parametrize(("final", "answer", "expected"), [
+    ("<think>easy</think><answer>Paris</answer>", "Paris", 1.0),                   # formatted and exact
+    ("<think>hm</think><answer>Paris, France</answer>", "Paris, France",
+     0.2 + 0.8 * length_aware_bleu("Paris, France", "Paris")),
+    ("<think>hm</think><answer>Lyon</answer>", "Lyon", 0.2),                      # formatted, wrong
+    ("<think>no closing tag<answer>Paris</answer>", "Paris", 0.0),                # right, but malformed: no content pay
 ])
-def test_prs_short_pays_format_then_gated_answer_quality(final, expected):
-    result = build_shaper("prs/short").shape(qa_episode(None, final=final))
+def test_prs_short_pays_format_then_gated_answer_quality(final, answer, expected):
+    result = build_shaper("prs/short").shape(qa_episode(answer, final=final))
     assert result.total == pytest.approx(expected)
     assert result.terms["exact_match"].contribution == 0.0  # logged only
 
 
 def test_episodes_read_back_from_info_dicts():
     infos = [StepInfo(turn=0).to_info(), {**tool(1).to_info(), "episode": {"r": 1}},
-             answered(2).to_info()]
+             answered(2, "Paris").to_info()]
     episode = Episode.from_infos(infos, actions=["<search>q</search>", "<answer>Paris</answer>"],
                                  references=["Paris"])
     assert [s.action for s in episode.steps] == ["tool", "answer"]

@@ -10,6 +10,7 @@ import pytest
 import agentgym  # noqa: F401  (registers the env ids)
 from agentgym import StepInfo
 from agentgym.envs.travelplanner.evaluation import COMMONSENSE, HARD, evaluate
+from agentgym.envs.travelplanner.plan import parse_plan
 from agentgym.envs.travelplanner.queries import TravelQuery
 from agentgym.envs.travelplanner.scripted import reference_plan_actions
 from agentgym.rewards import Episode, build_shaper
@@ -33,10 +34,11 @@ def episode_for(row, world, env_mode="strict"):
     """The episode of an agent that submitted ``row``'s plan, as an env in ``env_mode`` reports it."""
     query = TravelQuery.from_row(row["query"], id=row["id"])
     text = json.dumps(row["plan"])
-    report = evaluate(text, query, world, mode=env_mode)
+    report = evaluate(parse_plan(text), query, world, mode=env_mode)  # the env reads model text leniently
     step = StepInfo(turn=1, action="answer", terminated_reason="answer", evaluation=report.model_dump(mode="json"))
     return Episode([step], actions=[f"Finish[{text}]"], task=query, answer=text, outcome=float(report.final_pass),
-                   evaluate=lambda plan, mode: evaluate(plan, query, world, mode=mode).model_dump(mode="json"))
+                   evaluate=lambda plan, mode: evaluate(parse_plan(plan), query, world,
+                                                        mode=mode).model_dump(mode="json"))
 
 
 def at_max(shaper, episode, step):

@@ -12,6 +12,7 @@ from gymnasium.utils.env_checker import check_env
 
 import agentgym  # noqa: F401  (registers the env ids)
 from agentgym import ConfigError
+from agentgym.envs.travelplanner.env import TravelPlannerEnv
 from agentgym.envs.travelplanner.scripted import reference_plan_actions
 from agentgym.rewards import ShapeReward
 
@@ -50,7 +51,15 @@ def test_the_reward_is_paid_on_the_last_step_with_its_breakdown():
 def test_without_reward_the_env_keeps_its_own_reward():
     *_, (_, reward, _, _, info) = play(gymnasium.make("TravelPlanner-v0"))
     assert reward == 1.0 and "reward" not in info
-    assert gymnasium.make("TravelPlanner-v0").unwrapped.shaper is None
+    with pytest.raises(AttributeError):  # no ShapeReward in the stack: the env itself has no reward code
+        gymnasium.make("TravelPlanner-v0").get_wrapper_attr("shaper")
+
+
+def test_the_reward_kwarg_is_applied_by_wrapping_at_make_time():
+    env = gymnasium.make("TravelPlanner-v0", reward="planner_r1/dense")
+    assert isinstance(env.env.env, ShapeReward) and not hasattr(env.unwrapped, "shaper")
+    with pytest.raises(ConfigError, match="^reward="):
+        TravelPlannerEnv(reward="planner_r1/dense")  # the class takes no reward: make() wraps it
 
 
 def test_the_wrapper_and_the_kwarg_give_the_same_breakdown():
@@ -73,17 +82,13 @@ def test_reset_options_set_the_training_step_and_the_run_length():
                                             "reason": None}
 
 
-def test_set_training_step_on_the_env_and_on_the_wrapper():
+def test_set_training_step_on_the_wrapper():
     env = gymnasium.make("TravelPlanner-v0", reward=CURRICULUM)
-    env.unwrapped.set_training_step(250)
+    env.get_wrapper_attr("set_training_step")(250)
     assert play(env)[-1][4]["reward"]["stage"] == "sparse"
     wrapped = ShapeReward(gymnasium.make("TravelPlanner-v0"), CURRICULUM)
     wrapped.set_training_step(100)
     assert play(wrapped)[-1][4]["reward"]["stage"] == "macro"
-    inner = gymnasium.make("TravelPlanner-v0")
-    outer = ShapeReward(inner, CURRICULUM)
-    inner.unwrapped.set_training_step(250)  # the wrapper reads the env's step when it has none of its own
-    assert play(outer)[-1][4]["reward"]["stage"] == "sparse"
 
 
 @pytest.mark.parametrize(("options", "field"), [({"training_step": -1}, "training_step"),
@@ -124,14 +129,14 @@ def test_a_spec_file_names_the_reward(tmp_path):
                                                                "penalty": True}]}))
     env = gymnasium.make("TravelPlanner-v0", reward=str(path))
     steps = play(env)
-    assert env.unwrapped.shaper.spec.name == "mine"
+    assert env.get_wrapper_attr("shaper").spec.name == "mine"
     assert steps[-1][1] == pytest.approx(2.0 - 0.01 * len(steps))
 
 
 def test_a_shaping_env_pickles_mid_episode():
-    env = gymnasium.make("TravelPlanner-v0", reward="planner_r1/dense").unwrapped
+    env = gymnasium.make("TravelPlanner-v0", reward="planner_r1/dense")
     env.reset(seed=3, options={"training_step": 4})
-    actions = reference_plan_actions(env.query)
+    actions = reference_plan_actions(env.unwrapped.query)
     env.step(actions[0])
     clone = pickle.loads(pickle.dumps(env))
 

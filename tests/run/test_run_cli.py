@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from typer.testing import CliRunner
 from agentgym import catalog
 from agentgym.agents.stub import Fault
 from agentgym.cli import app
+from agentgym.errors import ConfigError
 from agentgym.runner import default_out_dir, load_results
 from agentgym.server import ServerSettings, create_app
 from agentgym.server.testing import LiveServer
@@ -164,3 +166,100 @@ def test_an_unknown_env_id_names_the_registered_ones():
     result = CliRunner().invoke(app, ["run", "NoSuchEnv-v0", "--base-url", "http://127.0.0.1:9", "--model", "m"])
     assert result.exit_code == 2
     assert "env_id='NoSuchEnv-v0' is not allowed" in result.output and "TravelPlanner-v0" in result.output
+
+
+@pytest.mark.parametrize("env_id, agent, reward", [("SearchQA-v0", "top-title", "prs/short"),
+                                                   ("TravelPlanner-v0", "oracle", None),
+                                                   ("TravelPlanner-v0", "first-listing", "planner_r1/dense")])
+def test_the_demos_offline_agents_are_reachable_from_run(tmp_path, env_id, agent, reward):
+    args = ["run", env_id, "--agent", agent, "--episodes", "4", "--out", str(tmp_path), "--quiet"]
+    result = runner.invoke(app, args + (["--reward", reward] if reward else []), terminal_width=200)
+    assert result.exit_code == 0, result.output
+    records = load_results(tmp_path / "results.jsonl")
+    assert len(records) == 4 and not (tmp_path / "errors.jsonl").exists()
+    if agent == "oracle":
+        assert all(r["success"] for r in records.values())
+    if agent == "first-listing":
+        assert not any(r["success"] for r in records.values())
+    assert f"plot:    {tmp_path / 'summary.png'}" in result.output  # run says where its plot is
+    assert f"{env_id}: {agent}" in result.output
+
+
+def test_an_offline_agent_for_another_env_is_refused():
+    result = runner.invoke(app, ["run", "SearchQA-v0", "--agent", "oracle"], terminal_width=200)
+    assert result.exit_code == 2 and "the oracle agent plays TravelPlanner-v0, not SearchQA-v0" in result.output
+
+
+def test_the_no_plot_hint_keeps_its_brackets(tmp_path, monkeypatch):
+    import agentgym._plotting
+
+    monkeypatch.setattr(agentgym._plotting, "pyplot", lambda: None)
+    result = run("--agent", "reference", "--episodes", "1", "--out", str(tmp_path), "--quiet")
+    assert result.exit_code == 0
+    assert "no plot: matplotlib is not installed (pip install 'agentgym[plot]')" in result.output
+    assert "plot:" not in result.output.replace("no plot:", "")
+
+
+def test_messages_print_square_brackets_as_written(tmp_path, monkeypatch):
+    from agentgym.runner import cli as run_cli
+
+    def boom(config, progress):
+        raise ConfigError("action", "CitySearch[Texas]", "[bold]a json tool call[/]")
+
+    monkeypatch.setattr(run_cli, "run_eval", boom)
+    result = run("--agent", "reference", "--episodes", "1", "--out", str(tmp_path), "--quiet")
+    assert result.exit_code == 1
+    text = " ".join(result.output.split())
+    assert "error: action='CitySearch[Texas]' is not allowed; expected [bold]a json tool call[/]" in text
+
+
+def _records(returns: list[float], turns: list[int], terms: dict[str, float] | None = None,
+             codes: dict[str, int] | None = None) -> list:
+    from agentgym.runner.records import EpisodeRecord
+
+    return [EpisodeRecord(episode=i, seed=i, total_reward=r, turns=t, terminated=True, truncated=False,
+                          success=r > 0, reward_terms=terms or {}, error_codes=codes or {})
+            for i, (r, t) in enumerate(zip(returns, turns, strict=True))]
+
+
+def _figure(monkeypatch, records, title="TravelPlanner-v0: oracle, reward planner_r1/dense"):
+    import matplotlib.pyplot as plt
+
+    from agentgym.runner.report import plot, summarize
+
+    closed = []
+    monkeypatch.setattr(plt, "close", closed.append)
+    path = plot(records, summarize(records, len(records)), Path(os.environ["AGENTGYM_CACHE_DIR"]) / "p.png",
+                title=title)
+    assert path is not None and path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    return closed[0]
+
+
+def test_the_run_figure_names_the_run_and_labels_its_axes(monkeypatch):
+    pytest.importorskip("matplotlib")
+    fig = _figure(monkeypatch, _records([0.0, 1.0, 0.5], [3, 5, 4], terms={"final_pass": 0.0, "schema": 1.0}))
+    assert fig._suptitle.get_text().startswith("TravelPlanner-v0: oracle, reward planner_r1/dense: N = 3 episodes")
+    assert len(fig.axes) == 3
+    for ax in fig.axes:
+        assert ax.get_xlabel() and (ax.get_ylabel() or ax is fig.axes[2])
+    assert fig.axes[2].get_ylabel() == "reward term"
+    labels = [t.get_text() for t in fig.axes[2].texts]
+    assert "0.00" in labels  # a zero term is labelled, not an invisible bar
+
+
+def test_no_empty_panel_is_drawn(monkeypatch):
+    pytest.importorskip("matplotlib")
+    fig = _figure(monkeypatch, _records([1.0, 1.0], [4, 4]))
+    assert len(fig.axes) == 2  # no reward terms, no action errors: no third panel
+
+
+def test_constant_values_make_one_visible_bar(monkeypatch):
+    pytest.importorskip("matplotlib")
+    fig = _figure(monkeypatch, _records([1.0] * 5, [7] * 5, codes={"invalid_argument": 1}))
+    for ax in fig.axes[:2]:
+        bars = [p for p in ax.patches if p.get_height() > 0]
+        assert len(bars) == 1 and bars[0].get_height() == 5
+        low, high = ax.get_xlim()
+        assert (bars[0].get_width() / (high - low)) > 0.05  # not a sliver
+        assert any(t.get_text().startswith("all 5 episodes") for t in ax.texts)
+    assert fig.axes[2].get_title() == "action errors by code"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 
@@ -9,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentgym.errors import ConfigError, DataError
+from agentgym.errors import ConfigError, DataError, StorageError
 from agentgym.runner.store import MANIFEST, RESULTS, ResultStore, load_results
 
 IDENTITY = {"env_id": "TravelPlanner-v0", "agent": {"kind": "openai", "model": "m"}, "seed": 0}
@@ -82,3 +83,104 @@ def test_records_are_appended_with_one_write_each(tmp_path, monkeypatch):
         store.open(IDENTITY)
         store.append(record(0, "x" * 10_000))
     assert len(writes) == 1 and writes[0].endswith(b"\n")
+
+
+# -- a full disk (issue 12, finding 11) ----------------------------------------------------------
+class FullDisk:
+    """The store's ``os`` with a disk that fills up: ``writes`` whole writes pass, the next one is cut
+    short half-way (as a nearly full disk does), and every write after it fails with ENOSPC."""
+
+    def __init__(self, writes: int) -> None:
+        self.writes, self.torn = writes, False
+
+    def __getattr__(self, name):
+        return getattr(os, name)
+
+    def write(self, fd, data):
+        if self.writes > 0:
+            self.writes -= 1
+            return os.write(fd, data)
+        if not self.torn:
+            self.torn = True
+            return os.write(fd, bytes(data[: len(data) // 2]))
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+
+def test_a_full_disk_raises_a_storage_error_and_leaves_only_whole_records(tmp_path, monkeypatch):
+    import agentgym.runner.store as store_module
+
+    with ResultStore(tmp_path) as store:
+        store.open(IDENTITY)
+        monkeypatch.setattr(store_module, "os", FullDisk(writes=2))
+        store.append(record(0))
+        store.append(record(1))
+        with pytest.raises(StorageError) as failure:
+            store.append(record(2, "x" * 1000))
+    monkeypatch.undo()
+    message = str(failure.value)
+    assert failure.value.errno == errno.ENOSPC and isinstance(failure.value, OSError) and "\n" not in message
+    assert message.startswith(f"cannot write {tmp_path / RESULTS}: No space left on device (ENOSPC); 2 result(s)")
+    assert (tmp_path / RESULTS).read_text().endswith("}\n")  # the half-written line was cut off again
+    with ResultStore(tmp_path) as store:
+        assert sorted(store.open(IDENTITY)) == [0, 1]
+        store.append(record(2))
+    assert sorted(load_results(tmp_path / RESULTS)) == [0, 1, 2]
+
+
+def test_a_failing_fsync_is_a_storage_error_and_the_record_is_not_counted(tmp_path, monkeypatch):
+    import agentgym.runner.store as store_module
+
+    class BrokenSync(FullDisk):
+        def fsync(self, fd):
+            raise OSError(errno.EIO, os.strerror(errno.EIO))
+
+    with ResultStore(tmp_path) as store:
+        store.open(IDENTITY)
+        monkeypatch.setattr(store_module, "os", BrokenSync(writes=10))
+        with pytest.raises(StorageError, match=r"Input/output error \(EIO\); 0 result\(s\)"):
+            store.append(record(0))
+    assert (tmp_path / RESULTS).read_text() == ""
+
+
+def test_a_folder_that_cannot_be_created_is_a_storage_error(tmp_path):
+    (tmp_path / "file").write_text("in the way")
+    with pytest.raises(StorageError, match="cannot write .*file"):
+        ResultStore(tmp_path / "file" / "run").open(IDENTITY)
+
+
+def test_agentgym_run_on_a_full_disk_ends_with_one_line_and_resumes(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    import agentgym.runner.store as store_module
+    from agentgym.cli import app
+
+    args = ["run", "TravelPlanner-v0", "--agent", "reference", "--episodes", "4", "--concurrency", "1",
+            "--out", str(tmp_path), "--quiet", "--no-plot"]
+    monkeypatch.setattr(store_module, "os", FullDisk(writes=2))
+    result = CliRunner().invoke(app, args, terminal_width=80, catch_exceptions=False)
+    monkeypatch.undo()
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith(f"error: cannot write {tmp_path / RESULTS}: No space left")
+    assert "2 result(s) are safely in" in lines[0]
+    assert sorted(load_results(tmp_path / RESULTS)) == [0, 1]
+    again = CliRunner().invoke(app, args, terminal_width=80, catch_exceptions=False)
+    assert again.exit_code == 0, again.output
+    assert sorted(load_results(tmp_path / RESULTS)) == [0, 1, 2, 3]
+    assert len((tmp_path / RESULTS).read_text().splitlines()) == 4  # nothing lost, nothing played twice
+
+
+def test_a_full_disk_while_writing_the_summary_is_one_line_too(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    import agentgym.runner.cli as cli_module
+    from agentgym.cli import app
+
+    def full(path, payload):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+
+    monkeypatch.setattr(cli_module, "_write_json", full)
+    result = CliRunner().invoke(app, ["run", "TravelPlanner-v0", "--agent", "reference", "--episodes", "2",
+                                      "--out", str(tmp_path), "--quiet", "--no-plot"], catch_exceptions=False)
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert f"error: cannot write {tmp_path / 'summary.json'}: No space left on device; 2 result(s)" in result.output

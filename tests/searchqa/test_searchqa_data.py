@@ -62,11 +62,11 @@ def test_corpus_rows_in_both_layouts(tmp_path):
 def test_malformed_files_raise_data_errors(tmp_path):
     with pytest.raises(DataError, match="no such file"):
         load_questions(tmp_path / "missing.jsonl")
-    with pytest.raises(DataError, match="needs a 'question'"):
+    with pytest.raises(DataError, match=r"q\.jsonl:1: .*field 'golden_answers'"):
         load_questions(_jsonl(tmp_path / "q.jsonl", [{"question": "q", "golden_answers": []}]))
     with pytest.raises(DataError, match="JSON object"):
         load_questions(_jsonl(tmp_path / "l.jsonl", [[1, 2]]))
-    with pytest.raises(DataError, match="neither 'contents'"):
+    with pytest.raises(DataError, match="neither field 'contents'"):
         list(load_passages([{"id": "x", "body": "?"}]))
     bad = tmp_path / "list.json"
     bad.write_text('{"not": "a list"}')

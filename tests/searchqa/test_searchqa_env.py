@@ -248,3 +248,12 @@ def test_long_form_env_uses_the_judge_hook_or_the_lexical_fallback():
     assert reward == pytest.approx(1.0) and "TimeoutError" in info["evaluation"]["judge_error"]
     with pytest.raises(ConfigError, match="judge"):
         gymnasium.make("SearchQA-LongForm-v0", judge="gpt")
+
+
+def test_the_docs_first_example_runs_as_written():
+    import re
+    from pathlib import Path
+
+    page = Path(__file__).resolve().parents[2] / "docs" / "searchqa.md"
+    first = re.findall(r"```python\n(.*?)```", page.read_text(), re.DOTALL)[0]
+    exec(compile(first, "docs/searchqa.md", "exec"), {"__name__": "__doc_example__"})

@@ -49,13 +49,15 @@ def test_bm25_returns_nothing_for_queries_without_known_words(tmp_path):
     assert r.search("\x00 🙂 東京", 3) == [] and r.search("Qirand", 0) == []
 
 
-def test_index_is_saved_next_to_the_corpus_and_reused(world_dir):
+def test_index_is_saved_in_the_cache_never_next_to_the_corpus_and_reused(world_dir, tmp_path):
     corpus = world_dir / "corpus.jsonl"
-    first = BM25Retriever.open(corpus)
-    assert first.index_dir == corpus.with_name("corpus.jsonl.bm25s")
+    before = sorted(os.listdir(world_dir))
+    first = BM25Retriever.open(corpus, cache_dir=tmp_path / "cache")
+    assert str(first.index_dir).startswith(str(tmp_path / "cache")) and sorted(os.listdir(world_dir)) == before
+    first = BM25Retriever.open(corpus, cache_dir=tmp_path / "cache")
     meta = first.index_dir / "agentgym-index.json"
     stamp = meta.stat().st_mtime_ns
-    again = BM25Retriever.open(corpus)
+    again = BM25Retriever.open(corpus, cache_dir=tmp_path / "cache")
     assert again is first and meta.stat().st_mtime_ns == stamp  # opened, not rebuilt
     copy = pickle.loads(pickle.dumps(first))
     assert copy.search("University", 3) == first.search("University", 3)

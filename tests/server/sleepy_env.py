@@ -1,12 +1,15 @@
 """A test env whose steps sleep or spin on request: for the server's timeout tests.
 
 Importing it registers ``AgentGymTest/Sleepy-v0`` (``agentgym serve --import sleepy_env``).
-Actions: ``sleep S`` (blocks in ``time.sleep``), ``spin S`` (a busy Python loop), ``stop`` (ends
-the episode); anything else is echoed.
+Actions: ``sleep S`` (blocks in ``time.sleep``), ``spin S`` (a busy Python loop), ``stuck S`` (a
+busy loop with SIGALRM blocked, as C code that never checks for signals would be: only killing
+the process stops it), ``hog S`` (one C call that holds the GIL for about S seconds, as a
+quadratic regex on a megabyte would), ``stop`` (ends the episode); anything else is echoed.
 """
 
 from __future__ import annotations
 
+import signal
 import time
 from typing import Any
 
@@ -26,10 +29,17 @@ class SleepyEnv(TextEnv):
         verb, _, amount = action.partition(" ")
         if verb == "sleep":
             time.sleep(float(amount))
-        elif verb == "spin":
+        elif verb in ("spin", "stuck"):
+            if verb == "stuck":
+                signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
             end = time.monotonic() + float(amount)
             while time.monotonic() < end:
                 pass
+        elif verb == "hog":
+            start = time.perf_counter()
+            sum(range(1_000_000))
+            per_item = (time.perf_counter() - start) / 1_000_000
+            sum(range(int(float(amount) / per_item)))  # builtin sum over a range: no GIL release inside
         return f"did {action}", 0.0, action == "stop", StepInfo(turn=self.turn, action="tool")
 
 

@@ -148,7 +148,7 @@ def test_a_full_server_answers_503_with_retry_after_until_a_session_closes():
         after_close = await client.post(SESSIONS, json={"env_id": "TravelPlanner-v0"}, headers=auth())
         return full, after_close.status_code
 
-    full, after_close = asgi(create_app(settings(max_sessions=2)), scenario)
+    full, after_close = asgi(create_app(settings(max_sessions=2, max_sessions_per_client=2)), scenario)
     assert _error(full) == (503, "ServerFull") and full.headers["retry-after"] == "1"
     assert after_close == 201
 
@@ -166,7 +166,7 @@ def test_the_per_client_limit_leaves_room_for_other_clients():
 
 def test_idle_sessions_expire_after_the_ttl_and_free_their_slots():
     now = [1000.0]
-    app = create_app(settings(session_ttl_s=60, max_sessions=3), clock=lambda: now[0])
+    app = create_app(settings(session_ttl_s=60, max_sessions=3, max_sessions_per_client=3), clock=lambda: now[0])
     server = app.state.server
 
     async def scenario(client):
@@ -208,7 +208,7 @@ def test_a_retried_call_is_answered_from_the_stored_reply_not_applied_twice():
 
 
 def test_an_overrunning_inline_step_is_interrupted_and_its_session_closed():
-    app = create_app(settings(request_timeout_s=0.2))
+    app = create_app(settings(request_timeout_s=0.2, env_calls="auto"))
 
     async def scenario(client):
         stuck, other = await _open(client, SLEEPY), await _open(client, SLEEPY)
@@ -240,7 +240,7 @@ def test_a_step_in_a_thread_times_out_while_the_thread_finishes_on_its_own():
 
 
 def test_a_session_whose_calls_are_slow_moves_off_the_event_loop():
-    app = create_app(settings(inline_budget_s=0.01))
+    app = create_app(settings(inline_budget_s=0.01, env_calls="auto"))
 
     async def scenario(client):
         fast, slow = await _open(client, SLEEPY), await _open(client, SLEEPY)
@@ -269,7 +269,9 @@ def test_health_metrics_and_env_list():
                  'agentgym_requests_total{route="step",status="200"} 3',
                  'agentgym_request_seconds_count{route="step"} 3'):
         assert line in metrics.splitlines()
-    assert envs == {"env_ids": ["TravelPlanner-v0", "SearchQA-v0", SLEEPY]}
+    assert envs["env_ids"] == ["TravelPlanner-v0", "SearchQA-v0", SLEEPY]
+    assert envs["presets"] == {"TravelPlanner-v0": [], "SearchQA-v0": [], SLEEPY: []}
+    assert "planner_r1/dense" in envs["rewards"]
 
 
 def test_an_env_that_is_not_a_text_env_is_refused():

@@ -77,3 +77,75 @@ def test_serve_help_lists_the_limits():
     for option in ("--token", "--max-sessions", "--session-ttl", "--max-request-bytes", "--request-timeout",
                    "--env-calls"):
         assert option in result.output
+
+
+def _start(args: list[str], env: dict[str, str]) -> tuple[subprocess.Popen, str]:
+    port = _free_port()
+    proc = subprocess.Popen([sys.executable, "-c", "from agentgym.cli import main; main()", "serve", "--port",
+                             str(port), "--env", "TravelPlanner-v0", "--env-workers", "1", *args], env=env,
+                            stderr=subprocess.PIPE, text=True)
+    url = f"http://127.0.0.1:{port}"
+    for _ in range(600):
+        try:
+            SyncConnection(Endpoint.parse(url), timeout=5).request("GET", "/health", None, {})
+            return proc, url
+        except ConnectionLost:
+            assert proc.poll() is None, proc.stderr.read()
+            time.sleep(0.05)
+    raise AssertionError("agentgym serve did not start")
+
+
+def _stop(proc: subprocess.Popen) -> str:
+    proc.send_signal(signal.SIGTERM)
+    try:
+        _, err = proc.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        _, err = proc.communicate()
+    return err
+
+
+def test_serve_without_tokens_generates_one_that_only_this_user_can_read(tmp_path, monkeypatch):
+    env = {k: v for k, v in os.environ.items() if k not in ("AGENTGYM_SERVER_TOKENS", "AGENTGYM_REMOTE_TOKEN")}
+    env["AGENTGYM_CACHE_DIR"] = str(tmp_path)
+    proc, url = _start([], env)
+    try:
+        token_path = tmp_path / "server" / f"token-{url.rsplit(':', 1)[1]}"
+        assert os.stat(token_path).st_mode & 0o777 == 0o600
+        anonymous = SyncConnection(Endpoint.parse(url), timeout=10).request("GET", "/v1/envs", None, {})
+        assert anonymous.status == 401  # main served loopback without any auth
+        monkeypatch.setenv("AGENTGYM_CACHE_DIR", str(tmp_path))
+        monkeypatch.delenv("AGENTGYM_REMOTE_TOKEN", raising=False)
+        remote = RemoteEnv(url, "TravelPlanner-v0")  # finds the generated token on this machine
+        assert remote.reset(seed=0)[1]["turn"] == 0
+        remote.close()
+    finally:
+        err = _stop(proc)
+    assert str(token_path) in err and token_path.read_text().strip() not in err  # the path is shown, not the token
+
+
+def test_serve_insecure_no_auth_and_trust_clients_are_explicit_and_loud(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "AGENTGYM_SERVER_TOKENS"}
+    proc, url = _start(["--insecure-no-auth", "--trust-clients"], env)
+    try:
+        body = b'{"env_id": "TravelPlanner-v0", "kwargs": {"max_action_chars": 5000}}'
+        created = SyncConnection(Endpoint.parse(url), timeout=30).request("POST", "/v1/sessions", body, {})
+        assert created.status == 201  # open kwargs, no token: what the operator asked for
+    finally:
+        err = _stop(proc)
+    assert "WARNING: --trust-clients" in err and "NO AUTH" in err
+
+
+def test_serve_flags_make_presets_for_the_served_envs():
+    import typer
+
+    from agentgym.server.cli import _presets
+
+    made = _presets(None, ["prs/short"], ["SearchQA-v0"], ["corpus=/data/wiki.jsonl", "top_k=5"])
+    (preset,) = made.presets
+    assert preset.env_id == preset.name == "SearchQA-v0"
+    assert preset.kwargs == {"corpus": "/data/wiki.jsonl", "top_k": 5} and made.reward_presets == ("prs/short",)
+    with pytest.raises(typer.BadParameter):
+        _presets(None, None, [], ["corpus=/x"])
+    with pytest.raises(typer.BadParameter):
+        _presets(None, None, ["SearchQA-v0"], ["novalue"])

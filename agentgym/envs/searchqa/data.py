@@ -5,7 +5,10 @@
   too: the answers from ``reward_model.ground_truth.target``, the question from
   ``extra_info.question`` or else the ``Question:`` line of the prompt.
 * Passages: ``id`` and ``contents`` = ``"title"\\ntext`` (the title's double quotes are
-  stripped, as Search-R1 does), or ``id``, ``title`` and ``text``.
+  stripped, as Search-R1 does), or ``id``, ``title`` and ``text``. The raw ``contents`` is kept
+  unchanged for Search-R1's rendering and for ``/retrieve``.
+
+A corrupt file raises ``DataError`` naming the file, the line (or row) and the field.
 
 Files may be ``.jsonl``, ``.json`` (a list of rows) or ``.parquet`` (needs ``pyarrow``).
 """
@@ -21,7 +24,7 @@ from typing import Any
 
 from agentgym.errors import DataError, DependencyNotInstalled
 
-__all__ = ["Passage", "Question", "read_rows", "load_questions", "load_passages", "split_contents"]
+__all__ = ["Passage", "Question", "read_rows", "numbered_rows", "load_questions", "load_passages", "split_contents"]
 
 
 @dataclass(frozen=True)
@@ -29,24 +32,31 @@ class Passage:
     id: str
     title: str
     text: str
+    raw_contents: str | None = field(default=None, compare=False)
+    """The corpus row's own ``contents``, when it had one."""
 
     @property
     def contents(self) -> str:
-        """The FlashRAG / Search-R1 ``contents`` string: the quoted title, a newline, the text."""
-        return f'"{self.title}"\n{self.text}'
+        """The corpus's ``contents``, or the FlashRAG layout: the quoted title, a newline, the text."""
+        return self.raw_contents if self.raw_contents is not None else f'"{self.title}"\n{self.text}'
 
     def to_row(self) -> dict[str, str]:
         return {"id": self.id, "title": self.title, "text": self.text, "contents": self.contents}
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any], default_id: str = "") -> Passage:
+        if not isinstance(row, Mapping):
+            raise DataError(f"passage {default_id!r} is a {type(row).__name__}, not an object")
         pid = str(row.get("id", row.get("docid", default_id)))
+        contents = row.get("contents")
+        if contents is not None and not isinstance(contents, str):
+            raise DataError(f"passage {pid!r}: field 'contents' is a {type(contents).__name__}, not a string")
         if "title" in row or "text" in row:
-            return cls(pid, str(row.get("title") or ""), str(row.get("text") or ""))
-        if "contents" in row:
-            title, text = split_contents(str(row["contents"]))
-            return cls(pid, title, text)
-        raise DataError(f"passage {pid!r} has neither 'contents' nor 'title'/'text' (keys: {sorted(row)})")
+            return cls(pid, str(row.get("title") or ""), str(row.get("text") or ""), contents)
+        if contents is not None:
+            title, text = split_contents(contents)
+            return cls(pid, title, text, contents)
+        raise DataError(f"passage {pid!r} has neither field 'contents' nor 'title'/'text' (keys: {sorted(row)[:20]})")
 
 
 @dataclass(frozen=True)
@@ -69,12 +79,24 @@ class Question:
         if not isinstance(row, Mapping):
             raise DataError(f"question {default_id!r} is a {type(row).__name__}, not a mapping")
         text = _question_text(row)
+        if not text:
+            raise DataError(f"question row {default_id!r}: field 'question' is missing or empty "
+                            f"(keys: {sorted(row)[:20]})")
         answers = _golden_answers(row)
-        if not text or not answers:
-            raise DataError(f"question row {default_id!r} needs a 'question' and 'golden_answers' "
-                            f"(keys: {sorted(row)})")
-        metadata = row.get("metadata") if isinstance(row.get("metadata"), Mapping) else {}
-        return cls(str(row.get("id", default_id)), text, answers, dict(metadata))
+        if not any(a.strip() for a in answers):
+            raise DataError(f"question row {default_id!r}: field 'golden_answers' has no answer "
+                            f"(keys: {sorted(row)[:20]})")
+        metadata = dict(row["metadata"]) if isinstance(row.get("metadata"), Mapping) else {}
+        source = row.get("data_source")
+        if isinstance(source, str) and source and "data_source" not in metadata:
+            metadata["data_source"] = source  # Search-R1 rows name their dataset (nq, hotpotqa...)
+        return cls(str(row.get("id", default_id)), text, answers, metadata)
+
+    @property
+    def data_source(self) -> str | None:
+        """The dataset the question comes from (``nq``, ``hotpotqa``...), when its row said so."""
+        source = self.metadata.get("data_source")
+        return source if isinstance(source, str) and source else None
 
 
 def split_contents(contents: str) -> tuple[str, str]:
@@ -107,39 +129,61 @@ def _golden_answers(row: Mapping[str, Any]) -> tuple[str, ...]:
     reward = row.get("reward_model")
     if answers is None and isinstance(reward, Mapping) and isinstance(reward.get("ground_truth"), Mapping):
         answers = reward["ground_truth"].get("target")
-    if isinstance(answers, str):
+    if isinstance(answers, (str, int, float)) and not isinstance(answers, bool):
         answers = [answers]
-    if answers is None or isinstance(answers, Mapping):
+    if answers is None:
         return ()
-    return tuple(str(a) for a in answers if str(a).strip())
+    if isinstance(answers, (Mapping, str, bytes)) or not isinstance(answers, Iterable):
+        raise DataError(f"field 'golden_answers' is a {type(answers).__name__}, not a list of strings")
+    answers = list(answers)
+    if not all(isinstance(a, (str, int, float)) and not isinstance(a, bool) for a in answers):
+        raise DataError("field 'golden_answers' must hold strings")
+    # Blank answers stay: Search-R1's qa_em/qa_subem score against every gold answer as given.
+    return tuple(str(a) for a in answers)
 
 
 # -- files -----------------------------------------------------------------------------------
 def read_rows(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
     """Rows of a ``.jsonl``, ``.json`` or ``.parquet`` file, in file order."""
+    for _, row in numbered_rows(path):
+        yield row
+
+
+def numbered_rows(path: str | os.PathLike[str]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """``(where, row)`` for each row: ``where`` is ``file:line`` (jsonl) or ``file:row N``."""
     p = Path(path)
     if not p.is_file():
         raise DataError(f"no such file: {p}")
     suffix = p.suffix.lower()
-    if suffix == ".parquet":
-        yield from _parquet_rows(p)
-    elif suffix == ".json":
-        rows = json.loads(p.read_text(encoding="utf-8"))
-        if not isinstance(rows, list):
-            raise DataError(f"{p}: a .json file must hold a list of rows")
-        yield from rows
-    else:
-        with p.open(encoding="utf-8") as f:
-            for n, line in enumerate(f, 1):
-                if line.strip():
-                    yield _json_line(line, p, n)
+    try:
+        if suffix == ".parquet":
+            for n, row in enumerate(_parquet_rows(p), 1):
+                yield f"{p}: row {n}", row
+        elif suffix == ".json":
+            try:
+                rows = json.loads(p.read_text(encoding="utf-8"))
+            except ValueError as exc:  # JSONDecodeError, or a number too long to convert
+                raise DataError(f"{p}: not valid JSON ({clip_error(exc)})") from None
+            if not isinstance(rows, list):
+                raise DataError(f"{p}: a .json file must hold a list of rows")
+            for n, row in enumerate(rows, 1):
+                yield f"{p}: row {n}", row
+        else:
+            with p.open(encoding="utf-8") as f:
+                for n, line in enumerate(f, 1):
+                    if line.strip():
+                        yield f"{p}:{n}", _json_line(line, p, n)
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{p}: not UTF-8 text (byte {exc.start})") from None
+    except RecursionError:
+        raise DataError(f"{p}: nested too deeply") from None
 
 
 def _json_line(line: str, path: Path, n: int) -> dict[str, Any]:
     try:
         row = json.loads(line)
-    except json.JSONDecodeError as exc:
-        raise DataError(f"{path}:{n}: not valid JSON ({exc.msg})") from None
+    except ValueError as exc:  # JSONDecodeError, or an integer over Python's digit limit
+        raise DataError(f"{path}:{n}: not valid JSON ({clip_error(exc)})") from None
     if not isinstance(row, dict):
         raise DataError(f"{path}:{n}: each line must be a JSON object")
     return row
@@ -150,20 +194,41 @@ def _parquet_rows(path: Path) -> Iterator[dict[str, Any]]:
         import pyarrow.parquet as pq
     except ImportError:
         raise DependencyNotInstalled("reading parquet needs pyarrow: pip install 'agentgym[parquet]'") from None
-    for batch in pq.ParquetFile(path).iter_batches(batch_size=4096):
-        yield from batch.to_pylist()
+    try:
+        batches = pq.ParquetFile(path).iter_batches(batch_size=4096)
+        for batch in batches:
+            yield from batch.to_pylist()
+    except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
+        raise DataError(f"{path}: not a readable parquet file ({clip_error(exc)})") from None
+
+
+def clip_error(exc: BaseException, limit: int = 200) -> str:
+    """An exception's message, cut to ``limit`` characters (corrupt data must not make huge errors)."""
+    text = str(exc) or type(exc).__name__
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def load_questions(source: str | os.PathLike[str] | Iterable[Mapping[str, Any] | Question]) -> list[Question]:
     """Questions from a file or from rows; ids default to ``<file stem>-<row>``."""
     if isinstance(source, (str, os.PathLike)):
         stem = Path(source).name.split(".")[0]
-        return [Question.from_row(r, f"{stem}-{i}") for i, r in enumerate(read_rows(source))]
+        return [_located(where, Question.from_row, r, f"{stem}-{i}")
+                for i, (where, r) in enumerate(numbered_rows(source))]
     return [q if isinstance(q, Question) else Question.from_row(q, f"custom-{i}") for i, q in enumerate(source)]
+
+
+def _located(where: str, read: Any, row: Any, default_id: str) -> Any:
+    try:
+        return read(row, default_id)
+    except DataError as exc:
+        raise DataError(f"{where}: {exc}") from None
 
 
 def load_passages(source: str | os.PathLike[str] | Iterable[Mapping[str, Any] | Passage]) -> Iterator[Passage]:
     """Passages from a file or from rows, streamed; ids default to the 0-based row number."""
-    rows = read_rows(source) if isinstance(source, (str, os.PathLike)) else source
-    for i, row in enumerate(rows):
+    if isinstance(source, (str, os.PathLike)):
+        for i, (where, row) in enumerate(numbered_rows(source)):
+            yield _located(where, Passage.from_row, row, str(i))
+        return
+    for i, row in enumerate(source):
         yield row if isinstance(row, Passage) else Passage.from_row(row, str(i))

@@ -11,18 +11,23 @@ from agentgym.core.env import TextEnv
 from agentgym.core.parsing import GiveUp
 from agentgym.core.tools import ToolBox
 from agentgym.core.types import ActionError, ErrorCode, StepInfo, ToolCall, ToolResult
-from agentgym.envs.searchqa._render import clip, first_observation, render_hits
+from agentgym.envs.searchqa._render import (SEARCH_R1_PROMPT, clip, first_observation, render_hits, render_search_r1,
+                                            search_r1_question)
 from agentgym.envs.searchqa.data import Question
-from agentgym.envs.searchqa.protocol import ACTION_FORMATS, SEARCH_TOOLS, Search, clean_text, read_action
+from agentgym.envs.searchqa.observation import ObservationCutter
+from agentgym.envs.searchqa.protocol import (ACTION_FORMATS, SEARCH_R1_INVALID, SEARCH_TOOLS, Search, clean_text,
+                                             read_action, read_search_r1)
 from agentgym.envs.searchqa.retrievers import Retriever
 from agentgym.envs.searchqa.scoring import (answer_in_text, exact_match, lexical_longform_score,
                                             substring_match, token_f1)
 from agentgym.envs.searchqa.sources import resolve_sources
 from agentgym.errors import ConfigError
 
-__all__ = ["SearchQAEnv", "LongFormSearchQAEnv", "REWARDS", "Judge"]
+__all__ = ["SearchQAEnv", "LongFormSearchQAEnv", "REWARDS", "PROTOCOLS", "STOP_STRINGS", "Judge"]
 
 REWARDS = ("em", "subem", "f1")
+PROTOCOLS = ("agentgym", "search-r1")
+STOP_STRINGS = ("</search>", "</answer>")
 Judge = Callable[[str, str, Sequence[str]], "float | None"]
 _OPTIONS = ("query_index", "query_id", "query")
 _INFO_ANSWER_CHARS = 2000  # info keeps logs small; the model's own text has the whole answer
@@ -37,6 +42,18 @@ class SearchQAEnv(TextEnv):
     generated knowledge base of fictional entities with single-hop, two-hop and comparison
     questions (``agentgym.envs.searchqa.synthetic``), so it runs offline and no model knows the
     answers from pretraining. Real FlashRAG/Search-R1 question files and corpora plug in as they are.
+
+    ## Protocols
+    ``protocol="search-r1"`` plays Search-R1's episodes exactly (docs/searchqa.md lists the rules):
+    its prompt; the turn cut after the first ``</search>`` (else ``</answer>``) and the first
+    case-sensitive ``<search>``/``<answer>`` acted on; its fixed invalid-action observation; an
+    empty answer ends the episode; ``max_turns`` turns with searches, then one final turn in
+    which a search is not run; passages rendered from the corpus's raw ``contents``; an empty
+    ``<information></information>`` on no hits; observations cut to ``max_observation_tokens``
+    tokens of ``tokenizer`` (4 characters per token without one); EM and SubEM as ``qa_em`` and
+    ``qa_subem`` compute them (control characters kept, empty gold answers counted).
+    ``protocol="agentgym"`` (default) is the protocol below, forgiving of case, spacing and an
+    empty answer, with a search budget.
 
     ## Action format
     ``action_format="tags"`` (default, Search-R1): ``<search>query</search>`` searches and
@@ -81,13 +98,19 @@ class SearchQAEnv(TextEnv):
       indexed with BM25 on first use; None for ``$AGENTGYM_SEARCHQA_CORPUS`` or the embedded world.
     * ``retriever``: a ``Retriever``, or a ``/retrieve`` URL (``$AGENTGYM_SEARCHQA_RETRIEVER``);
       replaces the corpus's BM25 index.
+    * ``protocol``: ``agentgym`` (default) or ``search-r1``. ``tokenizer``: a Hugging Face tokenizer
+      (or its name or local path) for Search-R1's token cut of observations;
+      ``max_observation_tokens`` (500, Search-R1's ``max_obs_length``).
     * ``action_format``: ``tags`` (default) or ``json``. ``metric``: ``em``, ``subem`` or ``f1``.
     * ``reward``: a reward preset name or spec (None: the ``metric`` is the reward).
-    * ``top_k`` (3), ``max_searches`` (4), ``max_turns`` (10), ``passage_chars`` (1000, per passage
+    * ``top_k`` (3), ``max_searches`` (4), ``max_turns`` (10; 4 with ``search-r1``, whose meaning differs:
+      see Protocols), ``passage_chars`` (1000, per passage
       text), ``max_query_chars`` (1000), ``max_action_chars``.
     * ``synthetic_size`` (``small``, ``default``, ``large`` or an int of passages) and
       ``synthetic_seed`` (0): the embedded world. ``index_dir``, ``cache_dir``: where the BM25
-      index and the generated world are kept. ``prompt_template``: replaces the instructions;
+      index and the generated world are kept (the index defaults to the cache, never the data
+      folder). ``bm25``: ``bm25s`` (k1 1.5, b 0.75) or ``pyserini`` (k1 0.9, b 0.4).
+      ``prompt_template``: replaces the instructions;
       ``{question}``, ``{top_k}``, ``{max_searches}`` and ``{tools}`` are filled in.
       ``render_mode``: ``ansi``.
 
@@ -100,32 +123,43 @@ class SearchQAEnv(TextEnv):
     """
 
     long_form: ClassVar[bool] = False
+    stop_strings: ClassVar[tuple[str, ...]] = STOP_STRINGS
+    """Where a generated turn ends: the closing tags of both protocols' actions."""
 
     def __init__(self, *, questions: Any = None, corpus: Any = None, retriever: Retriever | str | None = None,
-                 action_format: str = "tags", metric: str = "em", reward: Any = None, top_k: int = 3,
-                 max_searches: int = 4,
-                 max_turns: int = 10, passage_chars: int = 1000, max_query_chars: int = 1000,
-                 max_action_chars: int = 1_000_000, synthetic_size: str | int = "default", synthetic_seed: int = 0,
+                 protocol: str = "agentgym", action_format: str = "tags", metric: str = "em", top_k: int = 3, max_searches: int = 4,
+                 max_turns: int | None = None, passage_chars: int = 1000, max_query_chars: int = 1000,
+                 max_action_chars: int = 1_000_000, tokenizer: Any = None, max_observation_tokens: int = 500,
+                 synthetic_size: str | int = "default", synthetic_seed: int = 0, bm25: str = "bm25s",
                  index_dir: str | os.PathLike[str] | None = None, cache_dir: str | os.PathLike[str] | None = None,
                  prompt_template: str | None = None, render_mode: str | None = None) -> None:
-        super().__init__(max_turns=max_turns, max_action_chars=max_action_chars, render_mode=render_mode,
-                         reward=reward)
+        _choose("protocol", protocol, PROTOCOLS)
+        if max_turns is None:  # Search-R1's training scripts run max_turns=4
+            max_turns = 4 if protocol == "search-r1" else 10
+        _positive("max_turns", max_turns)
+        # Search-R1's max_turns=N: N turns that act, then a final turn in which a search is not run.
+        super().__init__(max_turns=max_turns + 1 if protocol == "search-r1" else max_turns,
+                         max_action_chars=max_action_chars, render_mode=render_mode)
         _choose("action_format", action_format, ACTION_FORMATS)
         self.stop_strings = ("</search>", "</answer>") if action_format == "tags" else ("</tool_call>", "</answer>")
+        if protocol == "search-r1" and action_format != "tags":
+            raise ConfigError("action_format", action_format, "'tags' with protocol='search-r1'")
         _choose("metric", metric, REWARDS)
         for name, value in (("top_k", top_k), ("max_searches", max_searches), ("passage_chars", passage_chars),
-                            ("max_query_chars", max_query_chars)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ConfigError(name, value, "a positive int")
+                            ("max_query_chars", max_query_chars), ("max_observation_tokens", max_observation_tokens)):
+            _positive(name, value)
         if prompt_template is not None and not isinstance(prompt_template, str):
             raise ConfigError("prompt_template", prompt_template, "a str or None")
-        self.action_format, self.metric = action_format, metric
+        self.protocol, self.action_format, self.metric = protocol, action_format, metric
+        self.search_turns = max_turns
+        """Turns in which a search runs (``max_turns`` as given); ``self.max_turns`` counts every turn."""
         self.top_k, self.max_searches = top_k, max_searches
+        self._cut = ObservationCutter(tokenizer, max_observation_tokens)
         self.passage_chars, self.max_query_chars = passage_chars, max_query_chars
         self.prompt_template = prompt_template
         self.questions, self.retriever = resolve_sources(
             questions, corpus, retriever, long_form=self.long_form, synthetic_size=synthetic_size,
-            synthetic_seed=synthetic_seed, index_dir=index_dir, cache_dir=cache_dir)
+            synthetic_seed=synthetic_seed, index_dir=index_dir, cache_dir=cache_dir, bm25=bm25)
         self._index = {q.id: i for i, q in enumerate(self.questions)}
         self._question: Question | None = None
         self._reset_episode()
@@ -150,12 +184,42 @@ class SearchQAEnv(TextEnv):
     def _start(self, options: dict[str, Any]) -> tuple[str, StepInfo]:
         self._question = self._pick(options)
         self._reset_episode()
+        if self.search_r1:
+            text = SEARCH_R1_PROMPT.format(question=search_r1_question(self._question.question))
+            if self.prompt_template is not None:
+                text = first_observation(self._question.question, action_format="tags", top_k=self.top_k,
+                                         max_searches=self.max_searches, long_form=self.long_form,
+                                         template=self.prompt_template)
+            return text, StepInfo(turn=0, task_id=self._question.id, extra={"question": self._question.question})
         text = first_observation(self._question.question, action_format=self.action_format, top_k=self.top_k,
                                  max_searches=self.max_searches, long_form=self.long_form,
                                  template=self.prompt_template)
         return text, StepInfo(turn=0, task_id=self._question.id, extra={"question": self._question.question})
 
+    @property
+    def search_r1(self) -> bool:
+        """Whether the env plays Search-R1's protocol."""
+        return self.protocol == "search-r1"
+
     def _act(self, action: str) -> tuple[str, float, bool, StepInfo]:
+        text, reward, terminated, info = self._act_turn(action)
+        if not terminated and self.turn >= self.max_turns and info.evaluation is None:
+            # The episode ends unanswered: report it as a wrong answer, so per-dataset EM counts it.
+            info = info.model_copy(update={"evaluation": self._unanswered()})
+        return text, reward, terminated, info
+
+    def _unanswered(self) -> dict[str, Any]:
+        report: dict[str, Any] = {"answer": None, "score": 0.0}
+        if not self.long_form:
+            report.update(golden_answers=list(self._question.golden_answers), em=0.0, subem=0.0, f1=0.0,
+                          retrieval_hit=self._retrieval_hit, reward_metric=self.metric)
+        if self._question.data_source is not None:
+            report["data_source"] = self._question.data_source
+        return report
+
+    def _act_turn(self, action: str) -> tuple[str, float, bool, StepInfo]:
+        if self.search_r1:
+            return self._act_search_r1(action)
         if len(action) > self.action_space.max_length:
             return self._invalid(ActionError(code=ErrorCode.ACTION_TOO_LONG, message=(
                 f"Your reply has {len(action)} characters; the limit is {self.action_space.max_length}.")))
@@ -171,6 +235,21 @@ class SearchQAEnv(TextEnv):
             return self._finish(None, extra)
         return self._finish(clean_text(parsed.text), extra)
 
+    def _act_search_r1(self, action: str) -> tuple[str, float, bool, StepInfo]:
+        # Search-R1 has no action size limit; a longer turn is read from its first max_action_chars.
+        reading = read_search_r1(action[:self.action_space.max_length])
+        parsed = reading.action
+        final = self.turn > self.search_turns
+        if isinstance(parsed, ActionError):
+            text = "" if final else self._cut(SEARCH_R1_INVALID)
+            return text, 0.0, False, self._info(action="invalid", error=parsed)
+        if isinstance(parsed, Search):
+            if final:  # the final turn: Search-R1 does not run the search, and the episode ends unanswered
+                error = ActionError(code=ErrorCode.SEARCH_LIMIT, message="The final turn's search is not run.")
+                return "", 0.0, False, self._info(action="tool", error=error, extra={"query": clip(parsed.query, 300)})
+            return self._search(parsed.query[:self.max_query_chars], {})
+        return self._finish(parsed.text, {"answer_blocks": 1})
+
     def _invalid(self, error: ActionError, extra: dict[str, Any] | None = None,
                  call: ToolCall | None = None) -> tuple[str, float, bool, StepInfo]:
         return error.message, 0.0, False, self._info(action="invalid", error=error, tool_call=call, extra=extra or {})
@@ -178,7 +257,7 @@ class SearchQAEnv(TextEnv):
     def _search(self, query: str, extra: dict[str, Any]) -> tuple[str, float, bool, StepInfo]:
         call = ToolCall(name="search", arguments={"query": clip(query, 300)})
         extra["query"] = clip(query, 300)
-        problem = self._query_problem(query)
+        problem = None if self.search_r1 else self._query_problem(query)
         if problem is not None:
             return self._invalid(problem, extra, call)
         try:
@@ -191,7 +270,10 @@ class SearchQAEnv(TextEnv):
             return text, 0.0, False, self._info(action="tool", tool_call=call, error=error, extra=extra,
                                                 tool_result=ToolResult(content=message, error=error.code))
         self._searches += 1
-        text = render_hits(hits, action_format=self.action_format, passage_chars=self.passage_chars)
+        if self.search_r1:
+            text = self._cut(render_search_r1(hits))
+        else:
+            text = render_hits(hits, action_format=self.action_format, passage_chars=self.passage_chars)
         self._note_retrieval(hits)
         extra.update(passage_ids=[h.id for h in hits], scores=[_finite(h.score) for h in hits],
                      searches_used=self._searches)
@@ -218,17 +300,20 @@ class SearchQAEnv(TextEnv):
             self._retrieval_hit = any(answer_in_text(golden, f"{h.title} {h.text}") for h in hits)
 
     def _finish(self, answer: str | None, extra: dict[str, Any]) -> tuple[str, float, bool, StepInfo]:
-        if answer == "":
+        if answer == "" and not self.search_r1:  # Search-R1 ends the episode on an empty answer
             return self._invalid(ActionError(code=ErrorCode.INVALID_ARGUMENT, message=(
                 "The answer is empty. Write it between <answer> and </answer>.")), extra)
         self._answer = answer
-        evaluation = self.evaluate(answer) if answer is not None else {"answer": None, "score": 0.0}
+        evaluation = self.evaluate(answer) if answer is not None else self._unanswered()
         evaluation.update(searches=self._searches, passage_ids_seen=list(dict.fromkeys(self._seen_ids)))
         reward = float(evaluation["score"])
         kind = "answer" if answer is not None else "give_up"
         extra["answer"] = None if answer is None else clip(answer, _INFO_ANSWER_CHARS)
         text = "Answer received. The episode is over." if answer is not None else "You gave up. The episode is over."
-        return text, reward, True, self._info(action=kind, terminated_reason=kind, evaluation=evaluation, extra=extra)
+        if self.search_r1:
+            text = ""  # Search-R1 appends nothing after an answer
+        return text, reward, True, self._info(action=kind, terminated_reason=kind, evaluation=evaluation,
+                                                answer=answer, extra=extra)
 
     def evaluate(self, answer: str) -> dict[str, Any]:
         """The terminal report; ``score`` is the reward. Override to reshape the terminal signal."""
@@ -236,9 +321,12 @@ class SearchQAEnv(TextEnv):
         f1 = token_f1(answer, golden)
         report = {"answer": clip(answer, _INFO_ANSWER_CHARS), "golden_answers": list(golden),
                   "em": exact_match(answer, golden),
-                  "subem": substring_match(answer, golden), "f1": f1.f1, "precision": f1.precision,
+                  "subem": substring_match(answer, golden, skip_empty_golds=not self.search_r1),
+                  "f1": f1.f1, "precision": f1.precision,
                   "recall": f1.recall, "retrieval_hit": self._retrieval_hit, "reward_metric": self.metric}
         report["score"] = report[self.metric]
+        if self._question.data_source is not None:
+            report["data_source"] = self._question.data_source
         return report
 
     def reward_context(self) -> dict[str, Any]:
@@ -313,6 +401,11 @@ class LongFormSearchQAEnv(SearchQAEnv):
                 report["judge_error"] = f"{type(exc).__name__}: {clip(str(exc), 300)}"
         report.update(score=report["rouge_l"] if score is None else score, scorer=scorer)
         return report
+
+
+def _positive(name: str, value: Any) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ConfigError(name, value, "a positive int")
 
 
 def _choose(field: str, value: Any, allowed: Sequence[str]) -> None:

@@ -1,8 +1,17 @@
-"""Reading a turn of model text: the Search-R1 tag protocol, or JSON function calling.
+"""Reading a turn of model text: agentgym's tag protocol, Search-R1's exact one, or JSON function calling.
 
-Tags (``action_format="tags"``): ``<search>query</search>`` searches, ``<answer>text</answer>``
-answers; complete ``<think>...</think>`` blocks, and ``<information>`` blocks the model wrote
-itself, are ignored. The first complete tag decides the action, as Search-R1 cuts a turn at its
+Every reader is one pass over the text (linear time on any input, such as a megabyte of one
+repeated unclosed tag), and think blocks are removed first by the shared rule,
+``agentgym.core.thoughts.strip_thoughts``.
+
+Search-R1 (``read_search_r1``, the env's ``protocol="search-r1"``): the turn is cut after its
+first ``</search>``, else after its first ``</answer>``; the first ``<search>`` or ``<answer>``
+that has a matching close later decides the action, its content stripped. Tags are
+case-sensitive and take no attributes or spaces (``<Answer>`` and ``<answer >`` are not tags).
+
+Tags (``action_format="tags"``, ``protocol="agentgym"``): ``<search>query</search>`` searches,
+``<answer>text</answer>`` answers; think blocks, and complete ``<information>`` blocks the model
+wrote itself, are ignored. The first complete tag decides the action, as Search-R1 cuts a turn at its
 first ``</search>``; an answer takes the **last** well-formed ``<answer>`` block. Nested tags, a
 tag closed by the wrong one, or a lone unclosed tag are errors; an unclosed tag after a complete
 one, or a stray closing tag, is ignored and noted.
@@ -19,20 +28,28 @@ import re
 from dataclasses import dataclass
 
 from agentgym.core.parsing import Answer, Call, GiveUp, parse_action
+from agentgym.core.thoughts import strip_thoughts
 from agentgym.core.tools import Param, Tool, ToolBox
 from agentgym.core.types import ActionError, ErrorCode, ToolResult
 
-__all__ = ["Search", "Reading", "read_action", "clean_text", "SEARCH_TOOLS", "ACTION_FORMATS"]
+__all__ = ["Search", "Reading", "read_action", "read_search_r1", "cut_turn", "clean_text", "SEARCH_TOOLS",
+           "ACTION_FORMATS", "SEARCH_R1_INVALID"]
 
 ACTION_FORMATS = ("tags", "json")
-_IGNORED_BLOCKS = re.compile(r"<(think|information)>.*?</\1\s*>", re.DOTALL | re.IGNORECASE)
+# No nested quantifiers: each match attempt starts at a "<" and stops at the next non-space, so
+# finditer is linear in the text (as in core.thoughts).
+_INFORMATION_TAG = re.compile(r"<(/?)information\s*>", re.IGNORECASE)
 _TAG = re.compile(r"<(/?)(search|answer)\s*>", re.IGNORECASE)
-_ANSWER_BLOCK = re.compile(r"<answer>(.*?)</answer>", re.DOTALL | re.IGNORECASE)
+_ANSWER_TAG = re.compile(r"<(/?)answer\s*>", re.IGNORECASE)
 # C0/C1 controls (but tab and newline) and lone surrogates: never useful in a query or an answer.
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
 
 TAG_USAGE = ("Put a search query between <search> and </search>, or the final answer between "
              "<answer> and </answer>.")
+SEARCH_R1_INVALID = ("\nMy previous action is invalid. If I want to search, I should put the query between <search> "
+                     "and </search>. If I want to give the final answer, I should put the answer between <answer> and "
+                     "</answer>. Let me try again.\n")
+"""Search-R1's fixed observation for a turn with no complete ``<search>`` or ``<answer>`` tag."""
 JSON_USAGE = ('Call the search tool as <tool_call>{"name": "search", "arguments": {"query": "..."}}</tool_call>, '
               "or give the final answer as <answer>...</answer>.")
 
@@ -73,7 +90,7 @@ def clean_text(text: str) -> str:
 
 def read_action(text: str, action_format: str) -> Reading:
     """Read one turn of model text in ``action_format`` (``tags`` or ``json``)."""
-    visible = _IGNORED_BLOCKS.sub(" ", text)
+    visible = _drop_information(strip_thoughts(text))
     if not visible.strip():
         usage = TAG_USAGE if action_format == "tags" else JSON_USAGE
         return Reading(_error(ErrorCode.EMPTY_ACTION, f"Your reply has no action. {usage}"))
@@ -84,7 +101,7 @@ def read_action(text: str, action_format: str) -> Reading:
 
 def _read_json(text: str) -> Reading:
     parsed = parse_action(text, SEARCH_TOOLS, "json")
-    blocks = len(_ANSWER_BLOCK.findall(text))
+    blocks = _count_answer_blocks(text)
     if isinstance(parsed, Call):
         return Reading(Search(parsed.arguments["query"]), blocks)
     return Reading(parsed, blocks)
@@ -128,3 +145,74 @@ def _decide(blocks: list[tuple[str, str]], notes: tuple[str, ...]) -> Reading:
 
 def _error(code: ErrorCode, message: str) -> ActionError:
     return ActionError(code=code, message=message)
+
+
+def _drop_information(text: str) -> str:
+    """``text`` without its complete ``<information>...</information>`` blocks (each becomes a space).
+
+    A block runs from an opening tag to the first closing tag after it; an unclosed opening tag
+    and what follows it are kept, as a lazy ``<information>.*?</information>`` would leave them.
+    """
+    kept: list[str] = []
+    start, open_at = 0, -1
+    for tag in _INFORMATION_TAG.finditer(text):
+        if tag.group(1) != "/":
+            if open_at < 0:
+                open_at = tag.start()
+        elif open_at >= 0:
+            kept.append(text[start:open_at])
+            kept.append(" ")
+            start, open_at = tag.end(), -1
+    kept.append(text[start:])
+    return "".join(kept)
+
+
+def _count_answer_blocks(text: str) -> int:
+    count, inside = 0, False
+    for tag in _ANSWER_TAG.finditer(text):
+        closing = tag.group(1) == "/"
+        if closing and inside:
+            count += 1
+        inside = not closing
+    return count
+
+
+# -- Search-R1's protocol ----------------------------------------------------------------------
+def cut_turn(text: str) -> str:
+    """The turn as Search-R1 keeps it: up to its first ``</search>``, else its first ``</answer>``."""
+    for close in ("</search>", "</answer>"):
+        end = text.find(close)
+        if end >= 0:
+            return text[:end + len(close)]
+    return text
+
+
+def read_search_r1(text: str) -> Reading:
+    """Read one turn with Search-R1's rules (module docstring); no complete tag is an ``ActionError``."""
+    found = _first_tag_block(strip_thoughts(cut_turn(text)))
+    if found is None:
+        code = ErrorCode.EMPTY_ACTION if not text.strip() else ErrorCode.UNPARSEABLE_ACTION
+        return Reading(_error(code, "Your reply has no complete <search> or <answer> tag. " + TAG_USAGE))
+    name, content = found
+    if name == "search":
+        return Reading(Search(content.strip()))
+    return Reading(Answer(content.strip()), 1)
+
+
+def _first_tag_block(text: str) -> tuple[str, str] | None:
+    """The earliest ``<search>`` or ``<answer>`` with its name's closing tag after it, and its content.
+
+    What a first match of ``<(search|answer)>(.*?)</\\1>`` finds, in linear time: when the last
+    closing tag of a name lies before an opening tag, no later opening tag of that name can close.
+    """
+    last_close = {name: text.rfind(f"</{name}>") for name in ("search", "answer")}
+    next_open = {name: text.find(f"<{name}>") for name in ("search", "answer")}
+    while True:
+        live = [(at, name) for name, at in next_open.items() if at >= 0]
+        if not live:
+            return None
+        at, name = min(live)
+        start = at + len(name) + 2
+        if last_close[name] >= start:
+            return name, text[start:text.find(f"</{name}>", start)]
+        next_open[name] = -1

@@ -16,34 +16,38 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 from urllib.parse import urlsplit
 
 import httpx
 
+from agentgym import _http
 from agentgym.envs.searchqa.data import split_contents
-from agentgym.errors import AgentGymError, ConfigError
+from agentgym.errors import ConfigError, RetrieverError
 
 __all__ = ["Hit", "Retriever", "RetrieverError", "HttpRetriever", "document_to_hit"]
 
 
 @dataclass(frozen=True)
 class Hit:
-    """One retrieved passage: its corpus id (may be empty for servers that send none), title, text, score."""
+    """One retrieved passage: its corpus id (may be empty for servers that send none), title, text, score.
+
+    ``contents`` is the corpus's own ``contents`` string when it had one, unchanged."""
 
     id: str
     title: str
     text: str
     score: float | None = None
+    contents: str | None = field(default=None, compare=False)
+
+    def raw_contents(self) -> str:
+        """The corpus's ``contents``, or the FlashRAG layout (quoted title, newline, text) when it had none."""
+        return self.contents if self.contents is not None else f'"{self.title}"\n{self.text}'
 
     def to_document(self) -> dict[str, str]:
-        """The document as a Search-R1 server returns it (``contents`` = quoted title, newline, text)."""
-        return {"id": self.id, "title": self.title, "text": self.text, "contents": f'"{self.title}"\n{self.text}'}
-
-
-class RetrieverError(AgentGymError, RuntimeError):
-    """A search could not be carried out: the server is down, too slow, failing or answered garbage."""
+        """The document as a Search-R1 server returns it, ``contents`` passed through unchanged."""
+        return {"id": self.id, "title": self.title, "text": self.text, "contents": self.raw_contents()}
 
 
 @runtime_checkable
@@ -63,16 +67,17 @@ def document_to_hit(document: Any, score: Any = None) -> Hit:
     """Read a server's document (``id`` + ``contents``, or ``title`` + ``text``) into a ``Hit``."""
     if not isinstance(document, Mapping):
         raise RetrieverError(f"malformed response: a document is a {type(document).__name__}, not an object")
+    contents = document.get("contents") if isinstance(document.get("contents"), str) else None
     if "title" in document or "text" in document:
         title, text = str(document.get("title") or ""), str(document.get("text") or "")
-    elif isinstance(document.get("contents"), str):
-        title, text = split_contents(document["contents"])
+    elif contents is not None:
+        title, text = split_contents(contents)
     else:
         raise RetrieverError("malformed response: a document has neither 'contents' nor 'title'/'text'")
     if score is not None and (isinstance(score, bool) or not isinstance(score, (int, float))):
         raise RetrieverError("malformed response: a score is not a number")
     pid = document.get("id", "")
-    return Hit("" if pid is None else str(pid), title, text, None if score is None else float(score))
+    return Hit("" if pid is None else str(pid), title, text, None if score is None else float(score), contents)
 
 
 class HttpRetriever:
@@ -106,6 +111,10 @@ class HttpRetriever:
             out.extend(self._post(list(queries[start:start + self.batch_size]), k))
         return out
 
+    max_response_bytes = 64 << 20
+    """Largest reply read; a longer one raises ``RetrieverError`` at once (``timeout`` bounds each
+    attempt in total, however slowly the server sends)."""
+
     def _post(self, queries: list[str], k: int) -> list[list[Hit]]:
         body = {"queries": queries, "topk": k, "return_scores": True}
         failure = ""
@@ -113,24 +122,24 @@ class HttpRetriever:
             if attempt:
                 time.sleep(self.backoff * 2 ** (attempt - 1))
             try:
-                response = self._http().post(self.url, json=body)
-            except httpx.TimeoutException:
-                failure = f"no answer within {self.timeout:g} s"
+                reply = _http.post_json(self._http(), self.url, body, deadline_s=self.timeout,
+                                        max_bytes=self.max_response_bytes)
+            except _http.CallFailed as exc:
+                if not exc.retryable:
+                    raise RetrieverError(f"the retriever at {self.url} failed: {exc.reason}") from None
+                failure = exc.reason
                 continue
-            except httpx.TransportError as exc:
-                failure = f"cannot connect ({type(exc).__name__})"
+            if reply.status == 429 or reply.status >= 500:
+                failure = f"HTTP {reply.status}"
                 continue
-            if response.status_code == 429 or response.status_code >= 500:
-                failure = f"HTTP {response.status_code}"
-                continue
-            if response.status_code != 200:
-                raise RetrieverError(f"the retriever at {self.url} refused the request: HTTP {response.status_code}")
-            return _parse_result(response, len(queries))
+            if reply.status != 200:
+                raise RetrieverError(f"the retriever at {self.url} refused the request: HTTP {reply.status}")
+            return _parse_result(reply, len(queries))
         raise RetrieverError(f"the retriever at {self.url} failed after {self.retries + 1} attempt(s): {failure}")
 
     def _http(self) -> httpx.Client:
         if self._client is None:
-            self._client = httpx.Client(timeout=self.timeout, headers=self.headers)
+            self._client = _http.sync_client(headers=self.headers)
         return self._client
 
     def close(self) -> None:
@@ -152,11 +161,11 @@ class HttpRetriever:
         return f"HttpRetriever({self.url!r})"
 
 
-def _parse_result(response: httpx.Response, n_queries: int) -> list[list[Hit]]:
+def _parse_result(reply: _http.Reply, n_queries: int) -> list[list[Hit]]:
     try:
-        payload = response.json()
-    except ValueError:
-        raise RetrieverError("malformed response: the body is not JSON") from None
+        payload = reply.json()
+    except ValueError as exc:
+        raise RetrieverError(f"malformed response: the body is not JSON of bounded nesting ({exc})") from None
     result = payload.get("result") if isinstance(payload, dict) else None
     if not isinstance(result, list) or len(result) != n_queries:
         raise RetrieverError(f"malformed response: expected 'result' with {n_queries} list(s)")

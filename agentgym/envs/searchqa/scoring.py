@@ -53,10 +53,15 @@ def exact_match(prediction: str, golden: str | Iterable[str]) -> float:
     return float(any(pred == normalize_answer(g) for g in _golds(golden)))
 
 
-def substring_match(prediction: str, golden: str | Iterable[str]) -> float:
-    """Cover EM: 1.0 when a normalized gold answer occurs inside the normalized prediction."""
+def substring_match(prediction: str, golden: str | Iterable[str], *, skip_empty_golds: bool = True) -> float:
+    """Cover EM: 1.0 when a normalized gold answer occurs inside the normalized prediction.
+
+    A gold answer that normalizes to nothing (``"the"``, ``"?"``) is skipped, as it would match
+    any prediction; ``skip_empty_golds=False`` keeps it, as Search-R1's ``qa_subem`` does.
+    """
     pred = normalize_answer(prediction)
-    return float(any(normalize_answer(g) in pred for g in _golds(golden) if normalize_answer(g)))
+    golds = (normalize_answer(g) for g in _golds(golden))
+    return float(any(g in pred for g in golds if g or not skip_empty_golds))
 
 
 def token_f1(prediction: str, golden: str | Iterable[str]) -> F1Score:

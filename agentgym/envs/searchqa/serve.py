@@ -1,4 +1,4 @@
-"""``agentgym serve-retriever``: the Search-R1 ``/retrieve`` API over the embedded BM25 retriever.
+"""``agentgym serve-retriever``: the Search-R1 ``/retrieve`` API over the embedded BM25 or a dense retriever.
 
 One server per cluster (or node) holds the index once and answers every env's searches::
 
@@ -8,13 +8,19 @@ One server per cluster (or node) holds the index once and answers every env's se
 ``POST /retrieve`` takes ``{"queries": [str, ...], "topk": int | null, "return_scores": bool}``
 (``topk`` null or 0 means the server's ``--topk``) and answers ``{"result": [...]}``, one list per
 query, of ``{"document": doc, "score": float}`` with scores or of ``doc`` without, where
-``doc = {"id", "title", "text", "contents"}`` (``contents`` = quoted title, newline, text, as
-in Search-R1). Bad requests get HTTP 422 with ``{"error": ...}``. ``GET /health`` reports the
-corpus size. Needs the ``server`` extra: ``pip install 'agentgym[server]'``.
+``doc = {"id", "title", "text", "contents"}`` and ``contents`` is the corpus's own, unchanged
+(the quoted title, a newline, the text, in Search-R1's corpora). There is no cap on the number
+of queries beyond the body size (``MAX_BODY_BYTES``): Search-R1 sends every active query of a
+batch in one request (512 prompts x 5 rollouts = 2,560 on a default GRPO run's first turn), and
+the server answers them in chunks of ``CHUNK`` queries through the retriever's batched search,
+each chunk on a worker thread so other requests keep being served. Bad requests get HTTP 422
+with ``{"error": ...}``, a body over the limit 413. ``GET /health`` reports the corpus size.
+Needs the ``server`` extra: ``pip install 'agentgym[server]'``.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -25,9 +31,10 @@ from agentgym.errors import DependencyNotInstalled
 
 __all__ = ["create_app", "serve_retriever", "open_corpus_retriever"]
 
-MAX_QUERIES = 1024
+MAX_BODY_BYTES = 64 << 20
 MAX_TOPK = 1000
 MAX_QUERY_CHARS = 100_000
+CHUNK = 256
 
 
 def create_app(retriever: Retriever, *, default_topk: int = 3) -> Any:
@@ -42,19 +49,25 @@ def create_app(retriever: Retriever, *, default_topk: int = 3) -> Any:
         raise DependencyNotInstalled("the retrieval server needs starlette: pip install 'agentgym[server]'") from None
 
     async def retrieve(request: Request) -> JSONResponse:
+        raw = await _read_body(request)
+        if raw is None:
+            return JSONResponse({"error": f"the body is larger than {MAX_BODY_BYTES} bytes"}, status_code=413)
         try:
-            body = await request.json()
-        except ValueError:
+            body = json.loads(raw)
+        except (ValueError, RecursionError):
             return JSONResponse({"error": "the request body is not JSON"}, status_code=422)
         problem = _request_problem(body)
         if problem:
             return JSONResponse({"error": problem}, status_code=422)
-        k = body.get("topk") or default_topk
+        k, with_scores, queries = body.get("topk") or default_topk, bool(body.get("return_scores")), body["queries"]
+        result: list[list[dict[str, Any]]] = []
         try:
-            results = await run_in_threadpool(retriever.batch_search, body["queries"], k)
+            for start in range(0, len(queries), CHUNK):
+                chunk = await run_in_threadpool(_search_chunk, retriever, queries[start:start + CHUNK], k, with_scores)
+                result.extend(chunk)
         except Exception as exc:  # a backend failure is the server's error, reported as such
-            return JSONResponse({"error": f"search failed: {type(exc).__name__}: {exc}"}, status_code=500)
-        return JSONResponse({"result": [_render(hits, bool(body.get("return_scores"))) for hits in results]})
+            return JSONResponse({"error": f"search failed: {type(exc).__name__}: {str(exc)[:300]}"}, status_code=500)
+        return JSONResponse({"result": result})
 
     async def health(request: Request) -> JSONResponse:
         size = len(retriever) if hasattr(retriever, "__len__") else None
@@ -63,14 +76,30 @@ def create_app(retriever: Retriever, *, default_topk: int = 3) -> Any:
     return Starlette(routes=[Route("/retrieve", retrieve, methods=["POST"]), Route("/health", health, methods=["GET"])])
 
 
+async def _read_body(request: Any) -> bytes | None:
+    """The body, or None once it passes ``MAX_BODY_BYTES`` (read no further)."""
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+        return None
+    parts, size = [], 0
+    async for part in request.stream():
+        size += len(part)
+        if size > MAX_BODY_BYTES:
+            return None
+        parts.append(part)
+    return b"".join(parts)
+
+
+def _search_chunk(retriever: Retriever, queries: list[str], k: int, with_scores: bool) -> list[list[dict[str, Any]]]:
+    return [_render(hits, with_scores) for hits in retriever.batch_search(queries, k)]
+
+
 def _request_problem(body: Any) -> str | None:
     if not isinstance(body, dict):
         return "the body must be a JSON object"
     queries = body.get("queries")
     if not isinstance(queries, list) or not all(isinstance(q, str) for q in queries):
         return "'queries' must be a list of strings"
-    if len(queries) > MAX_QUERIES:
-        return f"at most {MAX_QUERIES} queries per request"
     if any(len(q) > MAX_QUERY_CHARS for q in queries):
         return f"a query is longer than {MAX_QUERY_CHARS} characters"
     topk = body.get("topk")
@@ -87,16 +116,26 @@ def _render(hits: list[Hit], with_scores: bool) -> list[dict[str, Any]]:
     return [h.to_document() for h in hits]
 
 
-def open_corpus_retriever(corpus: str, *, index_dir: Path | None = None, stem: bool = True) -> Retriever:
-    """The BM25 retriever of a corpus file, or of the embedded world for ``synthetic[:SIZE]``."""
-    from agentgym.envs.searchqa.bm25 import BM25Retriever
+def open_corpus_retriever(corpus: str, *, index_dir: Path | None = None, stem: bool = True, bm25: str = "bm25s",
+                          dense_index: Path | None = None, encoder: str | None = None) -> Retriever:
+    """The retriever of a corpus file (or of the embedded world for ``synthetic[:SIZE]``): BM25, or dense
+    when ``encoder`` is given (with Search-R1's prebuilt ``dense_index``, or one built in the cache)."""
+    from agentgym.envs.searchqa.bm25 import BM25_PRESETS, BM25Retriever
     from agentgym.envs.searchqa.synthetic import synthetic_world_folder
+    from agentgym.errors import ConfigError
 
     if corpus == "synthetic" or corpus.startswith("synthetic:"):
         size: str | int = corpus.partition(":")[2] or "default"
         size = int(size) if isinstance(size, str) and size.isdigit() else size
         corpus = str(synthetic_world_folder(size) / "corpus.jsonl")
-    return BM25Retriever.open(corpus, index_dir=index_dir, stemmer="english" if stem else None)
+    if encoder is not None or dense_index is not None:
+        from agentgym.envs.searchqa.dense import DEFAULT_ENCODER, DenseRetriever
+
+        return DenseRetriever.open(corpus, index=dense_index, encoder=encoder or DEFAULT_ENCODER)
+    if bm25 not in BM25_PRESETS:
+        raise ConfigError("bm25", bm25, sorted(BM25_PRESETS))
+    k1, b = BM25_PRESETS[bm25]
+    return BM25Retriever.open(corpus, index_dir=index_dir, stemmer="english" if stem else None, k1=k1, b=b)
 
 
 def serve_retriever(
@@ -105,16 +144,24 @@ def serve_retriever(
     host: Annotated[str, typer.Option(help="Interface to bind; 0.0.0.0 to serve other machines.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="TCP port.")] = 8000,
     topk: Annotated[int, typer.Option(help="Passages per query when a request sends no topk.")] = 3,
-    index_dir: Annotated[Path | None, typer.Option(help="Where to keep the BM25 index (default: next to "
-                                                        "the corpus, or the agentgym cache).")] = None,
+    index_dir: Annotated[Path | None, typer.Option(help="Where to keep the BM25 index: an empty folder or one "
+                                                        "agentgym made (default: the agentgym cache).")] = None,
     stem: Annotated[bool, typer.Option(help="Snowball English stemming of corpus and queries.")] = True,
+    bm25: Annotated[str, typer.Option(help="BM25 parameters: bm25s (k1 1.5, b 0.75) or pyserini "
+                                           "(k1 0.9, b 0.4, Search-R1's BM25 baseline).")] = "bm25s",
+    dense_index: Annotated[Path | None, typer.Option(help="A prebuilt FAISS index (Search-R1's e5_Flat.index) "
+                                                          "for dense retrieval (needs the dense extra).")] = None,
+    encoder: Annotated[str | None, typer.Option(help="Dense retrieval with this e5 encoder (name or path, e.g. "
+                                                     "intfloat/e5-base-v2); without --dense-index a Flat index "
+                                                     "is built in the cache.")] = None,
     log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "info",
 ) -> None:
-    """Serve a corpus over the Search-R1 /retrieve API with the embedded BM25 retriever."""
+    """Serve a corpus over the Search-R1 /retrieve API, with BM25 or a dense e5 retriever."""
     try:
         import uvicorn
     except ImportError:
         raise DependencyNotInstalled("the retrieval server needs uvicorn: pip install 'agentgym[server]'") from None
-    retriever = open_corpus_retriever(corpus, index_dir=index_dir, stem=stem)
+    retriever = open_corpus_retriever(corpus, index_dir=index_dir, stem=stem, bm25=bm25, dense_index=dense_index,
+                                      encoder=encoder)  # agentgym's errors become one line in the CLI
     typer.echo(f"serving {len(retriever):,} passages on http://{host}:{port}/retrieve", err=True)
     uvicorn.run(create_app(retriever, default_topk=topk), host=host, port=port, log_level=log_level)

@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from agentgym.envs.searchqa.bm25 import BM25Retriever
+from agentgym.envs.searchqa.bm25 import BM25_PRESETS, BM25Retriever
 from agentgym.envs.searchqa.data import Question, load_questions
 from agentgym.envs.searchqa.retrievers import HttpRetriever, Retriever
 from agentgym.envs.searchqa.synthetic import SPLITS, synthetic_world_folder
@@ -30,7 +30,8 @@ RETRIEVER_ENV_VAR = "AGENTGYM_SEARCHQA_RETRIEVER"
 
 
 def resolve_sources(questions: Any, corpus: Any, retriever: Any, *, long_form: bool, synthetic_size: str | int,
-                    synthetic_seed: int, index_dir: Any, cache_dir: Any) -> tuple[list[Question], Retriever]:
+                    synthetic_seed: int, index_dir: Any, cache_dir: Any,
+                    bm25: str = "bm25s") -> tuple[list[Question], Retriever]:
     """The env's questions and its retriever (see the module docstring for the order)."""
     if questions is None:
         questions = os.environ.get(QUESTIONS_ENV_VAR) or "train"
@@ -46,10 +47,13 @@ def resolve_sources(questions: Any, corpus: Any, retriever: Any, *, long_form: b
         loaded = tuple(load_questions(questions))
     if not loaded:
         raise DataError(f"no questions in {questions!r}")
-    return list(loaded), _retriever(retriever, corpus, world_corpus, index_dir, cache_dir)
+    if bm25 not in BM25_PRESETS:
+        raise ConfigError("bm25", bm25, sorted(BM25_PRESETS))
+    return list(loaded), _retriever(retriever, corpus, world_corpus, index_dir, cache_dir, bm25)
 
 
-def _retriever(retriever: Any, corpus: Any, world_corpus: Path | None, index_dir: Any, cache_dir: Any) -> Retriever:
+def _retriever(retriever: Any, corpus: Any, world_corpus: Path | None, index_dir: Any, cache_dir: Any,
+               bm25: str) -> Retriever:
     if retriever is None and corpus is None:
         retriever = os.environ.get(RETRIEVER_ENV_VAR) or None
         corpus = os.environ.get(CORPUS_ENV_VAR) or world_corpus
@@ -61,7 +65,8 @@ def _retriever(retriever: Any, corpus: Any, world_corpus: Path | None, index_dir
         raise ConfigError("retriever", retriever, "a Retriever (search, batch_search) or a /retrieve URL")
     if corpus is None:
         raise ConfigError("corpus", None, "a passage file or rows, or a retriever, to search for these questions")
-    return BM25Retriever.open(corpus, index_dir=index_dir, cache_dir=cache_dir)
+    k1, b = BM25_PRESETS[bm25]
+    return BM25Retriever.open(corpus, index_dir=index_dir, cache_dir=cache_dir, k1=k1, b=b)
 
 
 def _file_key(path: Path) -> tuple[str, int, int]:

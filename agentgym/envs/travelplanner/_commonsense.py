@@ -21,7 +21,7 @@ read, including its quirks (numbered as in the quirk list of ``docs/travelplanne
 * Q21 names and cities are compared case- and space-sensitively.
 
 Where the official code returns a verdict for malformed input, so do these; where it raises,
-these raise (``OfficialCrash`` with a readable message where the cause is known).
+these raise (``_OfficialCrash`` with a readable message where the cause is known).
 """
 
 from __future__ import annotations
@@ -33,14 +33,14 @@ from agentgym.envs.travelplanner._index import WorldIndex
 from agentgym.envs.travelplanner._plan_text import before_paren, from_to, mode_of
 from agentgym.envs.travelplanner.queries import TravelQuery
 
-__all__ = ["OfficialCrash", "CHECKS", "flight_number", "route_for", "filled"]
+__all__ = ["CHECKS", "flight_number", "route_for", "filled"]
 
 Result = tuple[bool | None, str]
 _MEALS = ("breakfast", "lunch", "dinner")
 _PLACEHOLDER_DAY = "You don't need to fill in the information for this or later days."
 
 
-class OfficialCrash(Exception):
+class _OfficialCrash(Exception):
     """The official evaluator would raise here and abort the whole run."""
 
 
@@ -57,7 +57,7 @@ def _route(text: Any) -> tuple[Any, Any]:
     """``from_to`` + suffix removal on both ends; a ``from`` without ``to`` crashes (Q10)."""
     a, b = from_to(text)
     if a is None or b is None:
-        raise OfficialCrash(f"'from' without a 'from A to B' route in {str(text)[:60]!r}")
+        raise _OfficialCrash(f"'from' without a 'from A to B' route in {str(text)[:60]!r}")
     return before_paren(a), before_paren(b)
 
 
@@ -76,7 +76,7 @@ def flight_number(value: str) -> str:
     """The text between ``Flight Number: `` (case-sensitive) and the next comma (Q10 if absent)."""
     parts = value.split("Flight Number: ")
     if len(parts) < 2:
-        raise OfficialCrash(f"no case-sensitive 'Flight Number: ' in {value[:60]!r}")
+        raise _OfficialCrash(f"no case-sensitive 'Flight Number: ' in {value[:60]!r}")
     return parts[1].split(",")[0]
 
 
@@ -274,7 +274,7 @@ def _transport_in_sandbox(unit: Any, value: Any, ix: WorldIndex) -> str | None:
     low = value.lower()
     if "flight number" in low:
         if a is None or b is None:
-            raise OfficialCrash(f"the flight {value[:60]!r} has no 'from A to B' route")
+            raise _OfficialCrash(f"the flight {value[:60]!r} has no 'from A to B' route")
         a, b = before_paren(a), before_paren(b)
         number = flight_number(value)
         if not any(o == a and d == b for _, o, d in ix.flight_routes(number)):

@@ -8,15 +8,14 @@ The arrays are memory-mapped, so opening a world reads only a small header.
 
 from __future__ import annotations
 
-import csv
 import json
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from agentgym.envs.travelplanner._csv import NA_STRINGS, column_converter
-from agentgym.errors import DataError
+from agentgym.envs.travelplanner._columnar import encode_csv
+from agentgym.envs.travelplanner._csv import column_converter
 
 __all__ = ["FLIGHT_COLUMNS", "FlightTable", "build_flight_table"]
 
@@ -28,7 +27,7 @@ _NUMBER, _PRICE, _ORIGIN, _DEST, _DATE = 0, 1, 6, 7, 5
 
 
 def _mapped(path: Path) -> np.ndarray:
-    return np.load(path, mmap_mode="r").view(np.ndarray)
+    return np.load(path, mmap_mode="r", allow_pickle=False).view(np.ndarray)
 
 
 class FlightTable:
@@ -39,15 +38,15 @@ class FlightTable:
         vocab = {int(k): v for k, v in meta["vocab"].items()}
         # Plain ndarray views of the maps: same pages, without np.memmap's per-index Python overhead.
         self._records = _mapped(folder / "records.npy")
-        self._keys = np.load(folder / "keys.npy")
-        self._starts = np.load(folder / "starts.npy")
+        self._keys = _mapped(folder / "keys.npy")
+        self._starts = _mapped(folder / "starts.npy")
         self._by_number = _mapped(folder / "by_number.npy")
         self._sorted_numbers = _mapped(folder / "sorted_numbers.npy")
         self._categories = sorted(vocab.items())
         self._vocab = vocab
         self._city_code = {c: i for i, c in enumerate(vocab[_ORIGIN])}
         self._date_code = {d: i for i, d in enumerate(vocab[_DATE])}
-        self._n_cities, self._n_dates = len(vocab[_ORIGIN]), len(vocab[_DATE])
+        self._n_cities, self._n_dates = max(len(vocab[_ORIGIN]), 1), max(len(vocab[_DATE]), 1)
         self.n_rows = int(self._records.shape[0])
 
     def route_date(self, origin: str, dest: str, date: str) -> list[tuple[Any, ...]]:
@@ -102,106 +101,107 @@ class FlightTable:
 
 
 def build_flight_table(csv_path: Path, folder: Path) -> None:
-    """Parse the official flights CSV into the column files under ``folder``."""
-    header, codes, vocabs = _encode_csv(csv_path)
-    picks = [_index_of(header, c, csv_path) for c in FLIGHT_COLUMNS]
-    keep = _rows_without_na(codes, vocabs)
-    cols = [np.asarray(codes[j], dtype=np.int64)[keep] for j in picks]
-    vocabs = [vocabs[j] for j in picks]
-    cols, vocabs = _share_city_codes(cols, vocabs)
-    order = np.lexsort((np.arange(len(cols[0])), _route_key(cols, vocabs)))
-    keys = _route_key(cols, vocabs)[order]
-    kinds, stored, meta_vocab = _store_columns([c[order] for c in cols], vocabs)
+    """Parse the official flights CSV into the column files under ``folder`` (streaming, via pyarrow)."""
+    enc = encode_csv(csv_path, FLIGHT_COLUMNS[1:], key=FLIGHT_COLUMNS[0],
+                     shared=(FLIGHT_COLUMNS[_ORIGIN], FLIGHT_COLUMNS[_DEST]))
+    vocabs = [[]] + [enc.vocab[c] for c in FLIGHT_COLUMNS[1:]]
+    codes = [enc.keys] + [enc.codes.pop(c) for c in FLIGHT_COLUMNS[1:]]
+    del enc
+    n = len(codes[0])
+    n_cities, n_dates = max(len(vocabs[_ORIGIN]), 1), max(len(vocabs[_DATE]), 1)
+    key = codes[_ORIGIN].astype(np.int64)
+    key *= n_cities
+    key += codes[_DEST]
+    key *= n_dates
+    key += codes[_DATE]
+    order, keys = _stable_order(key)  # consumes key
     folder.mkdir(parents=True, exist_ok=True)
-    # One record per row, so a route-date is one contiguous slice of one memory-mapped file.
-    records = np.empty(len(keys), dtype=[(f"c{j}", a.dtype) for j, a in enumerate(stored)])
-    for j, arr in enumerate(stored):
-        records[f"c{j}"] = arr
-    np.save(folder / "records.npy", records)
-    unique, starts = np.unique(keys, return_index=True)
-    np.save(folder / "keys.npy", unique)
-    np.save(folder / "starts.npy", np.append(starts, len(keys)).astype(np.int64))
-    # Sorted-table positions ordered by flight number, ties by position in the original file.
-    by_number = np.lexsort((order, stored[_NUMBER]))
-    np.save(folder / "by_number.npy", by_number.astype(np.int64))
-    np.save(folder / "sorted_numbers.npy", stored[_NUMBER][by_number])
-    (folder / "meta.json").write_text(json.dumps({"kinds": kinds, "vocab": meta_vocab}))
+    first = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1]))) if n else np.empty(0, np.int64)
+    np.save(folder / "keys.npy", keys[first], allow_pickle=False)
+    np.save(folder / "starts.npy", np.append(first, n).astype(np.int64), allow_pickle=False)
+    del keys, first
+    numbers = codes[_NUMBER] = codes[_NUMBER][order]  # now in table order, like every stored column
+    kinds, stored, meta_vocab = _store_columns(codes, vocabs)
+    _write_records(folder / "records.npy", stored, order)
+    del stored, codes
+    # Table positions ordered by flight number, ties by position in the original file.
+    by_number = _stable_bytes_order(numbers, order)
+    np.save(folder / "by_number.npy", by_number.astype(_index_dtype(n)), allow_pickle=False)
+    np.save(folder / "sorted_numbers.npy", numbers[by_number], allow_pickle=False)
+    (folder / "meta.json").write_text(json.dumps({"kinds": kinds, "vocab": meta_vocab}), encoding="utf-8")
 
 
-def _encode_csv(path: Path) -> tuple[list[str], list[list[int]], list[list[str]]]:
-    """Dictionary-encode every column in one streaming pass."""
-    try:
-        f = open(path, newline="", encoding="utf-8")
-    except FileNotFoundError:
-        raise DataError(f"missing database file {path}") from None
-    with f:
-        reader = csv.reader(f)
-        header = next(reader, None)
-        if header is None:
-            raise DataError(f"{path} is empty; expected a header row")
-        width = len(header)
-        maps: list[dict[str, int]] = [{} for _ in header]
-        codes: list[list[int]] = [[] for _ in header]
-        for lineno, row in enumerate(reader, start=2):
-            if len(row) != width:
-                if len(row) > width:
-                    raise DataError(f"{path}: row {lineno} has {len(row)} fields, the header has {width}")
-                row = row + [""] * (width - len(row))
-            for j, cell in enumerate(row):
-                m = maps[j]
-                code = m.get(cell)
-                if code is None:
-                    code = m[cell] = len(m)
-                codes[j].append(code)
-    return header, codes, [list(m) for m in maps]
+def _stable_order(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(order, key[order])`` with ``order = np.argsort(key, kind="stable")``, for non-negative
+    int64 keys; ``key`` is used as scratch space."""
+    n = len(key)
+    if n < 2 or bool(np.all(key[:-1] <= key[1:])):
+        return np.arange(n, dtype=np.int64), key
+    if int(key.max()) < (2**62) // n:
+        # key * n + position is unique, so an unstable (SIMD) sort gives the stable order.
+        key *= n
+        key += np.arange(n, dtype=np.int64)
+        key.sort()
+        sorted_keys = key // n
+        key %= n
+        return key, sorted_keys
+    order = np.argsort(key, kind="stable")
+    return order, key[order]
 
 
-def _index_of(header: list[str], column: str, path: Path) -> int:
-    if column not in header:
-        raise DataError(f"{path}: missing column {column!r}; found {header}")
-    return header.index(column)
+def _stable_bytes_order(values: np.ndarray, tiebreak: np.ndarray) -> np.ndarray:
+    """Positions of ``values`` (an ``S<w>`` array) sorted by value, equal values by ``tiebreak``."""
+    n, width = len(values), values.dtype.itemsize
+    if n < 2 or width > 8:
+        return np.lexsort((tiebreak, values))
+    # Zero-padded bytes compare like the big-endian integers they spell.
+    as_int = values.astype("S8").view(">u8").astype(np.uint64)
+    order = np.argsort(as_int)
+    ranked = as_int[order]
+    del as_int
+    same = ranked[1:] == ranked[:-1]
+    if same.any():  # equal numbers: order each run by the tiebreak
+        tie = np.zeros(n, dtype=bool)
+        tie[1:] |= same
+        tie[:-1] |= same
+        at = np.flatnonzero(tie)
+        order[at] = order[at][np.lexsort((tiebreak[order[at]], ranked[at]))]
+    return order
 
 
-def _rows_without_na(codes: list[list[int]], vocabs: list[list[str]]) -> np.ndarray:
-    # The official loader drops a row when any of its cells (any column) is missing.
-    keep = np.ones(len(codes[0]) if codes else 0, dtype=bool)
-    for col, vocab in zip(codes, vocabs):
-        na = np.array([v in NA_STRINGS for v in vocab], dtype=bool)
-        if na.any():
-            keep &= ~na[np.asarray(col, dtype=np.int64)]
-    return keep
+def _index_dtype(n: int):
+    return np.uint32 if n < 2**32 else np.int64
 
 
-def _share_city_codes(cols: list[np.ndarray], vocabs: list[list[str]]):
-    # Origin and destination share one city vocabulary so a route packs into one int key.
-    cities = sorted(set(vocabs[_ORIGIN]) | set(vocabs[_DEST]))
-    index = {c: i for i, c in enumerate(cities)}
-    for j in (_ORIGIN, _DEST):
-        remap = np.array([index[c] for c in vocabs[j]], dtype=np.int64)
-        cols[j] = remap[cols[j]] if len(remap) else cols[j]
-        vocabs[j] = cities
-    return cols, vocabs
-
-
-def _route_key(cols: list[np.ndarray], vocabs: list[list[str]]) -> np.ndarray:
-    n_cities, n_dates = len(vocabs[_ORIGIN]), len(vocabs[_DATE])
-    return (cols[_ORIGIN] * n_cities + cols[_DEST]) * n_dates + cols[_DATE]
-
-
-def _store_columns(cols: list[np.ndarray], vocabs: list[list[str]]):
-    kinds, stored, meta_vocab = [], [], {}
-    for j, (codes, vocab) in enumerate(zip(cols, vocabs)):
+def _store_columns(codes: list[np.ndarray], vocabs: list[list[str]]):
+    """Every column but the number is stored as codes into a vocabulary of pandas-typed values."""
+    kinds, stored, meta_vocab = ["bytes"], [codes[_NUMBER]], {}
+    for j in range(1, len(codes)):
+        vocab = vocabs[j]
         convert = column_converter(vocab)
-        if j == _NUMBER:
-            # Flight numbers are searched by value, so they are stored as sortable bytes.
-            kinds.append("bytes")
-            stored.append(np.array([v.encode("utf-8") for v in vocab], dtype=bytes)[codes])
-        elif j in (_ORIGIN, _DEST, _DATE) or convert.kind == "str":
-            kinds.append("category")  # few distinct values: times, dates, city names
-            stored.append(codes.astype(np.int32))
-            meta_vocab[j] = [str(v) for v in vocab]
+        if j in (_ORIGIN, _DEST, _DATE):
+            kinds.append("category")  # looked up by their text
+            meta_vocab[j] = list(vocab)
         else:
             kinds.append(convert.kind)
-            dtype = np.int64 if convert.kind == "int" else np.float64
-            stored.append(np.array([convert(v) for v in vocab], dtype=dtype)[codes])
+            meta_vocab[j] = [convert(v) for v in vocab]
+        stored.append(codes[j].astype(np.uint16 if len(vocab) <= 2**16 else np.uint32, copy=False))
     return kinds, stored, meta_vocab
+
+
+def _write_records(path: Path, columns: list[np.ndarray], order: np.ndarray, chunk: int = 1 << 18) -> None:
+    """One record per table row, written a chunk at a time (the whole table is never in memory twice).
+
+    ``columns[0]`` (the number) is already in table order; the others are in file order and are
+    gathered through ``order``."""
+    dtype = np.dtype([(f"c{j}", c.dtype) for j, c in enumerate(columns)])
+    header = {"descr": np.lib.format.dtype_to_descr(dtype), "fortran_order": False, "shape": (len(order),)}
+    with open(path, "wb") as f:
+        np.lib.format.write_array_header_1_0(f, header)
+        for lo in range(0, len(order), chunk):
+            rows = order[lo : lo + chunk]
+            block = np.empty(len(rows), dtype=dtype)
+            block["c0"] = columns[0][lo : lo + chunk]
+            for j in range(1, len(columns)):
+                block[f"c{j}"] = columns[j][rows]
+            f.write(memoryview(block).cast("B"))

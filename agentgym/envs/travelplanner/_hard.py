@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentgym.envs.travelplanner._commonsense import OfficialCrash, filled, flight_number, route_for
+from agentgym.envs.travelplanner._commonsense import _OfficialCrash, filled, flight_number, route_for
 from agentgym.envs.travelplanner._index import WorldIndex, ceil_div
 from agentgym.envs.travelplanner._plan_text import name_city
 from agentgym.envs.travelplanner.queries import TravelQuery
@@ -116,8 +116,8 @@ def valid_room_type(q: TravelQuery, days: list[Any], ix: WorldIndex) -> Result:
         return None, "the query has no room type"
     for i, value, row in _stays(q, days, ix):
         if not room_type_ok(wanted, row.room_type):
-            return False, f"day {i + 1}: {value!r} is a {row.room_type!r}, the query needs a {wanted}"
-    return True, f"every accommodation is a {wanted}"
+            return False, f"day {i + 1}: {value!r} has room type {row.room_type!r}, the query needs {wanted}"
+    return True, f"every accommodation's room type is {wanted}"
 
 
 def room_type_ok(wanted: str, actual: Any) -> bool:
@@ -147,7 +147,7 @@ def valid_cuisine(q: TravelQuery, days: list[Any], ix: WorldIndex) -> Result:
         return True, f"every wanted cuisine is served ({', '.join(wanted)})"
     missing = [c for c in wanted if c not in seen]
     if not missing:  # duplicates in the query: upstream returns None and then crashes
-        raise OfficialCrash("the query repeats a cuisine")
+        raise _OfficialCrash("the query repeats a cuisine")
     return False, f"no meal serves {missing[0]} cuisine"
 
 

@@ -6,12 +6,13 @@ city's names joined by NUL, so a substring lookup is one or two ``str.find`` cal
 memoized per (table, city, name). Strict lookups use a dict from normalized name to rows.
 
 Caches live in a ``weakref.WeakKeyDictionary`` keyed by the :class:`World` (worlds are
-immutable), so they go away with the world. Every memo is bounded.
+immutable), so they go away with the world. Every memo is bounded; a full one drops its older half.
 """
 
 from __future__ import annotations
 
 import bisect
+import itertools
 import math
 import weakref
 from typing import Any
@@ -49,6 +50,8 @@ class _CityNames:
 
     def contains(self, name: str) -> tuple[Any | None, bool]:
         """(first row whose name contains ``name``, whether exactly one row does)."""
+        if not self.rows:  # a city without rows matches nothing, even the empty name
+            return None, False
         if "\x00" in name:  # cannot use the joined string; scan
             hits = [r for r in self.rows if name in str(r.name)]
             return (hits[0] if hits else None), len(hits) == 1
@@ -85,9 +88,7 @@ class WorldIndex:
         key = (table, city, name)
         hit = self._contains.get(key)
         if hit is None:
-            if len(self._contains) >= _MEMO_LIMIT:
-                self._contains.clear()
-            hit = self._contains[key] = self._city_names(table, city).contains(name)
+            hit = _put(self._contains, key, self._city_names(table, city).contains(name))
         return hit
 
     def venue(self, table: str, text: Any) -> tuple[Any | None, bool]:
@@ -98,11 +99,9 @@ class WorldIndex:
         memo = self._venues[table]  # one dict per table: no key tuple per call
         hit = memo.get(text)
         if hit is None:
-            if len(memo) >= _MEMO_LIMIT:
-                memo.clear()
             name, city = name_city(text)
             # The per-text memo suffices here; skipping ``contains``'s memo saves a key and an insert.
-            hit = memo[text] = self._city_names(table, city).contains(name)
+            hit = _put(memo, text, self._city_names(table, city).contains(name))
         return hit
 
     def _city_names(self, table: str, city: str) -> _CityNames:
@@ -114,18 +113,14 @@ class WorldIndex:
     def flights_by_number(self, number: str) -> list[Flight]:
         rows = self._flights.get(number)
         if rows is None:
-            if len(self._flights) >= _MEMO_LIMIT:
-                self._flights.clear()
-            rows = self._flights[number] = self.world.flights_by_number(number)
+            rows = _put(self._flights, number, self.world.flights_by_number(number))
         return rows
 
     def flight_routes(self, number: str) -> list[tuple[Any, str, str]]:
         """``(price, origin, dest)`` of each row of ``flights_by_number`` (all official mode reads)."""
         rows = self._routes.get(number)
         if rows is None:
-            if len(self._routes) >= _MEMO_LIMIT:
-                self._routes.clear()
-            rows = self._routes[number] = self.world.flight_price_routes(number)
+            rows = _put(self._routes, number, self.world.flight_price_routes(number))
         return rows
 
     def drive_cost(self, origin: Any, dest: Any, mode: str) -> Any:
@@ -142,10 +137,7 @@ class WorldIndex:
                 cost = int(km * 0.05)
             elif mode == "taxi":
                 cost = int(km)
-        if len(self._costs) >= _MEMO_LIMIT:
-            self._costs.clear()
-        self._costs[key] = cost
-        return cost
+        return _put(self._costs, key, cost)
 
     # -- strict: exact (normalized) names and cities ----------------------------------------
     def canon_city(self, text: str) -> str | None:
@@ -173,11 +165,7 @@ class WorldIndex:
 
     def remember(self, kind: str, key: Any, value: Any) -> Any:
         """Store ``value`` in the bounded memo ``kind`` (results of pure per-text computations)."""
-        table = self.memo[kind]
-        if len(table) >= _MEMO_LIMIT:
-            table.clear()
-        table[key] = value
-        return value
+        return _put(self.memo[kind], key, value)
 
     def clear(self) -> None:
         """Drop every memoized lookup (the joined name strings are kept)."""
@@ -189,6 +177,16 @@ class WorldIndex:
         self._costs.clear()
         for table in self.memo.values():
             table.clear()
+
+
+def _put(memo: dict[Any, Any], key: Any, value: Any) -> Any:
+    """Store in a bounded memo. When full, the older half goes (dicts keep insertion order): a long
+    stream of new texts keeps the recent half warm instead of dropping every entry at once."""
+    if len(memo) >= _MEMO_LIMIT:
+        for old in list(itertools.islice(memo, _MEMO_LIMIT // 2)):
+            del memo[old]
+    memo[key] = value
+    return value
 
 
 def _number(text: str) -> float | int:

@@ -82,9 +82,9 @@ def valid_room_type(q: TravelQuery, plan: StrictPlan, ix: WorldIndex) -> Result:
         return None, "the query has no room type"
     for day, hotel in _stays(plan):
         if not room_type_ok(wanted, hotel.row.room_type):
-            return False, (f"day {day.index + 1}: {hotel.describe()} is a {hotel.row.room_type!r}, "
-                           f"the query needs a {wanted}")
-    return True, f"every accommodation is a {wanted}"
+            return False, (f"day {day.index + 1}: {hotel.describe()} has room type {hotel.row.room_type!r}, "
+                           f"the query needs {wanted}")
+    return True, f"every accommodation's room type is {wanted}"
 
 
 def valid_cuisine(q: TravelQuery, plan: StrictPlan, ix: WorldIndex) -> Result:

@@ -30,8 +30,8 @@ def write_world(
 @travelplanner_app.command("generate")
 def generate_command(
     out: Path = typer.Option(..., "--out", "-o", help="The query file to write (jsonl, Hugging Face field format)."),
-    world: str = typer.Option("default", "--world", "-w", help="A world folder holding database/, or 'default' "
-                              "for the embedded synthetic world."),
+    world: str = typer.Option("default", "--database", "-d", "--world", "-w", help="A world folder holding "
+                              "database/, or 'default' for the embedded synthetic world (--world is an alias)."),
     n: int = typer.Option(90, "--n", "-n", help="How many queries, spread evenly over the 9 (level, days) groups."),
     seed: int = typer.Option(0, help="Random seed; the same world, seed and options give the same queries."),
     slack_min: float = typer.Option(0.1, help="Budget = cheapest plan x (1 + slack), slack uniform in [min, max], "
@@ -66,8 +66,9 @@ def generate_command(
 def solve_command(
     queries: str = typer.Option(..., "--queries", "-q", help="Query file (.jsonl/.json/.csv/.parquet) or a split "
                                 "name of the world (train, validation, test)."),
-    database: Path = typer.Option(None, "--database", "-d", help="World folder holding database/ (default: found "
-                                  "next to the query file, else $AGENTGYM_TRAVELPLANNER_DB, else the embedded world)."),
+    database: Path = typer.Option(None, "--database", "-d", "--world", "-w", help="World folder holding database/ "
+                                  "(default: found next to the query file, else $AGENTGYM_TRAVELPLANNER_DB, else the "
+                                  "embedded world; --world is an alias)."),
     out: Path = typer.Option(Path("submission.jsonl"), "--out", "-o", help="Submission file to write "
                              '(official format: {"idx", "query", "plan"} per line, plan null when unsolved).'),
     mode: str = typer.Option("both", "--mode", "-m", help="both (plans pass strict and official evaluation) "

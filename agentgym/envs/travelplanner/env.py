@@ -14,6 +14,7 @@ from agentgym.core.tools import ToolBox
 from agentgym.core.types import ActionError, ErrorCode, StepInfo, ToolCall, ToolResult
 from agentgym.envs.travelplanner._prompts import first_observation
 from agentgym.envs.travelplanner.evaluation import evaluate
+from agentgym.envs.travelplanner.plan import ParsedPlan, parse_plan
 from agentgym.envs.travelplanner.queries import QUERIES_ENV_VAR, TravelQuery, load_queries
 from agentgym.envs.travelplanner.reference import reference_information
 from agentgym.envs.travelplanner.tools import Notebook, make_toolbox
@@ -116,10 +117,8 @@ class TravelPlannerEnv(TextEnv):
         max_action_chars: int = 1_000_000,
         cache_dir: str | os.PathLike[str] | None = None,
         render_mode: str | None = None,
-        reward: Any = None,
     ) -> None:
-        super().__init__(max_turns=max_turns, max_action_chars=max_action_chars, render_mode=render_mode,
-                         reward=reward)
+        super().__init__(max_turns=max_turns, max_action_chars=max_action_chars, render_mode=render_mode)
         _choose("mode", mode, MODES)
         _choose("action_format", action_format, FORMATS)
         _choose("evaluation", evaluation, EVALUATION_MODES)
@@ -185,13 +184,14 @@ class TravelPlannerEnv(TextEnv):
     def _finish(self, parsed: Answer | GiveUp) -> tuple[str, float, bool, StepInfo]:
         gave_up = isinstance(parsed, GiveUp)
         self._answer = None if gave_up else parsed.text
-        report = evaluate(None if gave_up else parsed.text, self._query, self.world, mode=self.evaluation)
+        # The model's text is read leniently (fences, <answer>, literals) in either evaluation mode.
+        report = evaluate(None if gave_up else parse_plan(parsed.text), self._query, self.world, mode=self.evaluation)
         reward = self.terminal_reward(report)
         error = None
         if not gave_up and not report.delivered:
             error = ActionError(code=ErrorCode.INVALID_PLAN, message=f"The plan could not be read: {report.error}")
         text = _final_text(report, gave_up)
-        info = self._info(action="give_up" if gave_up else "answer", error=error,
+        info = self._info(action="give_up" if gave_up else "answer", error=error, answer=self._answer,
                           terminated_reason="give_up" if gave_up else "answer",
                           evaluation=report.model_dump(mode="json"))
         return text, reward, True, info
@@ -204,7 +204,9 @@ class TravelPlannerEnv(TextEnv):
         """The query, the submitted plan text, and an evaluator for the reward terms' modes."""
         query, world = self._query, self.world
         return {"task": query, "answer": self._answer,
-                "evaluate": lambda plan, mode: evaluate(plan, query, world, mode=mode).model_dump(mode="json")}
+                "evaluate": lambda plan, mode: evaluate(
+                    plan if isinstance(plan, ParsedPlan) else parse_plan(plan), query, world, mode=mode
+                ).model_dump(mode="json")}
 
     # -- helpers -----------------------------------------------------------------------------
     def _info(self, **fields: Any) -> StepInfo:

@@ -16,7 +16,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from agentgym.cli import eval_app
+from agentgym._console import labeled, plain_console
 from agentgym.envs.travelplanner.evaluation import (
     MODES, OFFICIAL_METRIC_NAMES, EvaluationReport, Metrics, aggregate, evaluate,
 )
@@ -28,31 +28,33 @@ from agentgym.errors import AgentGymError, DataError
 __all__ = ["travelplanner", "read_submission", "run"]
 
 
-@eval_app.command("travelplanner")
 def travelplanner(
     submission: Path = typer.Option(..., "--submission", "-s", help="Plans, one JSON line per query "
                                     '({"idx", "query", "plan"}), in query order.'),
     queries: str = typer.Option(None, "--queries", "-q", help="Query file in the HF field format "
                                 "(.jsonl/.json/.csv/.parquet) or a split name of the world "
                                 f"({', '.join(SPLITS)}). Default: the queries embedded in the submission lines."),
-    database: Path = typer.Option(None, "--database", "-d", help="World folder holding database/ "
+    database: Path = typer.Option(None, "--database", "-d", "--world", "-w", help="World folder holding database/ "
                                   "(default: found next to the query or submission file, else "
-                                  "$AGENTGYM_TRAVELPLANNER_DB, else the embedded synthetic world)."),
+                                  "$AGENTGYM_TRAVELPLANNER_DB, else the embedded synthetic world; --world is an "
+                                  "alias)."),
     mode: str = typer.Option("official", "--mode", "-m",
                              help="official (leaderboard verdicts) or strict (no loopholes)."),
     output: Path = typer.Option(None, "--output", "-o", help="Write the metrics and every plan's verdicts as JSON."),
+    foreign_queries: bool = typer.Option(False, "--foreign-queries", help="Score queries whose cities the world "
+                                         "does not have (they fail), instead of stopping."),
 ) -> None:
     """Score a TravelPlanner submission: the six official metrics, by level and trip length."""
     if mode not in MODES:
         raise typer.BadParameter(f"{mode!r} is not a mode; use one of {', '.join(MODES)}", param_hint="--mode")
-    console = Console()
+    console = plain_console()
     try:
-        result = run(submission, queries=queries, database=database, mode=mode)
+        result = run(submission, queries=queries, database=database, mode=mode, foreign_queries=foreign_queries)
     except AgentGymError as exc:
-        console.print(f"[red]error:[/red] {exc}")
+        console.print(labeled("error", "red", str(exc)))
         raise typer.Exit(1) from None
     for warning in result["warnings"]:
-        console.print(f"[yellow]warning:[/yellow] {warning}")
+        console.print(labeled("warning", "yellow", warning))
     print_metrics(console, result["metrics"], result["database"])
     if output is not None:
         output.parent.mkdir(parents=True, exist_ok=True)
@@ -61,12 +63,26 @@ def travelplanner(
 
 
 def run(submission: Path, *, queries: str | None = None, database: Path | None = None,
-        mode: str = "official") -> dict[str, Any]:
-    """Evaluate a submission file; the data behind the CLI output."""
+        mode: str = "official", foreign_queries: bool = False) -> dict[str, Any]:
+    """Evaluate a submission file; the data behind the CLI output.
+
+    Queries set in cities the world does not have were written for another world (e.g. real
+    validation plans scored against the embedded synthetic world): a DataError says so, unless
+    ``foreign_queries``.
+    """
     lines = read_submission(submission)
     world = World.open(database or _nearby_world(queries, submission))
     warnings: list[str] = []
     qs = _queries(queries, lines, world)
+    foreign = [q for q in qs if not _in_world(q, world)]
+    if foreign and not foreign_queries:
+        q = foreign[0]
+        raise DataError(f"{len(foreign)} of {len(qs)} queries are set in cities the world at {world.root} does not "
+                        f"have (e.g. query {q.id}: {q.org} -> {q.dest}); they were written for another world. "
+                        "Pass --database DIR, the world folder holding their database/ (or set "
+                        "$AGENTGYM_TRAVELPLANNER_DB), or --foreign-queries to score them here anyway")
+    if foreign:
+        warnings.append(f"{len(foreign)} of {len(qs)} queries are set in cities this world does not have")
     if len(lines) < len(qs):
         warnings.append(f"the submission has {len(lines)} line(s) for {len(qs)} queries; "
                         "the missing plans count as not delivered")
@@ -76,6 +92,11 @@ def run(submission: Path, *, queries: str | None = None, database: Path | None =
     return {"mode": mode, "queries": qs, "reports": reports, "metrics": aggregate(reports, qs),
             "lines": lines, "database": str(world.root), "submission": str(submission),
             "query_source": queries, "warnings": warnings}
+
+
+def _in_world(query: TravelQuery, world: World) -> bool:
+    # The destination of a multi-city trip is a state.
+    return query.org in world.city_set and (query.dest in world.city_set or query.dest in world.states)
 
 
 def read_submission(path: Path) -> list[Any]:
@@ -143,10 +164,11 @@ def print_metrics(console: Console, metrics: Metrics, database: str) -> None:
     groups = [(f"level {k}", v) for k, v in metrics.by_level.items()]
     groups += [(f"{k} days", v) for k, v in metrics.by_days.items()]
     if len(groups) > 2:
-        by = Table(title="by level and trip length (%)")
+        by = Table(title="by level and trip length (%)", pad_edge=False)
         by.add_column("group", no_wrap=True)
         for label in ("N", "delivery", "cs micro", "cs macro", "hard micro", "hard macro", "final"):
-            by.add_column(label, justify="right")
+            # A header may wrap between its words, never be cut (it was "delive…" at 80 columns).
+            by.add_column(label, justify="right", min_width=max(map(len, label.split())))
         for name, m in groups:
             by.add_row(name, str(m.n_queries), *(f"{100 * getattr(m, k):.1f}" for k in OFFICIAL_METRIC_NAMES))
         console.print(by)

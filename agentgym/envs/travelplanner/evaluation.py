@@ -25,13 +25,13 @@ from pydantic import BaseModel, ConfigDict
 from agentgym.envs.travelplanner import _commonsense, _hard, _strict, _strict_hard
 from agentgym.envs.travelplanner._index import index_for
 from agentgym.envs.travelplanner._strict_plan import read_plan
-from agentgym.envs.travelplanner.plan import ParsedPlan, parse_plan
+from agentgym.envs.travelplanner.plan import ParsedPlan, Plan, parse_plan
 from agentgym.envs.travelplanner.queries import TravelQuery
 from agentgym.envs.travelplanner.world import World
 from agentgym.errors import ConfigError
 
 __all__ = [
-    "evaluate", "aggregate", "Verdict", "EvaluationReport", "MetricSet", "Metrics",
+    "evaluate", "official_plan", "aggregate", "Verdict", "EvaluationReport", "MetricSet", "Metrics",
     "COMMONSENSE", "HARD", "MODES", "OFFICIAL_METRIC_NAMES", "hard_denominator",
 ]
 
@@ -101,12 +101,20 @@ class EvaluationReport(BaseModel):
 
 def evaluate(plan: Any, query: TravelQuery | Mapping[str, Any], world: World, *,
              mode: str = "official") -> EvaluationReport:
-    """Check ``plan`` (any shape ``parse_plan`` reads) against ``query`` in ``world``."""
+    """Check ``plan`` against ``query`` in ``world``.
+
+    A :class:`ParsedPlan` (how the env passes the model's text, read leniently by ``parse_plan``)
+    is taken as it is. Any other value is read as the mode's evaluator reads a submission: in
+    ``"official"`` mode only a list of day objects is a plan (:func:`official_plan`); in
+    ``"strict"`` mode every shape ``parse_plan`` reads is accepted."""
     if mode not in MODES:
         raise ConfigError("mode", mode, MODES)
     if not isinstance(query, TravelQuery):
         query = TravelQuery.from_row(query, id="query")
-    parsed = plan if isinstance(plan, ParsedPlan) else parse_plan(plan)
+    if isinstance(plan, ParsedPlan):
+        parsed = plan
+    else:
+        parsed = official_plan(plan) if mode == "official" else parse_plan(plan)
     if not parsed.delivered:
         return _undelivered(mode, query, parsed.reason or "no plan")
     ix = index_for(world)
@@ -125,6 +133,34 @@ def evaluate(plan: Any, query: TravelQuery | Mapping[str, Any], world: World, *,
     return _report(mode, query, commonsense, hard, errors[0] if errors else None)
 
 
+def official_plan(value: Any) -> ParsedPlan:
+    """The plan as the official evaluator takes it: a list of day objects, or a submission line
+    ``{"idx", "query", "plan"}`` whose ``plan`` is one (the official script reads ``line["plan"]``).
+
+    The official code indexes ``plan[i]["current_city"]`` directly, so a JSON or Python-literal
+    string, a fenced string, a nested ``{"plan": [...]}`` object or the ``[query_meta, days]``
+    annotated form all crash it. Here each is an ``evaluation_error`` and the plan counts as not
+    delivered. (The env reads the model's text leniently with ``parse_plan`` before evaluating.)
+    """
+    if isinstance(value, Mapping):
+        if "plan" not in value:
+            return _not_a_plan("an object without a 'plan' key")
+        value = value["plan"]
+    if value is None or isinstance(value, Plan):
+        return parse_plan(value)
+    if isinstance(value, (list, tuple)):
+        meta, days = (value[0], value[1]) if len(value) == 2 else (None, None)
+        if isinstance(meta, Mapping) and "org" in meta and isinstance(days, (list, tuple)):
+            return _not_a_plan("the annotated [query_meta, days] form")
+        return parse_plan(list(value))
+    return _not_a_plan(f"a {type(value).__name__}")
+
+
+def _not_a_plan(what: str) -> ParsedPlan:
+    reason = f"{ERROR_PREFIX}: the official evaluator scores only a list of day objects, not {what}"
+    return ParsedPlan(days=None, delivered=False, reason=reason)
+
+
 def _safe_read(query: TravelQuery, days: list[Any], ix: Any) -> Any:
     try:
         return read_plan(query, days, ix)
@@ -139,7 +175,7 @@ def _run(name: str, fn: Callable[..., tuple[bool | None, str]], query: TravelQue
             raise subject
         passed, reason = fn(query, subject, ix)
     except Exception as exc:  # noqa: BLE001 - upstream would abort the run; fail this check instead
-        detail = str(exc) if isinstance(exc, _commonsense.OfficialCrash) else f"{type(exc).__name__}: {exc}"
+        detail = str(exc) if isinstance(exc, _commonsense._OfficialCrash) else f"{type(exc).__name__}: {exc}"
         reason = f"{ERROR_PREFIX}: {_line(detail)}"
         errors.append(f"{name}: {reason}")
         return Verdict.model_construct(passed=False, reason=reason)

@@ -3,22 +3,25 @@
 ``World.open(path)`` loads a folder in the official release layout (``database/flights/...``,
 ``database/accommodations/...``) with the official column names and the official loader's row
 filtering (rows with any missing cell are dropped; the distance table is kept whole). The
-first open parses the CSVs into a compact cache (pickled small tables, memory-mapped numpy
-flight columns); later opens read the cache. ``World.open()`` with no path opens the embedded
-synthetic world, generated deterministically on first use.
+first open parses the CSVs into a compact cache under the cache directory (the small tables as
+JSON, the flight columns as memory-mapped numpy arrays); later opens check the cache's manifest
+and read it. The cache holds data only and is rebuilt when it does not match its manifest; the
+data folder itself is never written. ``World.open()`` with no path opens the embedded synthetic
+world, generated deterministically on first use.
 """
 
 from __future__ import annotations
 
+import gc
 import hashlib
+import json
 import os
-import pickle
-import shutil
-import tempfile
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from agentgym.envs.travelplanner._cache import install, is_valid
 from agentgym.envs.travelplanner._csv import read_table
 from agentgym.envs.travelplanner._flights import FlightTable, build_flight_table
 from agentgym.envs.travelplanner._render import render_table
@@ -38,8 +41,11 @@ __all__ = [
 
 DATABASE_ENV_VAR = "AGENTGYM_TRAVELPLANNER_DB"
 CACHE_ENV_VAR = "AGENTGYM_CACHE_DIR"
-_CACHE_VERSION = "5"
+_CACHE_VERSION = "6"
+_TABLES_KIND = "agentgym-world-tables"
+_WORLD_KIND = "agentgym-synthetic-world"
 _OPEN: dict[Path, World] = {}
+_CHECKED_WORLDS: set[Path] = set()
 _DEFAULT_WORLD = ("default", 0)  # (scale preset, seed) of the embedded world
 
 
@@ -117,11 +123,17 @@ class World:
         self.root = root
         self._small = small
         self._flights = flights
-        self.cities: tuple[str, ...] = small["city_set"]
+        self._typed: dict[str, dict[str, tuple[Any, ...]]] = {t: {} for t in _ROW_TYPES}
+        self.cities: tuple[str, ...] = tuple(small["city_set"])
         self.city_set = frozenset(self.cities)
-        self.state_of: dict[str, str] = small["state_of"]
-        self.states: tuple[str, ...] = small["state_set"]
-        self._cities_in_state: dict[str, tuple[str, ...]] = small["cities_in_state"]
+        self.states: tuple[str, ...] = tuple(small["state_set"])
+        city_states = small["city_states"]
+        self.state_of: dict[str, str] = {city: state for city, state in reversed(city_states)}
+        cities_in_state: dict[str, list[str]] = {}
+        for city, state in city_states:
+            cities_in_state.setdefault(state, []).append(city)
+        self._cities_in_state = {s: tuple(c) for s, c in cities_in_state.items()}
+        self._distances: dict[tuple[str, str], Distance] | None = None  # built on first use
 
     # -- opening -----------------------------------------------------------------------------
     @classmethod
@@ -135,10 +147,9 @@ class World:
         # One instance per cache folder per process: many envs share one world's memory.
         world = _OPEN.get(cache)
         if world is None:
-            if not (cache / "small.pkl").exists():
-                _build_cache(root, cache)
-            with open(cache / "small.pkl", "rb") as f:
-                small = pickle.load(f)
+            small = _read_cache(cache) if is_valid(cache, _TABLES_KIND, _CACHE_VERSION) else None
+            if small is None:
+                small = install(cache, _TABLES_KIND, _CACHE_VERSION, lambda tmp: _build_cache(root, tmp))
             world = _OPEN[cache] = cls(root, small, FlightTable(cache / "flights"))
         return world
 
@@ -156,14 +167,14 @@ class World:
         return self._flights.price_routes(number)
 
     def accommodations(self, city: str) -> tuple[Accommodation, ...]:
-        return self._small["accommodations"].get(city, ())
+        return self._rows("accommodations", city)
 
     def restaurants(self, city: str) -> tuple[Restaurant, ...]:
-        return self._small["restaurants"].get(city, ())
+        return self._rows("restaurants", city)
 
     def restaurant_labels(self, city: str) -> tuple[int, ...]:
         """The pandas index labels of ``restaurants(city)``; the official RestaurantSearch prints them."""
-        return self._small["restaurant_labels"].get(city, ())
+        return tuple(self._small["restaurant_labels"].get(city, ()))
 
     def city_table(self, table: str, city: str) -> str | None:
         """The city's ``accommodations``/``restaurants``/``attractions`` as the official tool prints
@@ -171,11 +182,22 @@ class World:
         return self._small["rendered"][table].get(city)
 
     def attractions(self, city: str) -> tuple[Attraction, ...]:
-        return self._small["attractions"].get(city, ())
+        return self._rows("attractions", city)
 
     def distance(self, origin: str, destination: str) -> Distance | None:
         """The first distance row for the pair, as the official lookup takes it."""
-        return self._small["distances"].get((origin, destination))
+        if self._distances is None:
+            self._distances = {(o, d): Distance(o, d, duration, distance)
+                               for o, d, duration, distance in self._small["distances"]}
+        return self._distances.get((origin, destination))
+
+    def _rows(self, table: str, city: str) -> tuple[Any, ...]:
+        # Rows become named tuples per city on first use, so opening a world stays cheap.
+        rows = self._typed[table].get(city)
+        if rows is None:
+            row_type = _ROW_TYPES[table]
+            rows = self._typed[table][city] = tuple(row_type(*r) for r in self._small[table].get(city, ()))
+        return rows
 
     def cities_in_state(self, state: str) -> tuple[str, ...] | None:
         return self._cities_in_state.get(state)
@@ -196,10 +218,12 @@ def default_world_path(cache_dir: str | os.PathLike[str] | None = None) -> Path:
     """Folder of the embedded synthetic world; generated on first use."""
     scale, seed = _DEFAULT_WORLD
     folder = _cache_base(cache_dir) / "worlds" / f"synthetic-{scale}-seed{seed}-v{_CACHE_VERSION}"
-    if not (folder / "database").is_dir():
-        from agentgym.envs.travelplanner.synthetic import generate_world
+    if folder not in _CHECKED_WORLDS:
+        if not is_valid(folder, _WORLD_KIND, _CACHE_VERSION):
+            from agentgym.envs.travelplanner.synthetic import generate_world
 
-        _atomic_folder(folder, lambda tmp: generate_world(tmp, seed=seed, scale=scale))
+            install(folder, _WORLD_KIND, _CACHE_VERSION, lambda tmp: generate_world(tmp, seed=seed, scale=scale))
+        _CHECKED_WORLDS.add(folder)
     return folder
 
 
@@ -231,48 +255,50 @@ def _cache_folder(root: Path, cache_dir: str | os.PathLike[str] | None) -> Path:
     return _cache_base(cache_dir) / "tables" / digest.hexdigest()[:24]
 
 
-def _build_cache(root: Path, cache: Path) -> None:
-    def build(tmp: Path) -> None:
-        build_flight_table(root / _SOURCES["flights"], tmp / "flights")
-        with open(tmp / "small.pkl", "wb") as f:
-            pickle.dump(_load_small_tables(root), f, protocol=pickle.HIGHEST_PROTOCOL)
+def _build_cache(root: Path, cache: Path) -> dict[str, Any]:
+    """Write the cache files into ``cache``; returns the small tables (so the first open need not re-read them)."""
+    # The small tables are read (in Python) while the flights are parsed (in pyarrow, without the GIL).
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        small_tables = pool.submit(_load_small_tables, root)
+        build_flight_table(root / _SOURCES["flights"], cache / "flights")
+        small = small_tables.result()
+    with open(cache / "small.json", "w", encoding="utf-8") as f:
+        json.dump(small, f, ensure_ascii=False, separators=(",", ":"))
+    return small
 
-    _atomic_folder(cache, build)
 
-
-def _atomic_folder(target: Path, fill) -> None:
-    """Fill a temporary sibling folder, then rename it into place (safe under concurrency)."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=target.name + ".", dir=target.parent))
+def _read_cache(cache: Path) -> dict[str, Any] | None:
+    """The small tables of a checked cache, or None when they are not what this version writes."""
+    gc.disable()  # hundreds of thousands of small containers: the collector would rescan them all
     try:
-        fill(tmp)
-        try:
-            os.replace(tmp, target)
-        except OSError:
-            if not target.exists():  # another process won the race; otherwise re-raise
-                raise
+        small = json.loads((cache / "small.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
     finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
+        gc.enable()
+    if not isinstance(small, dict) or set(small) != _SMALL_KEYS:
+        return None
+    return small
+
+
+_ROW_TYPES = {"accommodations": Accommodation, "restaurants": Restaurant, "attractions": Attraction}
+_SMALL_KEYS = {"city_set", "state_set", "city_states", "restaurant_labels", "rendered", "distances", *_ROW_TYPES}
 
 
 def _load_small_tables(root: Path) -> dict[str, Any]:
+    """Every table but the flights, as plain JSON-ready values (lists, dicts, str, int, float, None)."""
     src = {k: root / v for k, v in _SOURCES.items()}
     city_states = [line.split("\t") for line in _lines(src["city_states"])]
     bad = [i for i, cs in enumerate(city_states) if len(cs) != 2]
     if bad:
         raise DataError(f"{src['city_states']}: line {bad[0] + 1} is not 'city<TAB>state'")
-    restaurants, restaurant_labels = _by_city(Restaurant, read_table(src["restaurants"], Restaurant.COLUMNS, dropna=True))
-    accommodations = _by_city(Accommodation, read_table(src["accommodations"], Accommodation.COLUMNS, dropna=True))[0]
-    attractions = _by_city(Attraction, read_table(src["attractions"], Attraction.COLUMNS, dropna=True))[0]
-    cities_in_state: dict[str, list[str]] = {}
-    for city, state in city_states:
-        cities_in_state.setdefault(state, []).append(city)
+    restaurants, restaurant_labels = _by_city(read_table(src["restaurants"], Restaurant.COLUMNS, dropna=True))
+    accommodations = _by_city(read_table(src["accommodations"], Accommodation.COLUMNS, dropna=True))[0]
+    attractions = _by_city(read_table(src["attractions"], Attraction.COLUMNS, dropna=True))[0]
     return {
-        "city_set": tuple(_lines(src["city_set"])),
-        "state_set": tuple(_lines(src["state_set"])),
-        "state_of": {city: state for city, state in reversed(city_states)},
-        "cities_in_state": {s: tuple(c) for s, c in cities_in_state.items()},
+        "city_set": _lines(src["city_set"]),
+        "state_set": _lines(src["state_set"]),
+        "city_states": city_states,
         "accommodations": accommodations,
         "restaurants": restaurants,
         "restaurant_labels": restaurant_labels,
@@ -291,25 +317,28 @@ def _lines(path: Path) -> list[str]:
     return [line.rstrip("\r") for line in path.read_text(encoding="utf-8").split("\n") if line.strip()]
 
 
-def _by_city(row_type, rows: Iterable[tuple[Any, ...]]):
-    """Rows grouped by city in file order, and their pandas index labels likewise."""
-    grouped: dict[str, list[Any]] = {}
+def _by_city(rows: Iterable[tuple[Any, ...]]):
+    """Rows grouped by city (the last column) in file order, and their pandas index labels likewise."""
+    grouped: dict[str, list[list[Any]]] = {}
     labels: dict[str, list[int]] = {}
     for label, *values in rows:
-        item = row_type(*values)
-        grouped.setdefault(item.city, []).append(item)
-        labels.setdefault(item.city, []).append(label)
-    return ({c: tuple(v) for c, v in grouped.items()}, {c: tuple(v) for c, v in labels.items()})
+        city = values[-1]
+        grouped.setdefault(city, []).append(values)
+        labels.setdefault(city, []).append(label)
+    return grouped, labels
 
 
-def _first_per_pair(rows: Iterable[tuple[Any, ...]]) -> dict[tuple[str, str], Distance]:
-    pairs: dict[tuple[str, str], Distance] = {}
+def _first_per_pair(rows: Iterable[tuple[Any, ...]]) -> list[list[str | None]]:
+    """``[origin, destination, duration, distance]`` of the first row of each pair, as the official lookup takes it."""
+    seen: set[tuple[str, str]] = set()
+    pairs = []
     for _label, origin, dest, duration, distance in rows:
         if origin is None or dest is None:
             continue
         key = (str(origin), str(dest))
-        if key not in pairs:
-            pairs[key] = Distance(key[0], key[1], _text(duration), _text(distance))
+        if key not in seen:
+            seen.add(key)
+            pairs.append([key[0], key[1], _text(duration), _text(distance)])
     return pairs
 
 

@@ -45,6 +45,7 @@ from agentgym.integrations.verl import AGENT_NAME  # noqa: E402
 from agentgym.integrations.verl.envs import (  # noqa: E402
     ENV_POOL,
     reset_options,
+    row_extra_info,
     run_off_loop,
     total_steps_of,
     training_step_of,
@@ -72,7 +73,7 @@ _MAX_RESUMES = 8  # generation resumed after a stop string inside <think>, at mo
 _FATAL: list[str] = []  # the first configuration error this process met (its trajectories fail fast)
 
 
-class EnvFailure(Exception):
+class _EnvFailure(Exception):
     """An env call raised; carries the original error as its cause."""
 
 
@@ -111,10 +112,10 @@ class AgentGymAgentLoop(AgentLoopBase):
         rollout = _Rollout(messages=[dict(m) for m in (kwargs.get("raw_prompt") or [])])
         # broken until proven otherwise: a cancelled rollout may leave a step running in a thread.
         result, task, env, broken = EpisodeResult(), None, None, True
-        extra_info = _plain(kwargs.get("extra_info"))
+        extra_info = row_extra_info(kwargs)  # a Search-R1-prepared row is mapped onto SearchQA-v0
         try:
             if _FATAL:
-                raise EnvFailure(_FATAL[0]) from _ConfigErrorSeen(_FATAL[0])
+                raise _EnvFailure(_FATAL[0]) from _ConfigErrorSeen(_FATAL[0])
             task = EnvTask.from_extra_info(extra_info, self.settings)
             env = await self._env_call(rollout, ENV_POOL.acquire, task)
             self.stops = _stop_strings(env) if self.settings.stop_at_action else ()
@@ -258,7 +259,7 @@ class AgentGymAgentLoop(AgentLoopBase):
         try:
             return await run_off_loop(fn, *args, max_workers=self.settings.env_workers)
         except Exception as exc:
-            raise EnvFailure(str(exc)) from exc
+            raise _EnvFailure(str(exc)) from exc
         finally:
             rollout.seconds["env"] += time.perf_counter() - started
 
@@ -355,7 +356,7 @@ def _is_fatal(cause: BaseException) -> bool:
 def _is_env_error(exc: BaseException) -> bool:
     from agentgym.errors import AgentGymError
 
-    return isinstance(exc, (EnvFailure, AgentGymError))
+    return isinstance(exc, (_EnvFailure, AgentGymError))
 
 
 def _uses_v1(config: Any) -> bool:

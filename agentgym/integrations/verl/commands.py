@@ -26,23 +26,29 @@ def prepare(
     out: Path = typer.Option(..., "--out", "-o", help="Parquet file to write (data.train_files / val_files)."),
     split: str = typer.Option(None, "--split", help="A split of the env's data, e.g. train or validation."),
     queries: str = typer.Option(None, "--queries", help="A query/question file instead of a split."),
-    env_kwarg: list[str] = typer.Option(None, "--env-kwarg", help="KEY=VALUE env kwarg (VALUE read as JSON "
-                                        "when it parses), e.g. --env-kwarg action_format=json. Repeatable."),
+    env_kwarg: list[str] = typer.Option(None, "--env-kwarg", "-k", help="Env constructor kwarg KEY=VALUE (VALUE "
+                                        "read as JSON when it parses), e.g. -k action_format=json. Repeatable."),
     reward: str = typer.Option(None, "--reward", help="Reward preset or spec (JSON/YAML text or file) for the rows."),
     limit: int = typer.Option(None, "--limit", min=1, help="At most this many rows."),
     start: int = typer.Option(0, "--start", min=0, help="Index of the first task."),
     system_prompt: str = typer.Option(None, "--system-prompt", help="A system message put before each task."),
+    data_source: str = typer.Option(None, "--data-source", help="Search QA: the dataset name (nq, hotpotqa...) "
+                                    "for every row, over the question file's own data_source field."),
 ) -> None:
     """Write verl rows (prompt, data_source, reward_model, extra_info, agent_name) for an env's tasks."""
     from agentgym.integrations.verl.prepare import prepare_rows, write_parquet
 
     try:
         rows = prepare_rows(env_id, split=split, queries=queries, env_kwargs=_kwargs(env_kwarg or []),
-                            reward=_spec(reward), limit=limit, start=start, system_prompt=system_prompt)
+                            reward=_spec(reward), limit=limit, start=start, system_prompt=system_prompt,
+                            data_source=data_source)
         path = write_parquet(rows, out)
     except AgentGymError as exc:
         raise typer.BadParameter(str(exc)) from None
     typer.echo(f"wrote {len(rows)} rows for {env_id} to {path}")
+    if limit is not None and len(rows) < limit:
+        typer.echo(f"note: --limit {limit} asked for more rows than the tasks from --start {start} on; "
+                   f"all {len(rows)} were written", err=True)
 
 
 @verl_app.command("selftest")

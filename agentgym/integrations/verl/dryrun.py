@@ -146,10 +146,10 @@ def play_row(row: dict[str, Any], settings: Any, *, training_step: int,
     """One short episode of a row, as the agent loop plays it: the env from ``extra_info`` (with the
     run's settings), reset with the training step and run length, then one scripted final action.
     Returns the reward and the reward breakdown (empty without a reward spec)."""
-    from agentgym.integrations.verl.envs import reset_options
+    from agentgym.integrations.verl.envs import reset_options, row_extra_info
     from agentgym.integrations.verl.settings import EnvTask
 
-    task = EnvTask.from_extra_info(row["extra_info"], settings)
+    task = EnvTask.from_extra_info(row_extra_info(row), settings)
     env = task.make()
     try:
         options = reset_options(task, settings, training_step, total_steps)
@@ -178,6 +178,9 @@ def _final_action(env: Any, row: dict[str, Any]) -> str:
     if query is not None:  # a TravelPlanner query without a reference plan: submit an empty plan
         return "<answer>[]</answer>" if getattr(inner, "action_format", "") == "json" else "Finish[[]]"
     truth = (row.get("reward_model") or {}).get("ground_truth")
+    if isinstance(truth, dict):  # a Search-R1 row: {"target": [answers]}
+        truth = truth.get("target")
+    truth = truth.tolist() if hasattr(truth, "tolist") else truth
     gold = truth[0] if isinstance(truth, (list, tuple)) and truth else truth
     return f"<answer> {gold if isinstance(gold, str) else ''} or so </answer>"
 
@@ -207,12 +210,13 @@ def _reward_of(settings: Any, train: list[Path]) -> Any:
     """The run's reward spec: ``agentgym.reward``, else the first train row's own (``prepare --reward``)."""
     if settings.reward is not None or not train or train[0].suffix != ".parquet":
         return settings.reward
+    from agentgym.integrations.verl.envs import row_extra_info
     from agentgym.integrations.verl.prepare import read_parquet
     from agentgym.integrations.verl.settings import EnvTask
 
     rows = read_parquet(train[0])
     try:
-        return EnvTask.from_extra_info(rows[0]["extra_info"], settings).reward if rows else None
+        return EnvTask.from_extra_info(row_extra_info(rows[0]), settings).reward if rows else None
     except Exception:  # a malformed row: check_files reports it
         return None
 

@@ -1,5 +1,11 @@
 """Envs for the agent loop: a per-process pool of idle instances and a thread pool to run them.
 
+Rows prepared by Search-R1 itself (``data_source``, ``prompt``, ``reward_model.ground_truth.target``,
+``extra_info = {split, index}``, no ``env_id``) are accepted as they are: ``row_extra_info`` maps
+them onto ``SearchQA-v0`` with ``protocol="search-r1"`` (``SEARCH_R1_ROW_DEFAULTS``), the row's
+question and gold answers played through the reset option ``query``. The corpus or retriever
+comes from the run's ``agentgym.env_kwargs``, as for agentgym's own rows.
+
 verl makes one agent-loop object per trajectory, but building an env can be costly (the
 TravelPlanner world, a BM25 index), so instances are pooled per process and reused across
 trajectories with the same id, kwargs and reward spec. Resets and steps run on a thread pool so
@@ -9,9 +15,10 @@ a slow env never blocks the worker's event loop, where every other trajectory's 
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
@@ -19,7 +26,11 @@ import gymnasium
 
 from agentgym.integrations.verl.settings import AgentGymConfig, EnvTask
 
-__all__ = ["EnvPool", "ENV_POOL", "run_off_loop", "reset_options", "total_steps_of", "training_step_of"]
+__all__ = ["EnvPool", "ENV_POOL", "run_off_loop", "row_extra_info", "SEARCH_R1_ROW_DEFAULTS",
+           "reset_options", "total_steps_of", "training_step_of"]
+
+SEARCH_R1_ROW_DEFAULTS = {"env_id": "SearchQA-v0", "env_kwargs": {"protocol": "search-r1"}}
+"""What a Search-R1-prepared row (no ``extra_info.env_id``) is played as."""
 
 T = TypeVar("T")
 _EXECUTOR: ThreadPoolExecutor | None = None
@@ -95,6 +106,48 @@ def _close_quietly(env: gymnasium.Env) -> None:
         env.close()
     except Exception:  # closing a broken env must not mask the error that broke it
         pass
+
+
+def row_extra_info(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A row's ``extra_info``; a Search-R1 row's is completed so that it plays ``SearchQA-v0`` (module docstring)."""
+    info = dict(_plain(row.get("extra_info")) or {})
+    if info.get("env_id") is not None:
+        return info
+    reward_model = _plain(row.get("reward_model"))
+    truth = reward_model.get("ground_truth") if isinstance(reward_model, Mapping) else None
+    target = truth.get("target") if isinstance(truth, Mapping) else None
+    if target is None or isinstance(target, (str, bytes)) and not target:
+        return info  # not a Search-R1 row: the settings check reports the missing env_id
+    golds = [target] if isinstance(target, str) else [str(a) for a in list(target)]
+    source = _plain(row.get("data_source"))
+    question = {"id": f"{source or 'search-r1'}-{info.get('split', 'row')}-{info.get('index', 0)}",
+                "golden_answers": golds, "prompt": _messages(row.get("raw_prompt", row.get("prompt"))),
+                **({"question": info["question"]} if isinstance(info.get("question"), str) else {}),
+                **({"data_source": source} if isinstance(source, str) else {})}
+    options = {**(_decoded(info.get("reset_options")) or {}), "query": question}
+    return {**info, "env_id": SEARCH_R1_ROW_DEFAULTS["env_id"],
+            "env_kwargs": json.dumps({**SEARCH_R1_ROW_DEFAULTS["env_kwargs"],
+                                      **(_decoded(info.get("env_kwargs")) or {})}),
+            "reset_options": json.dumps(options), "query_index": None}
+
+
+def _plain(value: Any) -> Any:
+    # Parquet rows reach the loop as numpy object scalars (or arrays for lists).
+    if hasattr(value, "item") and hasattr(value, "ndim") and value.ndim == 0:
+        return value.item()
+    return value
+
+
+def _messages(value: Any) -> list[dict[str, Any]]:
+    if value is None:
+        return []
+    return [dict(m) for m in list(value) if isinstance(m, Mapping)]
+
+
+def _decoded(value: Any) -> Any:
+    if isinstance(value, str):
+        return json.loads(value) if value.strip() else None
+    return value
 
 
 def reset_options(task: EnvTask, settings: AgentGymConfig, training_step: int | None,

@@ -3,9 +3,14 @@
 Each row has the columns verl's ``RLHFDataset`` reads::
 
     prompt          [{"role": "user", "content": <the env's first observation>}] (+ a system prompt)
-    data_source     the env id, e.g. "TravelPlanner-v0" (verl groups validation metrics by it)
-    reward_model    {"style": "env", "ground_truth": <query id, or the gold answers>}
-    extra_info      {"index", "env_id", "env_kwargs" (JSON), "query_index", "reward" (JSON)}
+    data_source     verl groups validation metrics by it: for search QA the question's dataset (the row's
+                    ``data_source`` field, else ``--data-source``, else the env id), e.g. "nq", "hotpotqa";
+                    for TravelPlanner the env id
+    reward_model    {"style": "env", "ground_truth": <query id>} (TravelPlanner), or Search-R1's
+                    {"style": "rule", "ground_truth": {"target": [gold answers]}} (search QA), which
+                    Search-R1's and verl's ``qa_em`` read as they are
+    extra_info      {"index", "split", "env_id", "env_kwargs" (JSON), "query_index", "reward" (JSON),
+                    "task_id"} (+ "question" for search QA)
     agent_name      "agentgym"
     ability         "agentgym"
 
@@ -21,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from agentgym.core.registration import ENV_IDS
+from agentgym.registration import ENV_IDS
 from agentgym.errors import ConfigError, DependencyNotInstalled
 
 __all__ = ["QUERY_KWARG", "prepare_rows", "write_parquet", "read_parquet"]
@@ -32,8 +37,11 @@ QUERY_KWARG = {"TravelPlanner-v0": "queries", "SearchQA-v0": "questions", "Searc
 
 def prepare_rows(env_id: str, *, split: str | None = None, queries: str | os.PathLike[str] | None = None,
                  env_kwargs: Mapping[str, Any] | None = None, reward: Any = None, limit: int | None = None,
-                 start: int = 0, system_prompt: str | None = None, agent_name: str = "agentgym") -> list[dict[str, Any]]:
-    """One verl row per task (``start`` .. ``start + limit``) of ``split`` or of the ``queries`` file."""
+                 start: int = 0, system_prompt: str | None = None, agent_name: str = "agentgym",
+                 data_source: str | None = None) -> list[dict[str, Any]]:
+    """One verl row per task (``start`` .. ``start + limit``) of ``split`` or of the ``queries`` file.
+
+    ``data_source`` names the dataset of rows whose question file does not (a FlashRAG ``nq`` file)."""
     if env_id not in QUERY_KWARG:
         raise ConfigError("env_id", env_id, sorted(set(QUERY_KWARG) & set(ENV_IDS)))
     if split is not None and queries is not None:
@@ -50,7 +58,9 @@ def prepare_rows(env_id: str, *, split: str | None = None, queries: str | os.Pat
     try:
         tasks = _tasks(env)
         stop = len(tasks) if limit is None else min(len(tasks), start + limit)
-        return [_row(env, env_id, i, kwargs, reward, system_prompt, agent_name) for i in range(start, stop)]
+        split_name = split if split is not None else Path(str(queries)).name.split(".")[0] if queries else None
+        return [_row(env, env_id, i, kwargs, reward, system_prompt, agent_name, data_source, split_name)
+                for i in range(start, stop)]
     finally:
         env.close()
 
@@ -73,26 +83,21 @@ def read_parquet(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
 
 
 def _row(env: Any, env_id: str, index: int, kwargs: dict[str, Any], reward: Any, system_prompt: str | None,
-         agent_name: str) -> dict[str, Any]:
+         agent_name: str, data_source: str | None, split: str | None) -> dict[str, Any]:
     observation, info = env.reset(options={"query_index": index})
     prompt = ([{"role": "system", "content": system_prompt}] if system_prompt else []) + [
         {"role": "user", "content": observation}]
-    return {
-        "prompt": prompt,
-        "data_source": env_id,
-        "reward_model": {"style": "env", "ground_truth": _ground_truth(env, info)},
-        "extra_info": {"index": index, "env_id": env_id, "env_kwargs": json.dumps(kwargs, sort_keys=True),
-                       "query_index": index, "reward": json.dumps(reward), "task_id": str(info.get("task_id"))},
-        "agent_name": agent_name,
-        "ability": "agentgym",
-    }
-
-
-def _ground_truth(env: Any, info: Mapping[str, Any]) -> Any:
+    extra_info = {"index": index, "split": split, "env_id": env_id, "env_kwargs": json.dumps(kwargs, sort_keys=True),
+                  "query_index": index, "reward": json.dumps(reward), "task_id": str(info.get("task_id"))}
     question = getattr(env.unwrapped, "question", None)
-    if question is not None:  # search QA: the gold answers (or long-form references)
-        return [str(a) for a in question.golden_answers]
-    return str(info.get("task_id"))  # TravelPlanner: no gold plan; the env evaluates against the query
+    if question is None:  # TravelPlanner: no gold plan; the env evaluates against the query
+        source, reward_model = env_id, {"style": "env", "ground_truth": str(info.get("task_id"))}
+    else:  # search QA: Search-R1's row layout, so its qa_em (and verl's) score agentgym rows too
+        source = data_source or question.data_source or env_id
+        reward_model = {"style": "rule", "ground_truth": {"target": [str(a) for a in question.golden_answers]}}
+        extra_info["question"] = question.question
+    return {"prompt": prompt, "data_source": source, "reward_model": reward_model, "extra_info": extra_info,
+            "agent_name": agent_name, "ability": "agentgym"}
 
 
 def _tasks(env: Any) -> Sequence[Any]:
@@ -129,5 +134,5 @@ def _pyarrow() -> tuple[Any, Any]:
         import pyarrow as pa
         import pyarrow.parquet as pq
     except ImportError as exc:
-        raise DependencyNotInstalled("writing verl parquet rows needs pyarrow; pip install 'agentgym[verl]'") from exc
+        raise DependencyNotInstalled("writing verl parquet rows needs pyarrow: pip install 'agentgym[parquet]'") from exc
     return pa, pq

@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentgym.core.registration import ENV_IDS
+from agentgym.registration import ENV_IDS
 from agentgym.errors import ConfigError
 
 __all__ = ["AgentGymConfig", "EnvTask", "decode_json_field"]

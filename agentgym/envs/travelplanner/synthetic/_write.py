@@ -69,12 +69,14 @@ def _write_indexed(path: Path, header: Sequence[str], rng: np.random.Generator,
 
 
 def _write_background(folder: Path, world: World, rng: np.random.Generator) -> None:
-    """citySet, citySet_with_states and stateSet, each in a shuffled order."""
+    """citySet, citySet_with_states and stateSet, each in a shuffled order, with the official files' line ends."""
     folder.mkdir(parents=True, exist_ok=True)
     order = rng.permutation(len(world.cities)).tolist()
     cities = [world.cities[c] for c in order]
     (folder / "citySet.txt").write_text("".join(c + "\n" for c in cities), encoding="utf-8")
+    # No final newline, as in the official release: the official evaluator splits this file on
+    # "\n" and unpacks every piece as city<TAB>state, so a trailing newline makes it raise.
     (folder / "citySet_with_states.txt").write_text(
-        "".join(f"{world.cities[c]}\t{world.states[world.city_state[c]]}\n" for c in order), encoding="utf-8")
+        "\n".join(f"{world.cities[c]}\t{world.states[world.city_state[c]]}" for c in order), encoding="utf-8")
     states = [world.states[s] for s in rng.permutation(len(world.states)).tolist()]
     (folder / "stateSet.txt").write_text("".join(s + "\n" for s in states), encoding="utf-8")

@@ -1,0 +1,318 @@
+"""Stream a large CSV through pyarrow into per-column dictionary codes, with no Python object per row.
+
+The flights table has millions of rows but few distinct values per column (times, dates, cities,
+prices), so each column becomes small integer codes into a vocabulary of its distinct cells. Each
+block pyarrow parses is dictionary-encoded in C++, and only the block's distinct values are mapped
+to the running vocabulary. One column (the flight number) is unique per row; it is kept as
+fixed-width bytes instead.
+
+Rows are filtered as the official loader's ``pd.read_csv(...).dropna()`` does: a row is dropped when
+any of its cells, in any column, is one of pandas' missing-value strings. A short row is padded
+with missing cells by pandas, so it is dropped too; a long row makes pandas fail, and here it is a
+:class:`DataError`.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from agentgym.envs.travelplanner._csv import NA_STRINGS
+from agentgym.errors import DataError, DependencyNotInstalled
+
+__all__ = ["EncodedColumns", "encode_csv"]
+
+_CHUNK_BYTES = 8 << 20  # read, parsed and encoded at a time: bounds the memory of the parse
+
+
+@dataclass
+class _Vocabulary:
+    """Distinct cells in order of first appearance; shared by columns that must share codes."""
+
+    values: list[str] = field(default_factory=list)
+    _array: object = None  # the values as one pyarrow array, for C++ lookups
+
+    def codes_for(self, pa, pc, distinct) -> np.ndarray:
+        """Global codes of a block's distinct values (appending the new ones)."""
+        if self._array is None:
+            self._array = _strings([], pa)
+        pos = pc.index_in(distinct, value_set=self._array)
+        new = pos.is_null()
+        if pc.any(new).as_py():
+            fresh = distinct.filter(new)
+            self.values.extend(fresh.to_pylist())
+            self._array = pa.concat_arrays([self._array, fresh])
+            pos = pc.index_in(distinct, value_set=self._array)
+        return _int32s(pos).astype(np.int64)
+
+
+@dataclass
+class EncodedColumns:
+    """The kept rows of a CSV, column by column, in file order."""
+
+    codes: dict[str, np.ndarray]  # column -> uint32 codes into ``vocab[column]``
+    vocab: dict[str, list[str]]  # column -> distinct cells (of every row, kept or not, as pandas types them)
+    keys: np.ndarray  # the key column as fixed-width bytes
+    n_file_rows: int
+
+
+def encode_csv(path: Path, columns: Sequence[str], *, key: str, shared: Sequence[str] = ()) -> EncodedColumns:
+    """Dictionary-encode ``columns`` of ``path`` and keep ``key`` as bytes; ``shared`` columns share
+    one vocabulary (so their codes compare)."""
+    pa, pc, pcsv = _pyarrow()
+    header = _header(path)
+    for name in (*columns, key):
+        if name not in header:
+            raise DataError(f"{path}: missing column {name!r}; found {header}")
+    shared_vocab = _Vocabulary()
+    vocabs = {c: shared_vocab if c in shared else _Vocabulary() for c in columns}
+    na_set = _strings(sorted(NA_STRINGS), pa)
+    out = {c: _Growing(np.uint16) for c in (*columns, key)}
+    n_rows = 0
+    for table, share in _tables(path, header, set(vocabs), pa, pcsv):
+        n_rows += table.num_rows
+        na = np.zeros(table.num_rows, dtype=bool)
+        block = {}
+        for name, col in zip(header, table.columns):
+            if name in vocabs:
+                block[name], missing = _encode(col, vocabs[name], na_set, pa, pc)
+                if missing is not None:
+                    na |= missing
+            else:
+                missing = pc.is_in(col, value_set=na_set)
+                if pc.any(missing).as_py():
+                    na |= _as_bool(missing)
+        block[key] = _concat([_fixed_bytes(c, pa, pc) for c in table.column(header.index(key)).chunks], "S1")
+        keep = ~na if na.any() else None
+        for name, values in block.items():
+            out[name].append(values if keep is None else values[keep], expect=share)
+        del table, block
+        pa.default_memory_pool().release_unused()  # keep the parse's peak at one chunk
+    return EncodedColumns(
+        codes={c: out[c].array() for c in columns},
+        vocab={c: list(v.values) for c, v in vocabs.items()},
+        keys=out[key].array(),
+        n_file_rows=n_rows,
+    )
+
+
+def _encode(col, vocab: _Vocabulary, na_set, pa, pc) -> tuple[np.ndarray, np.ndarray | None]:
+    """(codes of one dictionary-typed parsed column, its missing-cell mask or None when it has none)."""
+    if col.num_chunks == 0:
+        return np.empty(0, dtype=np.uint16), None
+    distinct = col.chunk(0).dictionary  # the table's dictionaries are unified: one for every chunk
+    local = _concat([_int32s(c.indices) for c in col.chunks], np.int32)
+    codes = vocab.codes_for(pa, pc, distinct)
+    codes = codes.astype(np.uint16 if len(vocab.values) <= 2**16 else np.uint32)[local]
+    missing = _as_bool(pc.is_in(distinct, value_set=na_set))
+    return codes, (missing[local] if missing.any() else None)
+
+
+class _Growing:
+    """An array appended to in place (capacity from the expected row count), so the final column
+    is never held twice, as a list of parts and their concatenation would be."""
+
+    def __init__(self, dtype) -> None:
+        self.data = np.empty(0, dtype=dtype)
+        self.n = 0
+
+    def append(self, values: np.ndarray, *, expect: float) -> None:
+        need = self.n + len(values)
+        dtype = np.promote_types(self.data.dtype, values.dtype)
+        if need > len(self.data) or dtype != self.data.dtype:
+            grown = np.empty(max(need, int(len(self.data) * 1.25), int(expect)), dtype=dtype)
+            grown[: self.n] = self.data[: self.n]
+            self.data = grown
+        self.data[self.n : need] = values
+        self.n = need
+
+    def array(self) -> np.ndarray:
+        return self.data[: self.n]
+
+
+def _pyarrow():
+    try:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+        import pyarrow.csv as pcsv
+    except ImportError:  # pragma: no cover - pyarrow is a core dependency
+        raise DependencyNotInstalled(
+            "reading the TravelPlanner flights table needs pyarrow: pip install pyarrow") from None
+    return pa, pc, pcsv
+
+
+def _header(path: Path) -> list[str]:
+    try:
+        with open(path, newline="", encoding="utf-8-sig") as f:
+            header = next(csv.reader(f), None)
+    except FileNotFoundError:
+        raise DataError(f"missing database file {path}") from None
+    except (UnicodeDecodeError, csv.Error) as exc:
+        raise DataError(f"{path} is not a readable CSV file: {exc}") from None
+    if not header:
+        raise DataError(f"{path} is empty; expected a header row")
+    return header
+
+
+def _tables(path: Path, header: list[str], categorical: set[str], pa, pcsv):
+    """The file's records as pyarrow tables of about ``_CHUNK_BYTES`` each (header skipped), each with
+    the number of rows the whole file is expected to hold."""
+    long_rows: list[str] = []
+
+    def invalid(row) -> str:
+        if row.actual_columns > row.expected_columns:
+            long_rows.append(f"a row has {row.actual_columns} fields, the header has {row.expected_columns}: "
+                             f"{row.text[:200]!r}")
+            return "error"
+        return "skip"  # pandas pads a short row with missing cells, so dropna() drops it
+
+    # One block per chunk (so one dictionary per column, no unifying); chunks are parsed one ahead,
+    # in a worker thread (pyarrow releases the GIL), while the caller encodes the previous one.
+    parse_options = pcsv.ParseOptions(newlines_in_values=True, invalid_row_handler=invalid)
+    convert_options = pcsv.ConvertOptions(
+        # The converter hashes each cell into its block's dictionary instead of copying it.
+        column_types={name: pa.dictionary(pa.int32(), pa.string()) if name in categorical else pa.string()
+                      for name in header},
+        strings_can_be_null=False, null_values=[])
+    size = max(path.stat().st_size, 1)
+
+    def parse(chunk):
+        read_options = pcsv.ReadOptions(column_names=header, block_size=len(chunk) + 1, use_threads=False)
+        table = pcsv.read_csv(pa.py_buffer(chunk), read_options=read_options, parse_options=parse_options,
+                              convert_options=convert_options)
+        if any(col.num_chunks > 1 for col in table.columns):
+            table = table.unify_dictionaries()
+        return table, table.num_rows * size / max(len(chunk), 1) * 1.02  # rows expected in the file
+
+    try:
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            ahead = None
+            for chunk in _record_chunks(path):
+                parsing = pool.submit(parse, chunk)
+                if ahead is not None:
+                    yield ahead.result()
+                ahead = parsing
+            if ahead is not None:
+                yield ahead.result()
+    except pa.ArrowInvalid as exc:
+        raise DataError(f"{path}: {long_rows[0] if long_rows else exc}") from None
+
+
+def _record_chunks(path: Path):
+    """The bytes after the header, cut only between records (at a newline outside quotes).
+
+    Chunks alternate between two buffers: a chunk stays valid while the next one is read, and
+    is overwritten by the one after (pyarrow copies what it parses)."""
+    bufs = [bytearray(_CHUNK_BYTES), bytearray(_CHUNK_BYTES)]
+    buf, view = bufs[0], memoryview(bufs[0])
+    start, end, first = 0, 0, True  # buf[start:end] holds bytes not yet yielded
+    with open(path, "rb", buffering=0) as f:
+        while True:
+            if end == len(buf):  # one record longer than the buffer: a bigger one (views of the old may live on)
+                grown = bytearray(2 * len(buf))
+                grown[:end] = buf[:end]
+                buf, view = grown, memoryview(grown)
+            n = f.readinto(view[end:])
+            end += n
+            if first:
+                head = _first_record_end(buf, end)
+                if head < 0 and n:
+                    continue
+                start, first = (end if head < 0 else head), False
+            cut = _last_record_end(buf, start, end) if n else end
+            if cut > start:
+                yield view[start:cut]
+                # The unfinished record moves to the other buffer; this one stays as it is.
+                other = bufs[1] if buf is bufs[0] else bufs[0]
+                if len(other) < max(len(buf), 2 * (end - cut)):
+                    other = bytearray(max(len(buf), 2 * (end - cut)))
+                other[: end - cut] = buf[cut:end]
+                bufs = [buf, other]
+                buf, view, start, end = other, memoryview(other), 0, end - cut
+            if not n:
+                return
+
+
+def _record_ends(buf: bytearray, lo: int, hi: int) -> np.ndarray:
+    """Positions (absolute) of the newlines in buf[lo:hi] that end a record: an even number of
+    quotes lies between ``lo`` (a record start) and them."""
+    data = np.frombuffer(buf, dtype=np.uint8, count=hi - lo, offset=lo)
+    ends = np.flatnonzero(data == 10)
+    if len(ends) and buf.find(b'"', lo, hi) >= 0:
+        quotes = np.cumsum(data == 34, dtype=np.int64)
+        ends = ends[quotes[ends] % 2 == 0]
+    return ends + lo
+
+
+def _last_record_end(buf: bytearray, lo: int, hi: int) -> int:
+    """Position just after the last record-ending newline in buf[lo:hi], or ``lo`` if none."""
+    if buf.find(b'"', lo, hi) < 0:
+        pos = buf.rfind(b"\n", lo, hi)
+        return pos + 1 if pos >= 0 else lo
+    ends = _record_ends(buf, lo, hi)
+    return int(ends[-1]) + 1 if len(ends) else lo
+
+
+def _first_record_end(buf: bytearray, hi: int) -> int:
+    """Position just after the header record, or -1 when buf[:hi] does not hold all of it."""
+    pos = buf.find(b"\n", 0, hi)
+    if pos < 0:
+        return -1
+    if buf.find(b'"', 0, pos) < 0:
+        return pos + 1
+    ends = _record_ends(buf, 0, hi)
+    return int(ends[0]) + 1 if len(ends) else -1
+
+
+def _strings(values: list[str], pa):
+    """A pyarrow string array built from buffers (``pa.array`` on a list imports pandas to sniff it)."""
+    data = [v.encode("utf-8") for v in values]
+    offsets = np.zeros(len(data) + 1, dtype=np.int32)
+    np.cumsum([len(b) for b in data], out=offsets[1:])
+    return pa.StringArray.from_buffers(len(data), pa.py_buffer(offsets.tobytes()), pa.py_buffer(b"".join(data)))
+
+
+def _int32s(arr) -> np.ndarray:
+    """A null-free pyarrow int32 array as a numpy view of its buffer."""
+    if str(arr.type) != "int32":  # pragma: no cover - dictionary indices, lengths and positions are int32
+        raise TypeError(f"expected an int32 array, got {arr.type}")
+    return np.frombuffer(arr.buffers()[1], dtype=np.int32, count=len(arr), offset=arr.offset * 4)
+
+
+def _as_bool(mask) -> np.ndarray:
+    """A null-free pyarrow boolean (chunked) array as numpy, read from its bit buffer (pyarrow's own
+    copying ``to_numpy`` imports pandas)."""
+    parts = []
+    for c in mask.chunks if hasattr(mask, "chunks") else [mask]:
+        bits = np.frombuffer(c.buffers()[1], dtype=np.uint8)
+        parts.append(np.unpackbits(bits, bitorder="little")[c.offset : c.offset + len(c)].astype(bool))
+    return _concat(parts, bool)
+
+
+def _fixed_bytes(strings, pa, pc) -> np.ndarray:
+    """A string array as a numpy ``S<width>`` array, without a Python object per row."""
+    n = len(strings)
+    if n == 0:
+        return np.empty(0, dtype="S1")
+    offsets = np.frombuffer(strings.buffers()[1], dtype=np.int32, count=n + 1, offset=strings.offset * 4)
+    lengths = np.diff(offsets).astype(np.int64)
+    width = max(int(lengths.max()), 1)
+    data = np.frombuffer(strings.buffers()[2], dtype=np.uint8)
+    if int(lengths.min()) == width:  # the common case: one width, so the values lie back to back
+        return data[int(offsets[0]) : int(offsets[0]) + n * width].view(f"S{width}")  # a view: the caller copies
+    out = np.zeros((n, width), dtype=np.uint8)
+    cols = np.arange(width)
+    inside = cols[None, :] < lengths[:, None]
+    out[inside] = data[(offsets[:-1, None].astype(np.int64) + cols[None, :])[inside]]
+    return out.view(f"S{width}").reshape(n)
+
+
+def _concat(parts: list[np.ndarray], empty_dtype) -> np.ndarray:
+    if len(parts) == 1:
+        return parts[0]
+    return np.concatenate(parts) if parts else np.empty(0, dtype=empty_dtype)

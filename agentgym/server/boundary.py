@@ -1,0 +1,202 @@
+"""The server's trust boundary: what a client may ask of an env, checked before anything is built.
+
+The operator fixes paths, URLs, reward specs and secrets in presets (``agentgym.server.presets``);
+a client picks a preset and may set only these bounded options:
+
+* every env: ``max_turns`` (up to the preset's cap), ``render_mode``, ``reward`` (the *name* of a
+  reward the server allows);
+* TravelPlanner-v0: ``action_format``, ``mode``, ``evaluation``, ``queries`` (inline rows, or a
+  split name of the operator's world: ``train``, ``validation``, ``test``);
+* SearchQA-v0 and SearchQA-LongForm-v0: ``protocol``, ``action_format``, ``metric``, ``bm25``
+  (the BM25 parameter set), ``top_k``, ``max_searches``, ``max_observation_tokens``, ``questions``
+  (inline rows, or a built-in split name). ``tokenizer`` loads from a path or a hub name, so it is
+  the operator's.
+
+Anything else (a path, a URL, a cache or index folder, a size, a reward spec, a custom term, a
+secret's env var name) is refused with a ``ConfigError`` naming the field and the allowed ones,
+as are inline data past the size limits. Reset options get the same treatment (``check_options``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from agentgym.errors import ConfigError
+from agentgym.server.presets import EnvPreset, Presets
+
+__all__ = ["ClientBoundary", "INLINE_LIMITS", "client_options"]
+
+DEFAULT_MAX_TURNS_CAP = 100
+_SPLITS = ("train", "validation", "test")
+_SEARCHQA = ("protocol", "action_format", "metric", "bm25", "top_k", "max_searches", "max_observation_tokens",
+             "questions")
+_BY_ENV = {
+    "TravelPlanner-v0": ("action_format", "mode", "evaluation", "queries"),
+    "SearchQA-v0": _SEARCHQA,
+    "SearchQA-LongForm-v0": _SEARCHQA,
+}
+_COMMON = ("max_turns", "render_mode", "reward")
+_RESET_OPTIONS = ("query_index", "query_id", "query", "training_step", "total_steps")
+
+
+class _Limits:
+    rows = 1000
+    """Inline queries/questions per session."""
+    bytes = 1 << 20
+    """Their encoded size, all together."""
+    row_bytes = 64 << 10
+    """One inline query (reset option) or row."""
+    depth = 6
+    string_chars = 10_000
+    """Any one string inside them (e.g. a query's date list, which the env parses)."""
+
+
+INLINE_LIMITS = _Limits()
+
+
+def client_options(env_id: str) -> tuple[str, ...]:
+    """The constructor kwargs a client may set for ``env_id``."""
+    return _COMMON + _BY_ENV.get(env_id, ())
+
+
+class ClientBoundary:
+    """Turns a client's create request into the kwargs the server builds the env with."""
+
+    def __init__(self, presets: Presets, env_ids: tuple[str, ...], *, trust_clients: bool = False) -> None:
+        self.trust_clients = trust_clients
+        self.presets = {p.name: p for p in presets.presets}
+        self.rewards = dict(presets.rewards)
+        from agentgym.rewards.presets import PRESETS
+
+        builtin = PRESETS if presets.reward_presets is None else presets.reward_presets
+        unknown = sorted(set(builtin) - set(PRESETS))
+        if unknown:
+            raise ConfigError("reward_presets", unknown, sorted(PRESETS))
+        self.reward_names = tuple(sorted(set(builtin) | set(self.rewards)))
+        self.env_ids = tuple(dict.fromkeys([*env_ids, *(p.env_id for p in presets.presets)]))
+
+    def preset_names(self, env_id: str) -> list[str]:
+        return [name for name, p in self.presets.items() if p.env_id == env_id]
+
+    def preset_name(self, env_id: str, preset: str | None) -> str | None:
+        """The operator's preset a create request gets (None: the env's defaults)."""
+        name = self._preset(env_id, preset).name
+        return name if name in self.presets else None
+
+    def kwargs(self, env_id: str, preset: str | None, client: Mapping[str, Any]) -> dict[str, Any]:
+        """The env's kwargs: the preset's, with the client's checked options on top."""
+        chosen = self._preset(env_id, preset)
+        if self.trust_clients:
+            return {**chosen.kwargs, **client}
+        allowed = client_options(env_id)
+        kwargs = dict(chosen.kwargs)
+        for field, value in client.items():
+            if field not in allowed:
+                raise ConfigError(field, _short(value), f"one of the options a client may set for {env_id}: "
+                                  f"{', '.join(allowed)} (paths, URLs, sizes and reward specs are the server "
+                                  "operator's, in its presets)")
+            kwargs[field] = self._check(field, value, chosen)
+        return kwargs
+
+    def check_options(self, env_id: str, options: Mapping[str, Any] | None) -> None:
+        """Refuse reset options past the allowlist or the size limits (agentgym's envs only)."""
+        if options is None or self.trust_clients or env_id not in _BY_ENV:
+            return
+        for field, value in options.items():
+            if field not in _RESET_OPTIONS:
+                raise ConfigError(f"options.{field}", _short(value), list(_RESET_OPTIONS))
+            if field == "query":
+                _check_inline("options.query", value, INLINE_LIMITS.row_bytes, rows=False)
+            elif field == "query_id":
+                _check_text("options.query_id", value, 200)
+            else:
+                _check_int(f"options.{field}", value, 0, 2**62)
+
+    # -- the checks --------------------------------------------------------------------------
+    def _preset(self, env_id: str, preset: str | None) -> EnvPreset:
+        if preset is None:
+            names = self.preset_names(env_id)
+            return self.presets[names[0]] if names else EnvPreset(name=env_id, env_id=env_id)
+        chosen = self.presets.get(preset)
+        if chosen is None or chosen.env_id != env_id:
+            raise ConfigError("preset", _short(preset), self.preset_names(env_id) or f"no preset: {env_id} is "
+                              "served with its defaults")
+        return chosen
+
+    def _check(self, field: str, value: Any, preset: EnvPreset) -> Any:
+        if field == "max_turns":
+            cap = preset.max_turns or preset.kwargs.get("max_turns") or DEFAULT_MAX_TURNS_CAP
+            return _check_int(field, value, 1, cap)
+        if field == "reward":
+            if not isinstance(value, str) or value not in self.reward_names:
+                raise ConfigError(field, _short(value), f"the name of a reward this server allows: "
+                                  f"{', '.join(self.reward_names)} (specs are the operator's)")
+            return self.rewards.get(value, value)
+        if field == "render_mode":
+            return value if value is None else _check_text(field, value, 32)
+        if field in ("top_k", "max_searches"):
+            return _check_int(field, value, 1, 50)
+        if field == "max_observation_tokens":
+            return _check_int(field, value, 1, 32_768)
+        if field in ("queries", "questions"):
+            if isinstance(value, str) and value in _SPLITS:  # the world's own split: the operator's data
+                return value
+            return _check_inline(field, value, INLINE_LIMITS.bytes, rows=True)
+        return _check_text(field, value, 64)  # a choice the env itself checks against its list
+
+
+def _check_int(field: str, value: Any, low: int, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ConfigError(field, _short(value), f"an int from {low} to {high}")
+    return value
+
+
+def _check_text(field: str, value: Any, limit: int) -> str:
+    if not isinstance(value, str) or len(value) > limit:
+        raise ConfigError(field, _short(value), f"a string of at most {limit} characters")
+    return value
+
+
+def _check_inline(field: str, value: Any, limit: int, *, rows: bool) -> Any:
+    """Inline data: rows (a list of mappings) or one mapping, within the size and depth limits."""
+    if rows:
+        if not isinstance(value, list) or not all(isinstance(r, Mapping) for r in value):
+            raise ConfigError(field, _short(value), "inline rows (a list of objects); files are the operator's")
+        if len(value) > INLINE_LIMITS.rows:
+            raise ConfigError(field, f"{len(value)} rows", f"at most {INLINE_LIMITS.rows} rows")
+    elif not isinstance(value, Mapping):
+        raise ConfigError(field, _short(value), "an object")
+    _walk(field, value, limit)
+    return value
+
+
+def _walk(field: str, value: Any, limit: int) -> None:
+    # Iterative, so that depth is checked before anything recurses; sizes are counted as we go.
+    stack, size = [(value, 0)], 0
+    while stack:
+        item, depth = stack.pop()
+        if depth > INLINE_LIMITS.depth:
+            raise ConfigError(field, "(nested too deep)", f"at most {INLINE_LIMITS.depth} levels of nesting")
+        if isinstance(item, str):
+            if len(item) > INLINE_LIMITS.string_chars:
+                raise ConfigError(field, f"a string of {len(item)} characters",
+                                  f"strings of at most {INLINE_LIMITS.string_chars} characters")
+            size += len(item) + 2
+        elif isinstance(item, Mapping):
+            stack.extend((k, depth + 1) for k in item)
+            stack.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, list):
+            stack.extend((v, depth + 1) for v in item)
+        else:
+            size += 8
+        if size > limit:
+            raise ConfigError(field, f"over {limit} bytes", f"inline data of at most {limit} bytes")
+
+
+def _short(value: Any, limit: int = 80) -> Any:
+    # Never echo a client's megabyte back in the error.
+    text = value if isinstance(value, str) else repr(value)
+    if len(text) <= limit:
+        return value
+    return text[:limit] + f"... ({len(text)} characters)"

@@ -1,0 +1,118 @@
+"""The env calls the server makes: build an env, reset it, step it, close it.
+
+They run wherever the server puts env calls (a worker process, a thread or the event loop), so
+this module needs neither starlette nor an event loop. Replies are ``(status, JSON bytes)``,
+ready to send; errors an env raises on purpose keep their class name on the wire.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any
+
+import gymnasium
+
+from agentgym import errors
+from agentgym.server.protocol import STATUS_OF, encode, error_body
+
+__all__ = ["make_env", "reset_reply", "step_reply", "close_quietly", "env_error"]
+
+log = logging.getLogger("agentgym.server")
+_MAKE_LOCK = threading.Lock()
+_PASSED_THROUGH = ("ConfigError", "DataError", "ActionTypeError", "ResetNeeded", "DependencyNotInstalled")
+
+
+class _ApiError(Exception):
+    """An error reply: its wire ``kind`` decides the status (``protocol.STATUS_OF``)."""
+
+    def __init__(self, kind: str, message: str, *, headers: dict[str, str] | None = None, **details: Any) -> None:
+        self.kind, self.message, self.headers, self.details = kind, message, headers, details
+        super().__init__(message)
+
+    @property
+    def status(self) -> int:
+        return STATUS_OF[self.kind]
+
+    def body(self) -> bytes:
+        return encode(error_body(self.kind, self.message, **self.details))
+
+
+def make_env(env_id: str, kwargs: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+    """The env and what a client needs to know about it (limits, action format, tool schemas)."""
+    try:
+        with _MAKE_LOCK:  # one construction at a time: see agentgym.agents.base.in_env_thread for why
+            env = gymnasium.make(env_id, **kwargs)
+    except Exception as exc:
+        kind, message, details = env_error(exc)
+        raise _ApiError(kind, message, **details) from None
+    act, obs = env.action_space, env.observation_space
+    if not (hasattr(act, "max_length") and hasattr(obs, "max_length")):
+        close_quietly(env)
+        raise _ApiError("ConfigError", f"{env_id} is not a text env (its spaces are {act} and {obs})")
+    unwrapped = env.unwrapped
+    tools = getattr(unwrapped, "tools", None)
+    description = {
+        "env_id": env_id, "max_action_chars": act.max_length, "max_observation_chars": obs.max_length,
+        "render_modes": list(env.metadata.get("render_modes", [])),
+        "action_format": getattr(unwrapped, "action_format", None),
+        "tools": tools.schemas() if hasattr(tools, "schemas") else None,
+    }
+    return env, description
+
+
+def reset_reply(env: Any, seed: int | None, options: dict[str, Any] | None) -> tuple[int, bytes]:
+    try:
+        observation, info = env.reset(seed=seed, options=options)
+        return 200, encode({"observation": observation, "info": info})
+    except Exception as exc:
+        return _error_reply(exc)
+
+
+def step_reply(env: Any, action: str) -> tuple[int, bytes]:
+    try:
+        observation, reward, terminated, truncated, info = env.step(action)
+        return 200, encode({"observation": observation, "reward": reward, "terminated": bool(terminated),
+                            "truncated": bool(truncated), "info": info})
+    except Exception as exc:
+        return _error_reply(exc)
+
+
+def close_quietly(env: Any) -> None:
+    try:
+        env.close()
+    except Exception:  # closing is best effort: the session is gone either way
+        log.warning("closing an env failed", exc_info=True)
+
+
+def _error_reply(exc: Exception) -> tuple[int, bytes]:
+    kind, message, details = env_error(exc)
+    return STATUS_OF[kind], encode(error_body(kind, message, **details))
+
+
+def env_error(exc: Exception) -> tuple[str, str, dict[str, Any]]:
+    """The wire kind, message and details of an exception an env raised."""
+    for name in _PASSED_THROUGH:
+        if isinstance(exc, getattr(errors, name)):
+            details = {k: _plain(getattr(exc, k)) for k in ("field", "value", "allowed") if hasattr(exc, k)}
+            return name, _clip(str(exc)), details
+    if isinstance(exc, gymnasium.error.ResetNeeded):  # gymnasium's OrderEnforcing: step before reset
+        return "ResetNeeded", str(exc), {}
+    if isinstance(exc, gymnasium.error.Error):  # e.g. an unknown env id
+        return "ConfigError", _clip(f"{type(exc).__name__}: {exc}"), {}
+    if isinstance(exc, TypeError) and "argument" in str(exc):  # an unexpected constructor kwarg
+        return "ConfigError", _clip(f"TypeError: {exc}"), {}
+    return "EnvFailed", _clip(f"{type(exc).__name__}: {exc}"), {}
+
+
+def _clip(text: str, limit: int = 2000) -> str:
+    # An env's message may quote what it was given: never echo megabytes back.
+    return text if len(text) <= limit else text[:limit] + f"... ({len(text) - limit} more characters)"
+
+
+def _plain(value: Any) -> Any:
+    try:
+        text = encode(value)
+    except (TypeError, ValueError):
+        return _clip(repr(value), 300)
+    return value if len(text) <= 2000 else _clip(repr(value), 300)

@@ -1,0 +1,239 @@
+"""Env calls in worker processes, so that no env call can stall the server's event loop.
+
+Each session's env lives in one worker process (``agentgym.server.worker``), chosen as the one
+with the fewest sessions when the session is created; a worker runs its calls one at a time.
+A slow call (a degenerate megabyte action, a stuck retriever) therefore delays only the
+sessions on its own worker, never the event loop, ``/health`` or the other workers. Deadlines:
+the worker interrupts a call at its timeout (SIGALRM) and closes that env; if the worker does
+not answer within a grace period after that (stuck in C code that ignores signals), the server
+kills it, which stops the work for certain, and the sessions it hosted are lost (their next
+call answers 404). A new worker is started in its place on demand.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import json
+import logging
+import os
+import sys
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+from agentgym.server.worker import _HEAD, pack_frame
+
+__all__ = ["WorkerPool"]
+
+log = logging.getLogger("agentgym.server")
+_GRACE_S = 1.0
+"""How long after its deadline a call may take to be interrupted before its worker is killed."""
+_START_TIMEOUT_S = 120.0
+
+
+class _WorkerLost(Exception):
+    """The worker hosting the call's session died or was killed; the session is gone."""
+
+
+class _CallOverran(Exception):
+    """The call outlived its deadline; ``killed``: its worker was killed to stop it."""
+
+    def __init__(self, timeout: float, *, killed: bool) -> None:
+        self.killed = killed
+        super().__init__(f"the env call took longer than {timeout:g} s")
+
+
+class _Worker:
+    """One worker process and the calls sent to it, answered in order."""
+
+    def __init__(self, index: int, proc: asyncio.subprocess.Process, on_exit: Callable[[_Worker], None]) -> None:
+        self.index, self.proc, self.on_exit = index, proc, on_exit
+        self.keys: set[str] = set()
+        self.queue: deque[tuple[int, float, asyncio.Future]] = deque()
+        self._ids = itertools.count(1)
+        self._watchdog: asyncio.TimerHandle | None = None
+        self.dead = False
+        self.killed_for: int | None = None  # the id of the call that overran, when killed
+        self._reader = asyncio.get_running_loop().create_task(self._read_replies())
+
+    def send(self, op: str, key: str, args: dict[str, Any], timeout: float) -> asyncio.Future:
+        future = asyncio.get_running_loop().create_future()
+        if self.dead:
+            future.set_exception(_WorkerLost("the worker process is gone"))
+            return future
+        call_id = next(self._ids)
+        body = json.dumps(args, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
+        self.proc.stdin.write(pack_frame({"id": call_id, "op": op, "key": key, "timeout": timeout}, body))
+        self.queue.append((call_id, timeout, future))
+        if len(self.queue) == 1:
+            self._arm()
+        return future
+
+    def kill(self) -> None:
+        if not self.dead:
+            with contextlib.suppress(ProcessLookupError):
+                self.proc.kill()
+
+    def _arm(self) -> None:
+        # The call at the head of the queue is the one the worker is running now.
+        if self._watchdog is not None:
+            self._watchdog.cancel()
+            self._watchdog = None
+        if self.queue:
+            call_id, timeout, _ = self.queue[0]
+            self._watchdog = asyncio.get_running_loop().call_later(timeout + _GRACE_S, self._overran, call_id)
+
+    def _overran(self, call_id: int) -> None:
+        if self.queue and self.queue[0][0] == call_id:
+            log.warning("worker %d did not stop an overrunning call; killing it", self.index)
+            self.killed_for = call_id
+            self.kill()
+
+    async def _read_replies(self) -> None:
+        stdout = self.proc.stdout
+        try:
+            while True:
+                head_len, body_len = _HEAD.unpack(await stdout.readexactly(_HEAD.size))
+                frame = await stdout.readexactly(head_len + body_len)
+                header, body = json.loads(frame[:head_len]), frame[head_len:]
+                call_id, _, future = self.queue.popleft()
+                assert header["id"] == call_id, "worker replies come in order"
+                self._arm()
+                if not future.done():
+                    future.set_result((header, body))
+        except asyncio.CancelledError:  # the event loop is going away: so is the server
+            raise
+        except (asyncio.IncompleteReadError, ConnectionError, ValueError):
+            pass
+        self._die()
+
+    def _die(self) -> None:
+        self.dead = True
+        if self._watchdog is not None:
+            self._watchdog.cancel()
+        while self.queue:
+            call_id, timeout, future = self.queue.popleft()
+            if not future.done():
+                error = (_CallOverran(timeout, killed=True) if call_id == self.killed_for
+                         else _WorkerLost("the worker process hosting this session stopped"))
+                future.set_exception(error)
+        self.on_exit(self)
+
+
+class WorkerPool:
+    """Up to ``size`` worker processes, started when first needed (or by ``start``)."""
+
+    def __init__(self, size: int, imports: tuple[str, ...] = ()) -> None:
+        self.size, self.imports = size, imports
+        self._workers: dict[int, _Worker] = {}
+        self._starting: dict[int, asyncio.Task] = {}
+        self._placement: dict[str, int] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self.on_lost: Callable[[list[str]], None] = lambda keys: None
+        """Called with the keys of the sessions a dead worker hosted."""
+
+    async def start(self) -> None:
+        """Start every worker now (the server's start-up), rather than on the first sessions."""
+        await asyncio.gather(*(self._worker(i) for i in range(self.size)))
+
+    async def place(self, key: str) -> int:
+        """Choose the worker for a new session: the one with the fewest sessions."""
+        self._bind_loop()
+        index = min(range(self.size), key=lambda i: (len(self._workers[i].keys) if i in self._workers else 0, i))
+        await self._worker(index)
+        self._placement[key] = index
+        self._workers[index].keys.add(key)
+        return index
+
+    async def call(self, key: str, op: str, args: dict[str, Any], timeout: float) -> tuple[dict[str, Any], bytes]:
+        """Run ``op`` for the session ``key`` in its worker; the worker's reply header and body.
+
+        Raises ``_CallOverran`` past the deadline and ``_WorkerLost`` when the session's worker died.
+        """
+        index = self._placement.get(key)
+        worker = self._workers.get(index) if index is not None else None
+        if worker is None or worker.dead:
+            raise _WorkerLost("the worker process hosting this session stopped")
+        header, body = await worker.send(op, key, args, timeout)
+        if header.get("timed_out"):
+            self.forget(key)
+            raise _CallOverran(timeout, killed=False)
+        return header, body
+
+    def forget(self, key: str) -> None:
+        index = self._placement.pop(key, None)
+        if index is not None and index in self._workers:
+            self._workers[index].keys.discard(key)
+
+    def close_later(self, key: str, timeout: float) -> None:
+        """Close the session's env in its worker, without waiting."""
+        index = self._placement.get(key)
+        worker = self._workers.get(index) if index is not None else None
+        self.forget(key)
+        if worker is not None and not worker.dead:
+            future = worker.send("close", key, {}, timeout)
+            future.add_done_callback(lambda f: f.exception())  # nobody waits: mark it retrieved
+
+    def stats(self) -> list[tuple[int, int]]:
+        """(pid, sessions) of each running worker."""
+        return [(w.proc.pid, len(w.keys)) for w in self._workers.values() if not w.dead]
+
+    def shutdown(self) -> None:
+        for worker in list(self._workers.values()):
+            with contextlib.suppress(Exception):
+                worker.proc.stdin.close()
+            worker.kill()
+        self._workers.clear()
+
+    def _bind_loop(self) -> None:
+        # Workers talk through pipes bound to one event loop; a new loop (a new asyncio.run in a
+        # test) gets new workers.
+        loop = asyncio.get_running_loop()
+        if self._loop is not loop:
+            if self._loop is not None:
+                self.shutdown()
+                self._placement.clear()
+            self._loop = loop
+
+    async def _worker(self, index: int) -> _Worker:
+        self._bind_loop()
+        worker = self._workers.get(index)
+        if worker is not None and not worker.dead:
+            return worker
+        task = self._starting.get(index)
+        if task is None:
+            task = self._starting[index] = asyncio.get_running_loop().create_task(self._spawn(index))
+            task.add_done_callback(lambda _: self._starting.pop(index, None))
+        return await asyncio.shield(task)
+
+    async def _spawn(self, index: int) -> _Worker:
+        # The worker imports what this process would: the same agentgym, and the modules of its envs.
+        path = os.pathsep.join(p or os.getcwd() for p in sys.path)
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "agentgym.server.worker", stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE, start_new_session=True, limit=2**26, env={**os.environ, "PYTHONPATH": path})
+        proc.stdin.write(pack_frame({"imports": list(self.imports)}))
+        try:
+            async with asyncio.timeout(_START_TIMEOUT_S):
+                head_len, body_len = _HEAD.unpack(await proc.stdout.readexactly(_HEAD.size))
+                await proc.stdout.readexactly(head_len + body_len)
+        except (asyncio.IncompleteReadError, TimeoutError):
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+            raise _WorkerLost("an env worker process failed to start (see the server's log)") from None
+        worker = _Worker(index, proc, self._exited)
+        self._workers[index] = worker
+        return worker
+
+    def _exited(self, worker: _Worker) -> None:
+        if self._workers.get(worker.index) is worker:
+            del self._workers[worker.index]
+        lost = sorted(worker.keys)
+        for key in lost:
+            self._placement.pop(key, None)
+        if worker.proc.returncode is None:  # a garbled channel: the process is of no more use
+            worker.kill()
+        if lost:
+            self.on_lost(lost)

@@ -1,0 +1,54 @@
+"""The front door: ``agentgym.__all__`` is exactly what the package exposes, and every exception
+class of the package lives in ``agentgym.errors`` under ``AgentGymError``."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+
+import pytest
+
+import agentgym
+import agentgym.errors
+
+
+def test_all_is_exactly_the_public_names():
+    for name in agentgym.__all__:
+        getattr(agentgym, name)  # lazy names resolve
+    exposed = {n for n, v in vars(agentgym).items() if not n.startswith("_") and not inspect.ismodule(v)}
+    assert exposed | {n for n in dir(agentgym) if not n.startswith("_")} == {n for n in agentgym.__all__ if not n.startswith("_")}
+
+
+def test_every_error_class_is_at_the_front_door():
+    assert set(agentgym.errors.__all__) <= set(agentgym.__all__)
+    for name in agentgym.errors.__all__:
+        assert getattr(agentgym, name) is getattr(agentgym.errors, name)
+
+
+def _modules():
+    for info in pkgutil.walk_packages(agentgym.__path__, "agentgym."):
+        try:
+            yield importlib.import_module(info.name)
+        except agentgym.DependencyNotInstalled:
+            continue  # an optional extra this machine lacks
+
+
+def test_every_exception_class_lives_in_the_error_tree():
+    strays = []
+    for module in _modules():
+        for name, cls in inspect.getmembers(module, inspect.isclass):
+            if cls.__module__ != module.__name__ or not issubclass(cls, BaseException) or name.startswith("_"):
+                continue
+            if module is agentgym.errors or any(part.startswith("_") for part in module.__name__.split(".")):
+                continue  # the tree itself; private modules' signals never reach the caller
+            strays.append(f"{module.__name__}.{name}")
+    assert strays == [], "public exception classes outside agentgym.errors (move them there, or make them private)"
+
+
+@pytest.mark.parametrize("name", agentgym.errors.__all__)
+def test_the_tree_has_one_root_and_is_drawn(name):
+    cls = getattr(agentgym.errors, name)
+    assert issubclass(cls, agentgym.AgentGymError)
+    assert name in agentgym.errors.__doc__, f"{name} is missing from the tree drawn in errors.py"
+    assert cls.__doc__, f"{name} needs a one-line 'raised when'"
