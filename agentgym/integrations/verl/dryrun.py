@@ -26,7 +26,8 @@ from typing import Any
 
 from omegaconf import OmegaConf
 
-__all__ = ["RunLength", "DryRunReport", "run_length", "stage_boundaries", "play_row", "check_run", "ignored_keys"]
+__all__ = ["RunLength", "DryRunReport", "run_length", "stage_boundaries", "play_row", "check_run", "ignored_keys",
+           "gold_answer"]
 
 PLAYED_ROWS = 3  # rows per data file played through one scripted episode
 
@@ -177,12 +178,19 @@ def _final_action(env: Any, row: dict[str, Any]) -> str:
         return reference_plan_actions(query, getattr(inner, "action_format", "react"), tools=False)[-1]
     if query is not None:  # a TravelPlanner query without a reference plan: submit an empty plan
         return "<answer>[]</answer>" if getattr(inner, "action_format", "") == "json" else "Finish[[]]"
+    gold = gold_answer(row)
+    return f"<answer> {gold or ''} or so </answer>"
+
+
+def gold_answer(row: dict[str, Any]) -> str | None:
+    """The first gold answer of a question-answering row (``reward_model.ground_truth``: Search-R1's
+    ``{"target": [...]}``, or a plain list)."""
     truth = (row.get("reward_model") or {}).get("ground_truth")
-    if isinstance(truth, dict):  # a Search-R1 row: {"target": [answers]}
+    if isinstance(truth, dict):
         truth = truth.get("target")
     truth = truth.tolist() if hasattr(truth, "tolist") else truth
     gold = truth[0] if isinstance(truth, (list, tuple)) and truth else truth
-    return f"<answer> {gold if isinstance(gold, str) else ''} or so </answer>"
+    return gold if isinstance(gold, str) else None
 
 
 def _check_stages(reward: Any, total: int | None, report: DryRunReport) -> list[tuple[str, int, int]]:

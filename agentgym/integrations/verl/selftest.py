@@ -143,6 +143,7 @@ def _rows_and_actions() -> tuple[list[dict[str, Any]], dict[int, list[str]]]:
     import gymnasium
 
     from agentgym.envs.travelplanner.scripted import reference_plan_actions
+    from agentgym.integrations.verl.dryrun import gold_answer
     from agentgym.integrations.verl.prepare import prepare_rows
 
     tp = prepare_rows("TravelPlanner-v0", split="train", limit=2, env_kwargs={"action_format": "json"},
@@ -154,7 +155,7 @@ def _rows_and_actions() -> tuple[list[dict[str, Any]], dict[int, list[str]]]:
         query = env.unwrapped.queries[row["extra_info"]["query_index"]]
         actions[i] = reference_plan_actions(query, "json", tools=False)
     for j, row in enumerate(sq):
-        actions[len(tp) + j] = [f"<answer>{row['reward_model']['ground_truth'][0]}</answer>"]
+        actions[len(tp) + j] = [f"<answer>{gold_answer(row)}</answer>"]
     env.close()
     return tp + sq, actions
 

@@ -190,12 +190,13 @@ def run_transfer_queue_check(model_dir: Path, model: Any, tokenizer: Any, *, n: 
     import transfer_queue as tq
     from omegaconf import OmegaConf
 
+    from agentgym.integrations.verl.dryrun import gold_answer
     from agentgym.integrations.verl.prepare import prepare_rows
     from agentgym.integrations.verl.selftest import TinyModelServer
 
     started = time.perf_counter()
     rows = prepare_rows("SearchQA-v0", split="train", limit=3)
-    gold = [f"<answer>{row['reward_model']['ground_truth'][0]}</answer>" for row in rows]
+    gold = [f"<answer>{gold_answer(row)}</answer>" for row in rows]
     uids = [f"selftest{uuid.uuid4().hex[:8]}" for _ in rows]
     forced = {(uids[0], 0): [gold[0]], **{(uids[2], s): [gold[2]] for s in range(n)}}  # varied, wrong, right
     config = _config(model_dir, n, len(rows))
