@@ -25,9 +25,11 @@ bench: $(STAMP)  ## the benchmarks (generate a full-scale world on first run)
 	$(VENV)/bin/python benchmarks/bench_rewards.py
 	$(VENV)/bin/python benchmarks/bench_solver.py
 	$(VENV)/bin/python benchmarks/bench_searchqa.py
+	$(VENV)/bin/python benchmarks/bench_searchqa_retrieve.py
 	$(VENV)/bin/python benchmarks/bench_server.py
 	$(VENV)/bin/python benchmarks/bench_run_resume.py
 	$(VENV)/bin/python benchmarks/bench_cli_startup.py
+	$(VENV)/bin/python benchmarks/bench_degenerate_actions.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -27,7 +27,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).parent))
 from _common import in_fresh_process, median_us  # noqa: E402
 
-from agentgym.envs.searchqa import BM25Retriever, Hit, SearchQAEnv, generate_world, write_world  # noqa: E402
+from agentgym.envs.searchqa import BM25Retriever, Hit, SearchQAEnv, draw_world, write_world  # noqa: E402
 
 _TOKEN = re.compile(r"\w\w+")
 
@@ -83,7 +83,7 @@ def main() -> None:
 
     folder = Path(tempfile.mkdtemp(prefix="agentgym-bench-searchqa-"))
     t = time.perf_counter()
-    world = generate_world(args.passages, seed=0)
+    world = draw_world(args.passages, seed=0)
     write_world(world, folder)
     corpus, index = folder / "corpus.jsonl", folder / "index"
     print(f"generated {len(world.passages):,} passages in {time.perf_counter() - t:.1f} s at {folder}")

@@ -31,7 +31,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from agentgym.envs.searchqa import BM25Retriever, generate_world, write_world  # noqa: E402
+from agentgym.envs.searchqa import BM25Retriever, draw_world, write_world  # noqa: E402
 from agentgym.envs.searchqa.serve import create_app  # noqa: E402
 
 
@@ -49,7 +49,7 @@ def _serve(app):
 
 def bench_retrieve(folder: Path, n_passages: int, n_queries: int) -> list[str]:
     t = time.perf_counter()
-    world = generate_world(n_passages, seed=0)
+    world = draw_world(n_passages, seed=0)
     write_world(world, folder)
     print(f"generated {len(world.passages):,} passages in {time.perf_counter() - t:.1f} s")
     t = time.perf_counter()

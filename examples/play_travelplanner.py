@@ -15,7 +15,7 @@ import textwrap
 import gymnasium
 
 import agentgym  # noqa: F401  (registers the env ids)
-from agentgym.envs.travelplanner.scripted import reference_plan_actions
+from agentgym.envs.travelplanner import reference_plan_actions
 
 
 def shorten(text: str, lines: int = 6) -> str:

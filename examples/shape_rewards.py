@@ -16,7 +16,7 @@ from pathlib import Path
 import gymnasium
 
 import agentgym  # noqa: F401  (registers the env ids)
-from agentgym.envs.travelplanner.scripted import reference_plan_actions
+from agentgym.envs.travelplanner import reference_plan_actions
 
 
 def play(env, step: int, break_plan: bool) -> dict:

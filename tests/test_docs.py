@@ -82,9 +82,6 @@ SHARED_DATA = Path(os.environ.get("AGENTGYM_SHARED_DATA", REPO.parent / "shared"
 PLACEHOLDERS = {"/path/to/travelplanner": SHARED_DATA / "travelplanner", "/path/to/searchqa": SHARED_DATA / "searchqa"}
 PENDING = {
     "docs/rewards.md": "fragments: `...`, `action`, `for ...` (docs/rewards.md is the verl helper's)",
-    "docs/searchqa.md": "relative data files and a remote retriever (docs/searchqa.md is the searchqa helper's)",
-    "docs/travelplanner-evaluation.md": "`plan`/`plans` undefined (docs/travelplanner-evaluation.md is the world "
-                                        "helper's)",
 }
 
 ALL = examples()

@@ -5,6 +5,10 @@ A subclass implements two hooks, ``_start(options) -> (observation, StepInfo)`` 
 Gymnasium contract around them: seeding, the text spaces, turn counting, truncation at
 ``max_turns``, and turning ``StepInfo`` into the plain ``info`` dict.
 
+``max_action_chars`` holds for every env: a longer action is answered with an
+``action_too_long`` error (through the ``_invalid`` hook) before any parser reads it, so parsing
+work is bounded by it.
+
 The base class holds no reward-shaping code: ``gymnasium.make(ID, reward=...)`` wraps the env
 in ``agentgym.rewards.ShapeReward`` (see ``agentgym.registration``). A subclass tells the
 reward terms about the task by overriding ``reward_context()``.
@@ -15,15 +19,16 @@ from __future__ import annotations
 import difflib
 import functools
 import inspect
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import gymnasium
 
 from agentgym.core.spaces import TextSpace
-from agentgym.core.types import StepInfo
+from agentgym.core.types import ActionError, ErrorCode, StepInfo
 from agentgym.errors import ActionTypeError, ConfigError, ResetNeeded
 
-__all__ = ["TextEnv", "allowed_kwargs", "check_kwargs"]
+__all__ = ["TextEnv", "allowed_kwargs", "check_kwargs", "require_choice", "require_positive_int"]
 
 
 class TextEnv(gymnasium.Env[str, str]):
@@ -47,8 +52,8 @@ class TextEnv(gymnasium.Env[str, str]):
         max_observation_chars: int = 10_000_000,
         render_mode: str | None = None,
     ) -> None:
-        _require_positive_int("max_turns", max_turns)
-        _require_positive_int("max_action_chars", max_action_chars)
+        require_positive_int("max_turns", max_turns)
+        require_positive_int("max_action_chars", max_action_chars)
         if render_mode not in (None, *self.metadata["render_modes"]):
             raise ConfigError("render_mode", render_mode, [None, *self.metadata["render_modes"]])
         self.max_turns = max_turns
@@ -76,7 +81,13 @@ class TextEnv(gymnasium.Env[str, str]):
         if self._done:
             raise ResetNeeded("the episode is over (or never started); call reset() first")
         self._turn += 1
-        observation, reward, terminated, info = self._act(action)
+        limit = self.action_space.max_length
+        if len(action) > limit:
+            observation, reward, terminated, info = self._invalid(ActionError(
+                code=ErrorCode.ACTION_TOO_LONG,
+                message=f"Your reply has {len(action)} characters; the limit is {limit}. Write one short action."))
+        else:
+            observation, reward, terminated, info = self._act(action)
         truncated = not terminated and self._turn >= self.max_turns
         if truncated:
             info = info.model_copy(update={"terminated_reason": "max_turns"})
@@ -104,6 +115,11 @@ class TextEnv(gymnasium.Env[str, str]):
 
     def _act(self, action: str) -> tuple[str, float, bool, StepInfo]:
         raise NotImplementedError
+
+    def _invalid(self, error: ActionError) -> tuple[str, float, bool, StepInfo]:
+        """The step for an action that cannot be used: its error as the observation. Envs override
+        it to add their own info (task id, ...)."""
+        return error.message, 0.0, False, StepInfo(turn=self._turn, action="invalid", error=error)
 
 
 def allowed_kwargs(cls: type) -> list[str] | None:
@@ -139,6 +155,13 @@ def _reject_unknown_kwargs(init: Any) -> Any:
     return checked
 
 
-def _require_positive_int(field: str, value: Any) -> None:
+def require_positive_int(field: str, value: Any) -> None:
+    """A ``ConfigError`` on ``field`` unless ``value`` is an int >= 1 (bools are not ints here)."""
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ConfigError(field, value, "a positive int")
+
+
+def require_choice(field: str, value: Any, allowed: Sequence[str]) -> None:
+    """A ``ConfigError`` on ``field``, listing ``allowed``, unless ``value`` is one of them."""
+    if value not in allowed:
+        raise ConfigError(field, value, allowed)

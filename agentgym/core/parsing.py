@@ -12,6 +12,11 @@ Text inside ``<think>...</think>`` is never read for actions (``agentgym.core.th
 In both, ``<answer>...</answer>`` submits a final answer (the last complete one counts), and
 the control actions ``Finish[...]`` / ``GiveUp[...]`` (or tools ``finish`` / ``give_up``) end
 the episode. Nothing here raises on model text: problems come back as ``ActionError``.
+
+Model text can be a megabyte of one repeated tag, so every step here is linear in the text: tags
+are found with ``str.find`` (``agentgym.core.tags``), the last ``Action k:`` marker with one regex
+search over the reversed text (possessive quantifiers, so no backtracking), and tool-call JSON is
+size- and depth-checked before it is parsed (``agentgym._json_limits``).
 """
 
 from __future__ import annotations
@@ -22,18 +27,24 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from agentgym import _json_limits
+from agentgym.core.tags import first_block, has_tag, last_block
 from agentgym.core.thoughts import strip_thoughts
 from agentgym.core.tools import Tool, ToolBox
 from agentgym.core.types import ActionError, ErrorCode
 
-__all__ = ["Call", "Answer", "GiveUp", "Parsed", "parse_action", "FORMATS"]
+__all__ = ["Call", "Answer", "GiveUp", "Parsed", "parse_action", "FORMATS", "MAX_TOOL_CALL_CHARS"]
 
 FORMATS = ("react", "json")
+MAX_TOOL_CALL_CHARS = 100_000
+"""A tool call's JSON longer than this is not parsed (a whole plan in ``finish`` is a few kB)."""
 
-_ACTION_MARKER = re.compile(r"Action\s*\d*\s*:", re.IGNORECASE)
+# ``Action\s*\d*\s*:`` read backwards: a search of the reversed text finds the last marker.
+_ACTION_MARKER_REVERSED = re.compile(r":\s*+\d*+\s*+noitcA", re.IGNORECASE)
+# Anchored by fullmatch: ``\w+`` and ``\[`` are disjoint and ``.*`` backtracks once, so linear.
 _REACT = re.compile(r"(\w+)\[(.*)\]", re.DOTALL)
-_ANSWER = re.compile(r"<answer>(.*?)</answer>", re.DOTALL | re.IGNORECASE)
-_TOOL_CALL = re.compile(r"<tool_call>(.*?)</tool_call>", re.DOTALL)
+# Where str.splitlines() splits; the last line of a stripped text starts after the last of these.
+_LINE_BREAKS = ("\n", "\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
 
 
 @dataclass(frozen=True)
@@ -69,13 +80,13 @@ def parse_action(text: str, tools: ToolBox, fmt: str) -> Parsed:
 
 # -- answers ---------------------------------------------------------------------------------
 def _find_answer(text: str) -> Answer | ActionError | None:
-    if "<answer>" not in text.lower():
+    if not has_tag(text, "answer"):
         return None
-    found = _ANSWER.findall(text)
-    if not found:
+    found = last_block(text, "answer")
+    if found is None:
         return _error(ErrorCode.UNPARSEABLE_ACTION,
                       "The <answer> tag is not closed. Write the whole answer as <answer>...</answer>.")
-    return Answer(found[-1].strip())
+    return Answer(found.strip())
 
 
 # -- react -----------------------------------------------------------------------------------
@@ -100,30 +111,33 @@ def _parse_react(text: str, tools: ToolBox) -> Parsed:
 
 
 def _react_match(text: str) -> re.Match[str] | None:
-    markers = list(_ACTION_MARKER.finditer(text))
-    segment = text[markers[-1].end():] if markers else text
+    marker = _ACTION_MARKER_REVERSED.search(text[::-1])
+    segment = text[len(text) - marker.start():] if marker else text
     segment = segment.strip()
     match = _REACT.fullmatch(segment)
-    if match is None:
-        lines = [line.strip() for line in segment.splitlines() if line.strip()]
-        match = _REACT.fullmatch(lines[-1]) if lines else None
+    if match is None and segment:  # else the last non-blank line
+        last_break = max(segment.rfind(c) for c in _LINE_BREAKS)
+        match = _REACT.fullmatch(segment[last_break + 1:].strip()) if last_break >= 0 else None
     return match
 
 
 # -- json ------------------------------------------------------------------------------------
 def _parse_json(text: str, tools: ToolBox) -> Parsed:
-    blocks = _TOOL_CALL.findall(text)
-    if not blocks:
+    block = first_block(text, "tool_call")
+    if block is None:
         stripped = text.strip()
         if "<tool_call>" in text:
             return _error(ErrorCode.UNPARSEABLE_ACTION,
                           "The <tool_call> tag is not closed. " + _usage("json", tools))
         if not stripped.startswith("{"):
             return _error(ErrorCode.UNPARSEABLE_ACTION, "No <tool_call> or <answer> found. " + _usage("json", tools))
-        blocks = [stripped]
+        block = stripped
     try:
-        obj = json.loads(blocks[0])
-    except (json.JSONDecodeError, RecursionError) as exc:
+        obj = _json_limits.loads(block, max_chars=MAX_TOOL_CALL_CHARS)
+    except _json_limits.JSONLimitError as exc:
+        return _error(ErrorCode.UNPARSEABLE_ACTION, f"The tool call is too large to read ({exc}). "
+                      + _usage("json", tools))
+    except ValueError as exc:  # JSONDecodeError, or an integer over 4,300 digits
         return _error(ErrorCode.UNPARSEABLE_ACTION, f"The tool call is not valid JSON ({_short(exc)}). "
                       + _usage("json", tools))
     return _json_call(obj, tools)
@@ -136,8 +150,8 @@ def _json_call(obj: Any, tools: ToolBox) -> Parsed:
     name, arguments = obj["name"], obj.get("arguments", obj.get("parameters", {}))
     if isinstance(arguments, str):
         try:
-            arguments = json.loads(arguments) if arguments.strip() else {}
-        except (json.JSONDecodeError, RecursionError):
+            arguments = _json_limits.loads(arguments, max_chars=MAX_TOOL_CALL_CHARS) if arguments.strip() else {}
+        except ValueError:  # JSONLimitError is one too
             arguments = None
     if not isinstance(arguments, dict):
         return _error(ErrorCode.UNPARSEABLE_ACTION, f'"arguments" of {name} must be a JSON object.')
@@ -166,7 +180,7 @@ def _bind(tool: Tool, arguments: dict[str, Any]) -> Parsed:
 
 # -- messages --------------------------------------------------------------------------------
 def _unknown(name: str, valid: list[str], tools: ToolBox, fmt: str) -> ActionError:
-    close = difflib.get_close_matches(name, valid, n=1)
+    close = difflib.get_close_matches(name, valid, n=1) if len(name) <= 100 else []
     hint = f" Did you mean {close[0]}?" if close else ""
     return _error(ErrorCode.UNKNOWN_TOOL, f"Unknown action {_short(name)!r}.{hint} Valid actions: {', '.join(valid)}.")
 

@@ -19,9 +19,9 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-__all__ = ["EnvCalls", "MODES"]
+__all__ = ["EnvCalls", "ENV_CALL_MODES"]
 
-MODES = ("auto", "inline", "threads")
+ENV_CALL_MODES = ("auto", "inline", "threads")
 
 
 class _CallTimedOut(Exception):

@@ -17,7 +17,7 @@ import pytest
 from agentgym import ConfigError, DataError
 from agentgym.envs.searchqa import BM25Retriever, Hit, HttpRetriever, Retriever, RetrieverError
 from agentgym.envs.searchqa.serve import create_app
-from agentgym.envs.searchqa.synthetic import generate_world, write_world
+from agentgym.envs.searchqa.synthetic import draw_world, write_world
 
 ROWS = [
     {"id": "d0", "contents": '"Qirand"\nQirand is a country whose capital is Zhemcarport.'},
@@ -29,7 +29,7 @@ ROWS = [
 
 @pytest.fixture(scope="module")
 def world_dir(tmp_path_factory):
-    return write_world(generate_world("small", seed=1), tmp_path_factory.mktemp("world"))
+    return write_world(draw_world("small", seed=1), tmp_path_factory.mktemp("world"))
 
 
 def test_bm25_ranks_stems_and_breaks_ties_by_corpus_order(tmp_path):

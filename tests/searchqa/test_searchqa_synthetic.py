@@ -8,20 +8,20 @@ import pytest
 
 from agentgym import ConfigError
 from agentgym.envs.searchqa.scoring import answer_in_text, normalize_answer
-from agentgym.envs.searchqa.synthetic import SIZES, generate_world, synthetic_world_folder, write_world
+from agentgym.envs.searchqa.synthetic import SIZES, draw_world, synthetic_world_folder, write_world
 
 
 @pytest.fixture(scope="module")
 def small():
-    return generate_world("small")
+    return draw_world("small")
 
 
 def test_same_size_and_seed_give_identical_files(tmp_path):
-    a = write_world(generate_world("small", seed=3), tmp_path / "a")
-    b = write_world(generate_world("small", seed=3), tmp_path / "b")
+    a = write_world(draw_world("small", seed=3), tmp_path / "a")
+    b = write_world(draw_world("small", seed=3), tmp_path / "b")
     for name in ("corpus.jsonl", "train.questions.jsonl", "test.longform.questions.jsonl"):
         assert (a / name).read_bytes() == (b / name).read_bytes()
-    assert (a / "corpus.jsonl").read_bytes() != write_world(generate_world("small", seed=4), tmp_path / "c").joinpath(
+    assert (a / "corpus.jsonl").read_bytes() != write_world(draw_world("small", seed=4), tmp_path / "c").joinpath(
         "corpus.jsonl").read_bytes()
 
 
@@ -34,9 +34,9 @@ def test_sizes_splits_and_kinds(small):
     assert splits == {"train": 400, "validation": 50, "test": 50}
     kinds = collections.Counter(q.metadata["type"] for q in short)
     assert set(kinds) == {"single", "bridge", "comparison"} and kinds["bridge"] > kinds["single"]
-    assert len(generate_world(250, n_questions=40).split("train")) == 32
+    assert len(draw_world(250, n_questions=40).split("train")) == 32
     with pytest.raises(ConfigError, match="synthetic_size"):
-        generate_world(99)
+        draw_world(99)
 
 
 def test_every_answer_is_stated_in_its_supporting_passages(small):

@@ -114,3 +114,36 @@ def test_records_are_cut_between_rows_only(tmp_path: Path, monkeypatch: pytest.M
     table = FlightTable(tmp_path / "table")
     assert table.route_date("New\nYork", 'A, "B"', "2022-03-01") == [
         tuple(_as_python(v) for v in r) for r in _pandas_rows(path)]
+
+
+def test_many_chunks_in_flight_keep_every_row_in_file_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Small chunks, so several are parsed at once from the buffer ring: the rows and their
+    order still equal pandas' (a buffer reused too early would corrupt or reorder rows)."""
+    monkeypatch.setattr(_columnar, "_CHUNK_BYTES", 4096)
+    rng = __import__("random").Random(3)
+    lines = [",".join(FLIGHT_COLUMNS)]
+    for i in range(3000):
+        cells = [rng.choice(_POOLS[c]) if c != "Flight Number" else f"F{rng.randint(0, 400):04d}" for c in FLIGHT_COLUMNS]
+        lines.append(",".join(f'"{c}"' if ("," in c or "\n" in c) else c for c in cells))
+    path = tmp_path / "flights.csv"
+    path.write_text("\n".join(lines) + "\n")
+    build_flight_table(path, tmp_path / "table")
+    table = FlightTable(tmp_path / "table")
+    expected = [tuple(_as_python(v) for v in r) for r in _pandas_rows(path)]
+    assert table.n_rows == len(expected) > 300
+    for number in {r[0] for r in expected}:
+        assert table.by_number(number) == [r for r in expected if r[0] == number]
+
+
+@settings(max_examples=300, deadline=None)
+@given(values=st.lists(st.binary(max_size=6).map(lambda b: b.rstrip(b"\0")), max_size=60), digits=st.booleans())
+def test_flight_numbers_sort_like_a_stable_argsort(values: list[bytes], digits: bool) -> None:
+    """The mixed-radix integer sort orders numbers (and ties, by position) as numpy's stable argsort
+    does, both when the radix fits (digits) and on the fallback (arbitrary bytes)."""
+    np = pytest.importorskip("numpy")
+    from agentgym.envs.travelplanner._flights import _stable_bytes_order
+
+    if digits:
+        values = [b"F" + bytes(48 + c % 10 for c in v) for v in values]
+    array = np.array(values, dtype="S7") if values else np.empty(0, dtype="S7")
+    assert _stable_bytes_order(array).tolist() == np.argsort(array, kind="stable").tolist()

@@ -11,9 +11,9 @@ from agentgym.envs.searchqa.bm25 import BM25Retriever
 from agentgym.envs.searchqa.data import Passage, Question, load_passages, load_questions
 from agentgym.envs.searchqa.env import LongFormSearchQAEnv, SearchQAEnv
 from agentgym.envs.searchqa.retrievers import Hit, HttpRetriever, Retriever, RetrieverError
-from agentgym.envs.searchqa.synthetic import SyntheticWorld, generate_world, write_world
+from agentgym.envs.searchqa.synthetic import SyntheticWorld, draw_world, write_world
 
 __all__ = [
     "SearchQAEnv", "LongFormSearchQAEnv", "Retriever", "RetrieverError", "Hit", "BM25Retriever", "HttpRetriever",
-    "Passage", "Question", "load_passages", "load_questions", "SyntheticWorld", "generate_world", "write_world",
+    "Passage", "Question", "load_passages", "load_questions", "SyntheticWorld", "draw_world", "write_world",
 ]

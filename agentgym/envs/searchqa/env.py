@@ -7,7 +7,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
-from agentgym.core.env import TextEnv
+from agentgym.core.env import TextEnv, require_choice, require_positive_int
 from agentgym.core.parsing import GiveUp
 from agentgym.core.tools import ToolBox
 from agentgym.core.types import ActionError, ErrorCode, StepInfo, ToolCall, ToolResult
@@ -23,12 +23,12 @@ from agentgym.envs.searchqa.scoring import (answer_in_text, exact_match, lexical
 from agentgym.envs.searchqa.sources import resolve_sources
 from agentgym.errors import ConfigError
 
-__all__ = ["SearchQAEnv", "LongFormSearchQAEnv", "REWARDS", "PROTOCOLS", "STOP_STRINGS", "Judge"]
+__all__ = ["SearchQAEnv", "LongFormSearchQAEnv", "REWARDS", "PROTOCOLS", "STOP_STRINGS", "AnswerJudge"]
 
 REWARDS = ("em", "subem", "f1")
 PROTOCOLS = ("agentgym", "search-r1")
 STOP_STRINGS = ("</search>", "</answer>")
-Judge = Callable[[str, str, Sequence[str]], "float | None"]
+AnswerJudge = Callable[[str, str, Sequence[str]], "float | None"]
 _OPTIONS = ("query_index", "query_id", "query")
 _INFO_ANSWER_CHARS = 2000  # info keeps logs small; the model's own text has the whole answer
 
@@ -133,21 +133,21 @@ class SearchQAEnv(TextEnv):
                  synthetic_size: str | int = "default", synthetic_seed: int = 0, bm25: str = "bm25s",
                  index_dir: str | os.PathLike[str] | None = None, cache_dir: str | os.PathLike[str] | None = None,
                  prompt_template: str | None = None, render_mode: str | None = None) -> None:
-        _choose("protocol", protocol, PROTOCOLS)
+        require_choice("protocol", protocol, PROTOCOLS)
         if max_turns is None:  # Search-R1's training scripts run max_turns=4
             max_turns = 4 if protocol == "search-r1" else 10
-        _positive("max_turns", max_turns)
+        require_positive_int("max_turns", max_turns)
         # Search-R1's max_turns=N: N turns that act, then a final turn in which a search is not run.
         super().__init__(max_turns=max_turns + 1 if protocol == "search-r1" else max_turns,
                          max_action_chars=max_action_chars, render_mode=render_mode)
-        _choose("action_format", action_format, ACTION_FORMATS)
+        require_choice("action_format", action_format, ACTION_FORMATS)
         self.stop_strings = ("</search>", "</answer>") if action_format == "tags" else ("</tool_call>", "</answer>")
         if protocol == "search-r1" and action_format != "tags":
             raise ConfigError("action_format", action_format, "'tags' with protocol='search-r1'")
-        _choose("metric", metric, REWARDS)
+        require_choice("metric", metric, REWARDS)
         for name, value in (("top_k", top_k), ("max_searches", max_searches), ("passage_chars", passage_chars),
                             ("max_query_chars", max_query_chars), ("max_observation_tokens", max_observation_tokens)):
-            _positive(name, value)
+            require_positive_int(name, value)
         if prompt_template is not None and not isinstance(prompt_template, str):
             raise ConfigError("prompt_template", prompt_template, "a str or None")
         self.protocol, self.action_format, self.metric = protocol, action_format, metric
@@ -382,7 +382,7 @@ class LongFormSearchQAEnv(SearchQAEnv):
 
     long_form: ClassVar[bool] = True
 
-    def __init__(self, *, judge: Judge | None = None, **kwargs: Any) -> None:
+    def __init__(self, *, judge: AnswerJudge | None = None, **kwargs: Any) -> None:
         if judge is not None and not callable(judge):
             raise ConfigError("judge", judge, "a callable (question, answer, references) -> float | None")
         super().__init__(**kwargs)
@@ -401,16 +401,6 @@ class LongFormSearchQAEnv(SearchQAEnv):
                 report["judge_error"] = f"{type(exc).__name__}: {clip(str(exc), 300)}"
         report.update(score=report["rouge_l"] if score is None else score, scorer=scorer)
         return report
-
-
-def _positive(name: str, value: Any) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ConfigError(name, value, "a positive int")
-
-
-def _choose(field: str, value: Any, allowed: Sequence[str]) -> None:
-    if value not in allowed:
-        raise ConfigError(field, value, allowed)
 
 
 def _finite(value: Any) -> float | None:

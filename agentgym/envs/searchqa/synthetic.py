@@ -1,6 +1,6 @@
 """The embedded world: a generated knowledge base of fictional entities, its passages and questions.
 
-``generate_world(size, seed=0)`` builds, from one seeded generator and nothing else:
+``draw_world(size, seed=0)`` builds, from one seeded generator and nothing else:
 
 * a knowledge base of fictional countries, cities, universities, people, companies and works
   (novels, films, albums) linked by relations (born in, studied at, founded, headquartered in,
@@ -34,7 +34,7 @@ from agentgym.envs.searchqa._questions import Draft, draw_profile, draw_short
 from agentgym.envs.searchqa.data import Passage, Question
 from agentgym.errors import ConfigError
 
-__all__ = ["SIZES", "SPLITS", "SyntheticWorld", "generate_world", "write_world", "synthetic_world_folder",
+__all__ = ["SIZES", "SPLITS", "SyntheticWorld", "draw_world", "write_world", "synthetic_world_folder",
            "cache_base", "CACHE_ENV_VAR"]
 
 SIZES = {"small": 1_000, "default": 5_000, "large": 50_000}
@@ -64,7 +64,7 @@ def resolve_size(size: str | int) -> int:
     raise ConfigError("synthetic_size", size, f"one of {sorted(SIZES)} or an int >= {MIN_PASSAGES}")
 
 
-def generate_world(size: str | int = "default", *, seed: int = 0, n_questions: int | None = None) -> SyntheticWorld:
+def draw_world(size: str | int = "default", *, seed: int = 0, n_questions: int | None = None) -> SyntheticWorld:
     """Generate the knowledge base, its passages and its questions (see the module docstring)."""
     n_passages = resolve_size(size)
     n_short = n_questions if n_questions is not None else min(10_000, max(100, n_passages // 2))
@@ -138,7 +138,7 @@ def synthetic_world_folder(size: str | int = "default", seed: int = 0,
     folder.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=folder.name + ".tmp-", dir=folder.parent))
     try:
-        write_world(generate_world(n, seed=seed), tmp)
+        write_world(draw_world(n, seed=seed), tmp)
         os.replace(tmp, folder)
     except OSError:
         if not (folder / "world.json").is_file():  # another process did not win the race either

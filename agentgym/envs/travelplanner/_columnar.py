@@ -15,6 +15,7 @@ with missing cells by pandas, so it is dropped too; a long row makes pandas fail
 from __future__ import annotations
 
 import csv
+from collections import deque
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -28,6 +29,7 @@ from agentgym.errors import DataError, DependencyNotInstalled
 __all__ = ["EncodedColumns", "encode_csv"]
 
 _CHUNK_BYTES = 8 << 20  # read, parsed and encoded at a time: bounds the memory of the parse
+_PARSERS = 2  # chunks parsed at once (in threads)
 
 
 @dataclass
@@ -42,21 +44,22 @@ class _Vocabulary:
         if self._array is None:
             self._array = _strings([], pa)
         pos = pc.index_in(distinct, value_set=self._array)
-        new = pos.is_null()
-        if pc.any(new).as_py():
-            fresh = distinct.filter(new)
+        if pos.null_count:
+            fresh = distinct.filter(pos.is_null())
             self.values.extend(fresh.to_pylist())
             self._array = pa.concat_arrays([self._array, fresh])
             pos = pc.index_in(distinct, value_set=self._array)
-        return _int32s(pos).astype(np.int64)
+        dtype = np.uint16 if len(self.values) <= 2**16 else np.uint32
+        return _int32s(pos).astype(dtype)
 
 
 @dataclass
 class EncodedColumns:
     """The kept rows of a CSV, column by column, in file order."""
 
-    codes: dict[str, np.ndarray]  # column -> uint32 codes into ``vocab[column]``
-    vocab: dict[str, list[str]]  # column -> distinct cells (of every row, kept or not, as pandas types them)
+    codes: dict[str, np.ndarray]  # column -> uint16/uint32 codes into ``vocab[column]``
+    vocab: dict[str, list[str]]  # column -> distinct present cells (of every row, kept or not)
+    with_na: set[str]  # columns with a missing cell in some row: pandas types them as if kept
     keys: np.ndarray  # the key column as fixed-width bytes
     n_file_rows: int
 
@@ -71,68 +74,73 @@ def encode_csv(path: Path, columns: Sequence[str], *, key: str, shared: Sequence
             raise DataError(f"{path}: missing column {name!r}; found {header}")
     shared_vocab = _Vocabulary()
     vocabs = {c: shared_vocab if c in shared else _Vocabulary() for c in columns}
-    na_set = _strings(sorted(NA_STRINGS), pa)
-    out = {c: _Growing(np.uint16) for c in (*columns, key)}
+    out = {c: _Growing() for c in (*columns, key)}
+    with_na: set[str] = set()
     n_rows = 0
     for table, share in _tables(path, header, set(vocabs), pa, pcsv):
         n_rows += table.num_rows
-        na = np.zeros(table.num_rows, dtype=bool)
-        block = {}
+        na = None  # rows with a missing cell in any column: dropna() drops them
         for name, col in zip(header, table.columns):
-            if name in vocabs:
-                block[name], missing = _encode(col, vocabs[name], na_set, pa, pc)
-                if missing is not None:
-                    na |= missing
-            else:
-                missing = pc.is_in(col, value_set=na_set)
-                if pc.any(missing).as_py():
-                    na |= _as_bool(missing)
-        block[key] = _concat([_fixed_bytes(c, pa, pc) for c in table.column(header.index(key)).chunks], "S1")
-        keep = ~na if na.any() else None
+            if col.null_count:
+                with_na.add(name)
+                missing = _nulls(col)
+                na = missing if na is None else na | missing
+        block = {name: _codes(table.column(header.index(name)), vocab, pa, pc) for name, vocab in vocabs.items()}
+        block[key] = _concat([_fixed_bytes(c) for c in table.column(header.index(key)).chunks], "S1")
+        keep = None if na is None else ~na
         for name, values in block.items():
             out[name].append(values if keep is None else values[keep], expect=share)
         del table, block
-        pa.default_memory_pool().release_unused()  # keep the parse's peak at one chunk
+        pa.default_memory_pool().release_unused()  # keep the parse's peak at a few chunks
     return EncodedColumns(
         codes={c: out[c].array() for c in columns},
         vocab={c: list(v.values) for c, v in vocabs.items()},
+        with_na=with_na,
         keys=out[key].array(),
         n_file_rows=n_rows,
     )
 
 
-def _encode(col, vocab: _Vocabulary, na_set, pa, pc) -> tuple[np.ndarray, np.ndarray | None]:
-    """(codes of one dictionary-typed parsed column, its missing-cell mask or None when it has none)."""
+def _codes(col, vocab: _Vocabulary, pa, pc) -> np.ndarray:
+    """Global codes of one dictionary-typed parsed column (a missing cell gets some valid code;
+    its row is dropped)."""
     if col.num_chunks == 0:
-        return np.empty(0, dtype=np.uint16), None
-    distinct = col.chunk(0).dictionary  # the table's dictionaries are unified: one for every chunk
-    local = _concat([_int32s(c.indices) for c in col.chunks], np.int32)
-    codes = vocab.codes_for(pa, pc, distinct)
-    codes = codes.astype(np.uint16 if len(vocab.values) <= 2**16 else np.uint32)[local]
-    missing = _as_bool(pc.is_in(distinct, value_set=na_set))
-    return codes, (missing[local] if missing.any() else None)
+        return np.empty(0, dtype=np.uint16)
+    parts = []
+    for chunk in col.chunks:
+        mapping = vocab.codes_for(pa, pc, chunk.dictionary)
+        local = _int32s(chunk.indices)
+        if chunk.null_count:  # the index under a null is unspecified
+            local = np.where(_valid(chunk), local, 0)
+            if not len(mapping):
+                mapping = np.zeros(1, dtype=np.uint16)
+        parts.append(mapping[local])
+    return _concat(parts, np.uint16)
 
 
 class _Growing:
     """An array appended to in place (capacity from the expected row count), so the final column
     is never held twice, as a list of parts and their concatenation would be."""
 
-    def __init__(self, dtype) -> None:
-        self.data = np.empty(0, dtype=dtype)
+    def __init__(self) -> None:
+        self.data: np.ndarray | None = None
         self.n = 0
 
     def append(self, values: np.ndarray, *, expect: float) -> None:
         need = self.n + len(values)
-        dtype = np.promote_types(self.data.dtype, values.dtype)
-        if need > len(self.data) or dtype != self.data.dtype:
-            grown = np.empty(max(need, int(len(self.data) * 1.25), int(expect)), dtype=dtype)
-            grown[: self.n] = self.data[: self.n]
-            self.data = grown
-        self.data[self.n : need] = values
+        data = self.data
+        if data is None or need > len(data) or values.dtype != data.dtype:
+            dtype = values.dtype if data is None else np.promote_types(data.dtype, values.dtype)
+            size = need if data is None else max(need, int(len(data) * 1.25))
+            grown = np.empty(max(size, int(expect)), dtype=dtype)
+            if data is not None:
+                grown[: self.n] = data[: self.n]
+            self.data = data = grown
+        data[self.n : need] = values
         self.n = need
 
     def array(self) -> np.ndarray:
-        return self.data[: self.n]
+        return np.empty(0, dtype=np.uint16) if self.data is None else self.data[: self.n]
 
 
 def _pyarrow():
@@ -171,52 +179,52 @@ def _tables(path: Path, header: list[str], categorical: set[str], pa, pcsv):
             return "error"
         return "skip"  # pandas pads a short row with missing cells, so dropna() drops it
 
-    # One block per chunk (so one dictionary per column, no unifying); chunks are parsed one ahead,
-    # in a worker thread (pyarrow releases the GIL), while the caller encodes the previous one.
+    # One block per chunk; _PARSERS chunks are parsed at once in worker threads (pyarrow releases
+    # the GIL) while the caller encodes the oldest one.
     parse_options = pcsv.ParseOptions(newlines_in_values=True, invalid_row_handler=invalid)
     convert_options = pcsv.ConvertOptions(
-        # The converter hashes each cell into its block's dictionary instead of copying it.
+        # The converter hashes each cell into its block's dictionary instead of copying it, and
+        # marks pandas' missing-value strings as nulls as it goes.
         column_types={name: pa.dictionary(pa.int32(), pa.string()) if name in categorical else pa.string()
                       for name in header},
-        strings_can_be_null=False, null_values=[])
+        strings_can_be_null=True, quoted_strings_can_be_null=True, null_values=sorted(NA_STRINGS))
     size = max(path.stat().st_size, 1)
 
     def parse(chunk):
         read_options = pcsv.ReadOptions(column_names=header, block_size=len(chunk) + 1, use_threads=False)
         table = pcsv.read_csv(pa.py_buffer(chunk), read_options=read_options, parse_options=parse_options,
                               convert_options=convert_options)
-        if any(col.num_chunks > 1 for col in table.columns):
-            table = table.unify_dictionaries()
         return table, table.num_rows * size / max(len(chunk), 1) * 1.02  # rows expected in the file
 
     try:
-        with ThreadPoolExecutor(max_workers=1) as pool:
-            ahead = None
-            for chunk in _record_chunks(path):
-                parsing = pool.submit(parse, chunk)
-                if ahead is not None:
-                    yield ahead.result()
-                ahead = parsing
-            if ahead is not None:
-                yield ahead.result()
+        with ThreadPoolExecutor(max_workers=_PARSERS) as pool:
+            pending: deque = deque()
+            for chunk in _record_chunks(path, buffers=_PARSERS + 1):
+                pending.append(pool.submit(parse, chunk))
+                if len(pending) > _PARSERS:
+                    yield pending.popleft().result()
+            while pending:
+                yield pending.popleft().result()
     except pa.ArrowInvalid as exc:
         raise DataError(f"{path}: {long_rows[0] if long_rows else exc}") from None
 
 
-def _record_chunks(path: Path):
+def _record_chunks(path: Path, buffers: int):
     """The bytes after the header, cut only between records (at a newline outside quotes).
 
-    Chunks alternate between two buffers: a chunk stays valid while the next one is read, and
-    is overwritten by the one after (pyarrow copies what it parses)."""
-    bufs = [bytearray(_CHUNK_BYTES), bytearray(_CHUNK_BYTES)]
-    buf, view = bufs[0], memoryview(bufs[0])
+    Chunks rotate through ``buffers`` buffers: a chunk stays valid until ``buffers - 1`` more
+    have been read (pyarrow copies what it parses, so the caller must be done with it by then)."""
+    ring = [bytearray(_CHUNK_BYTES) for _ in range(buffers)]
+    at = 0
+    buf, view = ring[0], memoryview(ring[0])
     start, end, first = 0, 0, True  # buf[start:end] holds bytes not yet yielded
     with open(path, "rb", buffering=0) as f:
         while True:
             if end == len(buf):  # one record longer than the buffer: a bigger one (views of the old may live on)
                 grown = bytearray(2 * len(buf))
                 grown[:end] = buf[:end]
-                buf, view = grown, memoryview(grown)
+                buf = ring[at] = grown
+                view = memoryview(grown)
             n = f.readinto(view[end:])
             end += n
             if first:
@@ -227,13 +235,13 @@ def _record_chunks(path: Path):
             cut = _last_record_end(buf, start, end) if n else end
             if cut > start:
                 yield view[start:cut]
-                # The unfinished record moves to the other buffer; this one stays as it is.
-                other = bufs[1] if buf is bufs[0] else bufs[0]
-                if len(other) < max(len(buf), 2 * (end - cut)):
-                    other = bytearray(max(len(buf), 2 * (end - cut)))
-                other[: end - cut] = buf[cut:end]
-                bufs = [buf, other]
-                buf, view, start, end = other, memoryview(other), 0, end - cut
+                # The unfinished record moves to the next buffer; this one stays as it is.
+                at = (at + 1) % buffers
+                need = max(len(buf), 2 * (end - cut))
+                if len(ring[at]) < need:
+                    ring[at] = bytearray(need)
+                ring[at][: end - cut] = buf[cut:end]
+                buf, view, start, end = ring[at], memoryview(ring[at]), 0, end - cut
             if not n:
                 return
 
@@ -284,17 +292,22 @@ def _int32s(arr) -> np.ndarray:
     return np.frombuffer(arr.buffers()[1], dtype=np.int32, count=len(arr), offset=arr.offset * 4)
 
 
-def _as_bool(mask) -> np.ndarray:
-    """A null-free pyarrow boolean (chunked) array as numpy, read from its bit buffer (pyarrow's own
+def _valid(chunk) -> np.ndarray:
+    """A pyarrow array's validity as a numpy bool array, read from its bit buffer (pyarrow's own
     copying ``to_numpy`` imports pandas)."""
-    parts = []
-    for c in mask.chunks if hasattr(mask, "chunks") else [mask]:
-        bits = np.frombuffer(c.buffers()[1], dtype=np.uint8)
-        parts.append(np.unpackbits(bits, bitorder="little")[c.offset : c.offset + len(c)].astype(bool))
-    return _concat(parts, bool)
+    bits = chunk.buffers()[0]
+    if bits is None:
+        return np.ones(len(chunk), dtype=bool)
+    unpacked = np.unpackbits(np.frombuffer(bits, dtype=np.uint8), bitorder="little")
+    return unpacked[chunk.offset : chunk.offset + len(chunk)].astype(bool)
 
 
-def _fixed_bytes(strings, pa, pc) -> np.ndarray:
+def _nulls(col) -> np.ndarray:
+    """Where a (chunked) column is null, as one numpy bool array."""
+    return _concat([~_valid(c) for c in col.chunks], bool)
+
+
+def _fixed_bytes(strings) -> np.ndarray:
     """A string array as a numpy ``S<width>`` array, without a Python object per row."""
     n = len(strings)
     if n == 0:
@@ -302,7 +315,8 @@ def _fixed_bytes(strings, pa, pc) -> np.ndarray:
     offsets = np.frombuffer(strings.buffers()[1], dtype=np.int32, count=n + 1, offset=strings.offset * 4)
     lengths = np.diff(offsets).astype(np.int64)
     width = max(int(lengths.max()), 1)
-    data = np.frombuffer(strings.buffers()[2], dtype=np.uint8)
+    values = strings.buffers()[2]
+    data = np.empty(0, dtype=np.uint8) if values is None else np.frombuffer(values, dtype=np.uint8)
     if int(lengths.min()) == width:  # the common case: one width, so the values lie back to back
         return data[int(offsets[0]) : int(offsets[0]) + n * width].view(f"S{width}")  # a view: the caller copies
     out = np.zeros((n, width), dtype=np.uint8)

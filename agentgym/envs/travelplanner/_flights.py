@@ -9,6 +9,7 @@ The arrays are memory-mapped, so opening a world reads only a small header.
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -105,6 +106,7 @@ def build_flight_table(csv_path: Path, folder: Path) -> None:
     enc = encode_csv(csv_path, FLIGHT_COLUMNS[1:], key=FLIGHT_COLUMNS[0],
                      shared=(FLIGHT_COLUMNS[_ORIGIN], FLIGHT_COLUMNS[_DEST]))
     vocabs = [[]] + [enc.vocab[c] for c in FLIGHT_COLUMNS[1:]]
+    with_na = [c in enc.with_na for c in FLIGHT_COLUMNS]
     codes = [enc.keys] + [enc.codes.pop(c) for c in FLIGHT_COLUMNS[1:]]
     del enc
     n = len(codes[0])
@@ -120,15 +122,37 @@ def build_flight_table(csv_path: Path, folder: Path) -> None:
     np.save(folder / "keys.npy", keys[first], allow_pickle=False)
     np.save(folder / "starts.npy", np.append(first, n).astype(np.int64), allow_pickle=False)
     del keys, first
-    numbers = codes[_NUMBER] = codes[_NUMBER][order]  # now in table order, like every stored column
-    kinds, stored, meta_vocab = _store_columns(codes, vocabs)
+    # Table positions ordered by flight number, ties by position in the original file.
+    by_number, sorted_numbers = _number_index(codes[_NUMBER], order)
+    np.save(folder / "by_number.npy", by_number, allow_pickle=False)
+    np.save(folder / "sorted_numbers.npy", sorted_numbers, allow_pickle=False)
+    del by_number, sorted_numbers
+    codes[_NUMBER] = codes[_NUMBER][order]  # now in table order, like every stored column
+    kinds, stored, meta_vocab = _store_columns(codes, vocabs, with_na)
     _write_records(folder / "records.npy", stored, order)
     del stored, codes
-    # Table positions ordered by flight number, ties by position in the original file.
-    by_number = _stable_bytes_order(numbers, order)
-    np.save(folder / "by_number.npy", by_number.astype(_index_dtype(n)), allow_pickle=False)
-    np.save(folder / "sorted_numbers.npy", numbers[by_number], allow_pickle=False)
     (folder / "meta.json").write_text(json.dumps({"kinds": kinds, "vocab": meta_vocab}), encoding="utf-8")
+
+
+def _number_index(numbers: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(table positions ordered by flight number, ties in file order; the numbers in that order),
+    from the numbers in file order and the table's ``order`` (table position -> file position)."""
+    n = len(numbers)
+    by_file = _stable_bytes_order(numbers)
+    table_of = np.empty(n, dtype=_index_dtype(n))
+    table_of[order] = np.arange(n, dtype=table_of.dtype)
+    by_number = table_of[by_file]
+    del table_of
+    return by_number, numbers[by_file]
+
+
+def _add_positions(key: np.ndarray, chunk: int = 1 << 20) -> None:
+    """``key += np.arange(len(key))`` without a second array as long as ``key``."""
+    steps = np.arange(min(chunk, len(key)), dtype=key.dtype)
+    for lo in range(0, len(key), chunk):
+        part = key[lo : lo + chunk]
+        part += steps[: len(part)]
+        part += lo
 
 
 def _stable_order(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -136,49 +160,60 @@ def _stable_order(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     int64 keys; ``key`` is used as scratch space."""
     n = len(key)
     if n < 2 or bool(np.all(key[:-1] <= key[1:])):
-        return np.arange(n, dtype=np.int64), key
+        return np.arange(n, dtype=_index_dtype(n)), key
     if int(key.max()) < (2**62) // n:
         # key * n + position is unique, so an unstable (SIMD) sort gives the stable order.
         key *= n
-        key += np.arange(n, dtype=np.int64)
+        _add_positions(key)
         key.sort()
         sorted_keys = key // n
         key %= n
-        return key, sorted_keys
+        return key.astype(_index_dtype(n)), sorted_keys
     order = np.argsort(key, kind="stable")
-    return order, key[order]
+    return order.astype(_index_dtype(n)), key[order]
 
 
-def _stable_bytes_order(values: np.ndarray, tiebreak: np.ndarray) -> np.ndarray:
-    """Positions of ``values`` (an ``S<w>`` array) sorted by value, equal values by ``tiebreak``."""
+def _stable_bytes_order(values: np.ndarray) -> np.ndarray:
+    """``np.argsort(values, kind="stable")`` for an ``S<w>`` array, without comparing strings.
+
+    Zero-padded bytes compare position by position, so with each position's byte offset by the
+    smallest one there, a value reads as one mixed-radix integer with the same order. When those
+    integers, times ``n``, fit in 63 bits (``F`` + 7 digits: 10**7 values), one unstable (SIMD)
+    sort of ``integer * n + position`` gives the stable order."""
     n, width = len(values), values.dtype.itemsize
-    if n < 2 or width > 8:
-        return np.lexsort((tiebreak, values))
-    # Zero-padded bytes compare like the big-endian integers they spell.
-    as_int = values.astype("S8").view(">u8").astype(np.uint64)
-    order = np.argsort(as_int)
-    ranked = as_int[order]
-    del as_int
-    same = ranked[1:] == ranked[:-1]
-    if same.any():  # equal numbers: order each run by the tiebreak
-        tie = np.zeros(n, dtype=bool)
-        tie[1:] |= same
-        tie[:-1] |= same
-        at = np.flatnonzero(tie)
-        order[at] = order[at][np.lexsort((tiebreak[order[at]], ranked[at]))]
-    return order
+    if n < 2:
+        return np.arange(n, dtype=np.int64)
+    columns = np.ascontiguousarray(values.view(np.uint8).reshape(n, width).T)  # a row per byte position
+    low, high = columns.min(axis=1).astype(np.int64), columns.max(axis=1).astype(np.int64)
+    radix = high - low + 1
+    if math.prod(radix.tolist()) * n >= 2**62:
+        return np.argsort(values, kind="stable")
+    key = np.zeros(n, dtype=np.int64)
+    offset = 0
+    for j in np.flatnonzero(radix > 1):  # a byte that never varies adds nothing
+        key *= radix[j]
+        key += columns[j]
+        offset = offset * int(radix[j]) + int(low[j])
+    del columns
+    key -= offset
+    key *= n
+    _add_positions(key)
+    key.sort()
+    key %= n
+    return key
 
 
 def _index_dtype(n: int):
     return np.uint32 if n < 2**32 else np.int64
 
 
-def _store_columns(codes: list[np.ndarray], vocabs: list[list[str]]):
-    """Every column but the number is stored as codes into a vocabulary of pandas-typed values."""
+def _store_columns(codes: list[np.ndarray], vocabs: list[list[str]], with_na: list[bool]):
+    """Every column but the number is stored as codes into a vocabulary of pandas-typed values
+    (pandas types a column before dropping rows: one missing cell makes an int column float)."""
     kinds, stored, meta_vocab = ["bytes"], [codes[_NUMBER]], {}
     for j in range(1, len(codes)):
         vocab = vocabs[j]
-        convert = column_converter(vocab)
+        convert = column_converter([*vocab, ""] if with_na[j] else vocab)
         if j in (_ORIGIN, _DEST, _DATE):
             kinds.append("category")  # looked up by their text
             meta_vocab[j] = list(vocab)

@@ -13,6 +13,10 @@ turns that into an ``evaluation_error`` verdict. Results for strings are memoize
 
 Strict rules: routes and names are matched case-insensitively, whitespace is collapsed,
 ``(State)`` suffixes are removed wherever they appear, and nothing raises.
+
+Plan fields are model text, so every function here runs in linear time on any string: the
+strict rules are defined by the patterns in their docstrings and computed with non-backtracking
+searches (a property test checks them against the patterns).
 """
 
 from __future__ import annotations
@@ -35,9 +39,17 @@ _FROM_TO = re.compile(r"from\s+(.+?)\s+to\s+([^,]+)(?=[,\s]|$)")
 _PAREN = re.compile(r"^(.*?)\([^)]*\)")
 _NAME_CITY = re.compile(r"(.*?),\s*([^,]+)(\(\w[\w\s]*\))?$")
 
-_S_ROUTE_FULL = re.compile(r"\s*from\s+(.+?)\s+to\s+(.+?)\s*", re.IGNORECASE | re.DOTALL)
-_S_ROUTE_IN = re.compile(r"\bfrom\s+(.+?)\s+to\s+([^,;\n]+)", re.IGNORECASE)
-_S_SUFFIX = re.compile(r"\s*\([^()]*\)\s*$")
+# Pieces of the strict patterns, each matched at a known position or searched once.
+_S_HEAD = re.compile(r"\s*+from(?=\s)", re.IGNORECASE)
+_S_SPACE = re.compile(r"\s+")
+# The last blank before a "to" that "\s+to\s+(.+?)" (DOTALL) / "\s+to\s+[^,;\n]" can match: a
+# one-character search whose lookahead runs only where "to" follows, so linear.
+_S_TO_ANY = re.compile(r"\s(?=to\s.)", re.IGNORECASE | re.DOTALL)
+_S_TO_PLACE = re.compile(r"\s(?=to\s+[^,;\n])", re.IGNORECASE)
+_S_TO_TAIL = re.compile(r"to\s+[^,;\n]", re.IGNORECASE)
+_S_PLACE = re.compile(r"[^,;\n]+")
+# Trailing "(...)" groups with their whitespace, read on the reversed text: one anchored match.
+_S_SUFFIXES_REVERSED = re.compile(r"(?:\s*+\)[^()]*+\()*+")
 
 
 def _memo(fn: Callable[[str], T]) -> Callable[[Any], T]:
@@ -180,31 +192,68 @@ def is_blank(value: Any) -> bool:
 
 
 def strip_suffix(text: str) -> str:
-    """Text without trailing ``(State)``-style groups, stripped."""
-    prev = None
-    while prev != text:
-        prev, text = text, _S_SUFFIX.sub("", text)
-    return text.strip()
+    """Text without trailing ``(State)``-style groups, stripped: what removing
+    ``\\s*\\([^()]*\\)\\s*$`` until nothing changes, then ``strip()``, gives."""
+    run = _S_SUFFIXES_REVERSED.match(text[::-1]).end()
+    return text[:len(text) - run].strip()
 
 
 @_memo
 def strict_route(text: str) -> tuple[str, str] | None:
-    """``(A, B)`` when the whole text is ``from A to B`` (any case, ``(State)`` suffixes removed)."""
-    m = _S_ROUTE_FULL.fullmatch(text)
-    if not m:
+    """``(A, B)`` when the whole text is ``from A to B`` (any case, ``(State)`` suffixes removed):
+    ``re.fullmatch(r"\\s*from\\s+(.+?)\\s+to\\s+(.+?)\\s*", text, re.I | re.S)``."""
+    head = _S_HEAD.match(text)
+    if head is None:
         return None
-    a, b = strip_suffix(m.group(1)), strip_suffix(m.group(2))
-    return (a, b) if a and b else None
+    start = _S_SPACE.match(text, head.end()).end()  # group 1 starts after the whitespace run
+    blank = _S_TO_ANY.search(text, start + 1)  # group 1 is lazy: the first " to " that can end it
+    if blank is None:
+        return None  # (the only other match puts whitespace in group 1, which is rejected anyway)
+    # Trailing blanks of group 1 and leading ones of group 2 go in strip_suffix either way.
+    return _pair(text[start:blank.start()], text[blank.end() + 2:])
 
 
 @_memo
 def strict_route_in(text: str) -> tuple[str, str] | None:
-    """``(A, B)`` of the first ``from A to B`` inside a longer text (B ends at ``,``/``;``/newline)."""
-    m = _S_ROUTE_IN.search(text)
-    if not m:
-        return None
-    a, b = strip_suffix(m.group(1)), strip_suffix(m.group(2))
+    """``(A, B)`` of the first ``from A to B`` inside a longer text (B ends at ``,``/``;``/newline):
+    ``re.search(r"\\bfrom\\s+(.+?)\\s+to\\s+([^,;\\n]+)", text, re.I)``.
+
+    The pattern tries every ``from``; this tries one per line at most: when the first usable
+    " to " after a ``from`` lies past a newline, every ``from`` before that newline fails too."""
+    folded = text.replace("\u0130", "?").lower()  # same indices as text (U+0130 lowers to two)
+    pos = 0
+    while (f := folded.find("from", pos)) >= 0:
+        pos = f + 1
+        if (f and (text[f - 1].isalnum() or text[f - 1] == "_")) or not text[f + 4:f + 5].isspace():
+            continue  # not "\bfrom\s"
+        start = _S_SPACE.match(text, f + 4).end()
+        blank = _S_TO_PLACE.search(text, start + 1)
+        run_start = blank and len(text[:blank.start()].rstrip())  # where the blanks before "to" begin
+        if blank is not None and text.find("\n", start, run_start) < 0:
+            return _pair(text[start:run_start], _place(text, blank.end() + 2))
+        # Backtracking into the blanks after "from" when "to" follows them: group 1 is then one
+        # blank character that is not a newline, so the match is rejected.
+        if _S_TO_TAIL.match(text, start) and text[f + 5:start - 1].strip("\n"):
+            return None
+        if blank is None:
+            return None  # no usable " to " after this "from", so none after any later one
+        # Group 1 would cross a newline: skip to the "from" whose blanks hold the last one.
+        last_newline = text.rfind("\n", start, run_start)
+        pos = max(pos, len(text[:last_newline].rstrip()) - 4)
+    return None
+
+
+def _pair(a: str, b: str) -> tuple[str, str] | None:
+    a, b = strip_suffix(a), strip_suffix(b)
     return (a, b) if a and b else None
+
+
+def _place(text: str, pos: int) -> str:
+    # "\s+([^,;\n]+)": greedy blanks, then the place up to the next , ; or newline. If the blanks
+    # run into one of those, the place is blank (backtracking gives back spaces).
+    end = _S_SPACE.match(text, pos).end()
+    place = _S_PLACE.match(text, end)
+    return place.group() if place else ""
 
 
 @_memo

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from agentgym.core.env import TextEnv
+from agentgym.core.env import TextEnv, require_choice
 from agentgym.core.parsing import FORMATS, Answer, Call, GiveUp, parse_action
 from agentgym.core.tools import ToolBox
 from agentgym.core.types import ActionError, ErrorCode, StepInfo, ToolCall, ToolResult
@@ -119,9 +119,9 @@ class TravelPlannerEnv(TextEnv):
         render_mode: str | None = None,
     ) -> None:
         super().__init__(max_turns=max_turns, max_action_chars=max_action_chars, render_mode=render_mode)
-        _choose("mode", mode, MODES)
-        _choose("action_format", action_format, FORMATS)
-        _choose("evaluation", evaluation, EVALUATION_MODES)
+        require_choice("mode", mode, MODES)
+        require_choice("action_format", action_format, FORMATS)
+        require_choice("evaluation", evaluation, EVALUATION_MODES)
         self.mode, self.action_format, self.evaluation = mode, action_format, evaluation
         # json actions end at a closing tag; react's Finish[<plan JSON>] nests brackets, so no string is safe.
         self.stop_strings = ("</tool_call>", "</answer>") if action_format == "json" else ()
@@ -155,10 +155,7 @@ class TravelPlannerEnv(TextEnv):
         return text, StepInfo(turn=0, task_id=self._query.id)
 
     def _act(self, action: str) -> tuple[str, float, bool, StepInfo]:
-        if len(action) > self.action_space.max_length:
-            return self._invalid(ActionError(code=ErrorCode.ACTION_TOO_LONG, message=(
-                f"Your reply has {len(action)} characters; the limit is {self.action_space.max_length}. "
-                "Write one short action.")))
+        # Actions over max_action_chars never get here (TextEnv.step answers them).
         parsed = parse_action(action, self.tools, self.action_format)
         if isinstance(parsed, ActionError):
             return self._invalid(parsed)
@@ -229,11 +226,6 @@ class TravelPlannerEnv(TextEnv):
                 raise ConfigError("query_index", i, f"an int in [0, {len(self.queries) - 1}]")
             return self.queries[i]
         return self.queries[int(self.np_random.integers(len(self.queries)))]
-
-
-def _choose(field: str, value: Any, allowed: Sequence[str]) -> None:
-    if value not in allowed:
-        raise ConfigError(field, value, allowed)
 
 
 def _load(queries: Any, root: Path) -> list[TravelQuery]:

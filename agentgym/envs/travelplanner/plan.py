@@ -16,6 +16,9 @@ and turns every other shape into a "not delivered" result with a reason:
 
 A list counts as delivered when it holds at least one day object; entries that are not
 objects are kept, so the evaluator can fail the constraints that read them.
+
+Plan text is model text: tags and fences are found in linear time, and a Python literal is read
+only within size limits (``agentgym._literal``).
 """
 
 from __future__ import annotations
@@ -27,17 +30,20 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentgym._literal import literal_eval
+from agentgym._literal import LiteralError, literal_eval
+from agentgym.core.tags import has_tag, last_block
 
 __all__ = ["PlanDay", "Plan", "ParsedPlan", "parse_plan", "PLAN_KEYS", "MAX_PLAN_TEXT"]
 
 PLAN_KEYS = ("days", "current_city", "transportation", "breakfast", "attraction", "lunch", "dinner", "accommodation")
 MAX_PLAN_TEXT = 2_000_000
 """Plan texts longer than this many characters are not read (not delivered)."""
-_LITERAL_LIMIT = 200_000  # ast.literal_eval is slower and deeper-recursing than json; cap its input
-
-_ANSWER = re.compile(r"<answer>(.*?)</answer>", re.DOTALL | re.IGNORECASE)
-_FENCE = re.compile(r"```[a-zA-Z]*\s*\n?(.*?)```", re.DOTALL)
+# ast.literal_eval costs hundreds of bytes per token; a gold plan written as a literal is about
+# 4 kB with 250 separators, so these caps leave room and keep a degenerate literal cheap.
+_LITERAL_LIMIT = 100_000
+_LITERAL_ITEMS = 5_000
+# What follows a fence's opening backticks: the language tag and whitespace (a match, never backtracking).
+_FENCE_HEAD = re.compile(r"[a-zA-Z]*\s*")
 
 
 class PlanDay(BaseModel):
@@ -136,14 +142,14 @@ def _from_text(text: str, depth: int) -> ParsedPlan:
     if len(text) > MAX_PLAN_TEXT:
         return _missing(f"the plan text is longer than {MAX_PLAN_TEXT} characters")
     body = text.strip()
-    if "<answer>" in body.lower():
-        found = _ANSWER.findall(body)
-        if not found:
+    if has_tag(body, "answer"):
+        found = last_block(body, "answer")
+        if found is None:
             return _missing("the <answer> tag is not closed")
-        body = found[-1].strip()
-    fenced = _FENCE.search(body)
-    if fenced:
-        body = fenced.group(1).strip()
+        body = found.strip()
+    fenced = _fenced(body)
+    if fenced is not None:
+        body = fenced.strip()
     if not body:
         return _missing("the plan text is empty")
     value, ok = _load(body)
@@ -158,16 +164,25 @@ def _from_text(text: str, depth: int) -> ParsedPlan:
     return _parse(value, depth + 1)
 
 
+def _fenced(text: str) -> str | None:
+    """What ``re.search(r"```[a-zA-Z]*\\s*\\n?(.*?)```", text, re.DOTALL).group(1)`` gives, in linear time:
+    the first fence that has a closing one after its language tag and whitespace."""
+    start = text.find("```")
+    if start < 0:
+        return None
+    head = _FENCE_HEAD.match(text, start + 3)
+    end = text.find("```", head.end())
+    return None if end < 0 else text[head.end():end]
+
+
 def _load(text: str) -> tuple[Any, bool]:
     try:
-        return json.loads(text), True
+        return json.loads(text), True  # linear in C; big ints raise ValueError, deep nesting RecursionError
     except (ValueError, RecursionError):
         pass
-    if len(text) > _LITERAL_LIMIT:
-        return None, False
     try:
-        return literal_eval(text), True
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError, SystemError):
+        return literal_eval(text, max_chars=_LITERAL_LIMIT, max_items=_LITERAL_ITEMS), True
+    except LiteralError:
         return None, False
 
 

@@ -2,23 +2,27 @@
 
 The HF rows carry ``date``, ``local_constraint``, ``reference_information`` and
 ``annotated_plan`` as Python-literal strings; they are read with ``ast.literal_eval``, never
-``eval``. Files may be jsonl, json (a list of rows), csv or parquet; ``load_dataset`` is used
-for ``hf:SPLIT`` sources when the ``datasets`` package is installed.
+``eval``, and only within per-field size limits (an inline query reaches them from
+``reset(options={"query": ...})``). Files may be jsonl, json (a list of rows), csv or parquet;
+``load_dataset`` is used for ``hf:SPLIT`` sources when the ``datasets`` package is installed.
+
+A file that cannot be read raises ``DataError`` naming the file, the line (or row) and the field.
 """
 
 from __future__ import annotations
 
 import csv
 import functools
+import io
 import json
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from agentgym._literal import literal_eval
+from agentgym._literal import LiteralError, literal_eval
 from agentgym.errors import DataError, DependencyNotInstalled
 
 __all__ = ["LocalConstraint", "TravelQuery", "load_queries", "QUERIES_ENV_VAR", "SPLITS"]
@@ -32,6 +36,16 @@ HOUSE_RULES = ("smoking", "parties", "children under 10", "visitors", "pets")
 CUISINES = ("Chinese", "American", "Italian", "Mexican", "Indian", "Mediterranean", "French")
 ROOM_TYPES = ("shared room", "not shared room", "private room", "entire room")
 TRANSPORTATION = ("no flight", "no self-driving")
+
+# (characters, ',' and ':' separators) allowed per literal field: each is about 10x the largest
+# in the official splits (date 98/6, local_constraint 154/10, annotated_plan 4,085/224,
+# reference_information 48,054/835), so real rows pass and a degenerate one stays cheap to parse.
+LITERAL_LIMITS = {
+    "date": (1_000, 100),
+    "local_constraint": (2_000, 100),
+    "annotated_plan": (100_000, 5_000),
+    "reference_information": (1_000_000, 20_000),
+}
 
 
 class LocalConstraint(BaseModel):
@@ -101,14 +115,18 @@ class TravelQuery(BaseModel):
         if v in (None, ""):
             return None
         v = _literal(v, "annotated_plan")
+        if not isinstance(v, (list, tuple)):
+            raise ValueError(f"annotated_plan must be a list of day dicts, got {type(v).__name__}")
         # HF form: [query_meta, [day, ...]]; a bare day list is accepted too.
-        if isinstance(v, (list, tuple)) and len(v) == 2 and isinstance(v[1], (list, tuple)):
+        if len(v) == 2 and isinstance(v[1], (list, tuple)):
             v = v[1]
-        return tuple(d for d in v if d)
+        return tuple(d for d in v if not isinstance(d, dict) or d)
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any], *, id: str = "") -> TravelQuery:
         """Parse one HF-format row; raises ``DataError`` naming the bad field."""
+        if not isinstance(row, Mapping):
+            raise DataError(f"query {id or '?'}: a row must be an object of fields, got {type(row).__name__}")
         data = dict(row)
         if not data.get("id"):
             data["id"] = id
@@ -132,10 +150,11 @@ class TravelQuery(BaseModel):
 def _literal(value: Any, field: str) -> Any:
     if not isinstance(value, str):
         return value
+    max_chars, max_items = LITERAL_LIMITS[field]
     try:
-        return literal_eval(value)
-    except (ValueError, SyntaxError, MemoryError, RecursionError, SystemError):
-        raise ValueError(f"{field} is not a Python literal: {value[:80]!r}") from None
+        return literal_eval(value, max_chars=max_chars, max_items=max_items)
+    except LiteralError as exc:
+        raise ValueError(f"{field} is {exc}: {value[:80]!r}") from None
 
 
 def load_queries(source: str | os.PathLike[str] | Iterable[Mapping[str, Any]], *, world_root: Path | None = None) -> list[TravelQuery]:
@@ -166,42 +185,103 @@ def load_queries(source: str | os.PathLike[str] | Iterable[Mapping[str, Any]], *
 def _load_file(path: Path, size: int, mtime_ns: int, prefix: str) -> tuple[TravelQuery, ...]:
     # Queries are frozen, so every env on the same file shares one parsed copy (keyed by the
     # file's size and mtime, so an edited file is read again).
-    return tuple(TravelQuery.from_row(r, id=f"{prefix}-{i}") for i, r in enumerate(_read_rows(path)))
+    queries = []
+    for i, (where, row) in enumerate(_read_rows(path)):
+        try:
+            queries.append(TravelQuery.from_row(row, id=f"{prefix}-{i}"))
+        except DataError as exc:
+            raise DataError(f"{path}, {where}: {exc}") from None
+    return tuple(queries)
 
 
-def _read_rows(path: Path) -> list[dict[str, Any]]:
-    suffix = path.suffix.lower()
+_READERS = ("jsonl", "json", "csv", "parquet")
+
+
+def _read_rows(path: Path) -> list[tuple[str, Any]]:
+    """``(where, row)`` pairs, ``where`` naming the line (or row) for error messages."""
+    kind = path.suffix.lower().lstrip(".")
+    if kind not in _READERS:
+        raise DataError(f"{path}: unsupported query file type {path.suffix!r}; use .jsonl, .json, .csv or .parquet")
+    if kind == "parquet":
+        return _read_parquet(path)
+    text = _read_text(path)
+    reader = {"jsonl": _jsonl_rows, "json": _json_rows, "csv": _csv_rows}[kind]
+    return list(reader(path, text))
+
+
+def _read_text(path: Path) -> str:
     try:
-        if suffix == ".jsonl":
-            with open(path, encoding="utf-8") as f:
-                return [json.loads(line) for line in f if line.strip()]
-        if suffix == ".json":
-            data = json.loads(path.read_text(encoding="utf-8"))
-            return data if isinstance(data, list) else list(data.get("data", []))
-        if suffix == ".csv":
-            with open(path, newline="", encoding="utf-8") as f:
-                return [_typed_csv_row(r) for r in csv.DictReader(f)]
-        if suffix == ".parquet":
-            return _read_parquet(path)
-    except (json.JSONDecodeError, UnicodeDecodeError, csv.Error) as exc:
-        raise DataError(f"{path} could not be read: {exc}") from None
-    raise DataError(f"{path}: unsupported query file type {suffix!r}; use .jsonl, .json, .csv or .parquet")
+        data = path.read_bytes()
+    except OSError as exc:
+        raise DataError(f"{path} could not be read: {exc.strerror or exc}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise DataError(f"{path}, line {line}: not UTF-8 text (byte {exc.start})") from None
 
 
-def _typed_csv_row(row: dict[str, str]) -> dict[str, Any]:
+def _jsonl_rows(path: Path, text: str) -> Iterator[tuple[str, Any]]:
+    for n, line in enumerate(text.replace("\r\n", "\n").replace("\r", "\n").split("\n"), 1):
+        if line.strip():
+            yield f"line {n}", _json(path, line, n)
+
+
+def _json_rows(path: Path, text: str) -> Iterator[tuple[str, Any]]:
+    data = _json(path, text, 1)
+    rows = data.get("data") if isinstance(data, dict) else data
+    if not isinstance(rows, list):
+        raise DataError(f"{path}: expected a JSON list of rows or an object with a 'data' list, "
+                        f"got {type(data).__name__}")
+    for i, row in enumerate(rows):
+        yield f"row {i}", row
+
+
+def _json(path: Path, text: str, first_line: int) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise DataError(f"{path}, line {first_line + exc.lineno - 1}: not valid JSON "
+                        f"({exc.msg} at column {exc.colno})") from None
+    except (ValueError, RecursionError) as exc:  # ints over 4,300 digits; deep nesting
+        where = f"line {first_line}" if first_line > 1 or "\n" not in text else "the file"
+        raise DataError(f"{path}, {where}: not usable JSON ({type(exc).__name__}: {str(exc)[:80]})") from None
+
+
+def _csv_rows(path: Path, text: str) -> Iterator[tuple[str, Any]]:
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    try:
+        for row in reader:
+            where = f"line {reader.line_num}"
+            if None in row:
+                raise DataError(f"{path}, {where}: more fields than the header names")
+            yield where, _typed_csv_row(path, where, row)
+    except csv.Error as exc:  # raised while reading the line after the last one counted
+        raise DataError(f"{path}, line {reader.line_num + 1}: not valid CSV ({exc})") from None
+
+
+def _typed_csv_row(path: Path, where: str, row: dict[str, str]) -> dict[str, Any]:
     out: dict[str, Any] = dict(row)
     for key in ("days", "visiting_city_number", "people_number", "budget"):
         if out.get(key):
-            out[key] = int(float(out[key]))
+            try:
+                out[key] = int(float(out[key]))
+            except (ValueError, OverflowError):
+                raise DataError(f"{path}, {where}: field {key!r}: {out[key][:40]!r} is not a whole number") from None
     return out
 
 
-def _read_parquet(path: Path) -> list[dict[str, Any]]:
+def _read_parquet(path: Path) -> list[tuple[str, Any]]:
     try:
+        import pyarrow as pa
         import pyarrow.parquet as pq
     except ImportError:
         raise DependencyNotInstalled("reading parquet query files needs `pip install 'agentgym[parquet]'`") from None
-    return pq.read_table(path).to_pylist()
+    try:
+        rows = pq.read_table(path).to_pylist()
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        raise DataError(f"{path} is not a readable parquet file ({str(exc)[:200]})") from None
+    return [(f"row {i}", row) for i, row in enumerate(rows)]
 
 
 def _from_hub(split: str) -> list[TravelQuery]:

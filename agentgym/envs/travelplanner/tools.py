@@ -21,12 +21,22 @@ __all__ = ["make_toolbox", "distance_cost", "Notebook", "strip_state", "CACHE_SI
 
 CACHE_SIZE = 65_536
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-_STATE_SUFFIX = re.compile(r"\(.*?\)")
+_PARENTHESISED = re.compile(r"\([^)]*\)")
 
 
 def strip_state(city: str) -> str:
     """``Abilene(Texas)`` -> ``Abilene``: every official lookup drops a parenthesised suffix."""
-    return _STATE_SUFFIX.sub("", city).strip() if "(" in city else city
+    return _drop_parenthesised(city).strip() if "(" in city else city
+
+
+def _drop_parenthesised(text: str) -> str:
+    """``re.sub(r"\\(.*?\\)", "", text)`` in linear time (the pattern is quadratic on ``"(" * n``):
+    on each line, every ``(`` up to the first ``)`` after it is removed."""
+    if "\n" in text:
+        return "\n".join(_drop_parenthesised(line) if ")" in line else line for line in text.split("\n"))
+    # Before the last ")", every "(" has a ")" after it, so each attempt of the pattern succeeds.
+    last = text.rfind(")") + 1
+    return _PARENTHESISED.sub("", text[:last]) + text[last:]
 
 
 def distance_cost(mode: str, distance_km: float) -> int | None:

@@ -41,7 +41,8 @@ __all__ = [
 
 DATABASE_ENV_VAR = "AGENTGYM_TRAVELPLANNER_DB"
 CACHE_ENV_VAR = "AGENTGYM_CACHE_DIR"
-_CACHE_VERSION = "6"
+_CACHE_VERSION = "6"  # of the embedded synthetic world
+_TABLES_VERSION = "7"  # of the parsed-tables cache
 _TABLES_KIND = "agentgym-world-tables"
 _WORLD_KIND = "agentgym-synthetic-world"
 _OPEN: dict[Path, World] = {}
@@ -119,8 +120,9 @@ _SOURCES = {
 class World:
     """Read-only TravelPlanner tables with hash and binary-search lookups."""
 
-    def __init__(self, root: Path, small: dict[str, Any], flights: FlightTable) -> None:
+    def __init__(self, root: Path, small: dict[str, Any], flights: FlightTable, rendered: Path | None = None) -> None:
         self.root = root
+        self._rendered_path = rendered
         self._small = small
         self._flights = flights
         self._typed: dict[str, dict[str, tuple[Any, ...]]] = {t: {} for t in _ROW_TYPES}
@@ -134,6 +136,7 @@ class World:
             cities_in_state.setdefault(state, []).append(city)
         self._cities_in_state = {s: tuple(c) for s, c in cities_in_state.items()}
         self._distances: dict[tuple[str, str], Distance] | None = None  # built on first use
+        self._rendered: dict[str, dict[str, str]] | None = None  # read on first use
 
     # -- opening -----------------------------------------------------------------------------
     @classmethod
@@ -147,10 +150,10 @@ class World:
         # One instance per cache folder per process: many envs share one world's memory.
         world = _OPEN.get(cache)
         if world is None:
-            small = _read_cache(cache) if is_valid(cache, _TABLES_KIND, _CACHE_VERSION) else None
+            small = _read_cache(cache) if is_valid(cache, _TABLES_KIND, _TABLES_VERSION) else None
             if small is None:
-                small = install(cache, _TABLES_KIND, _CACHE_VERSION, lambda tmp: _build_cache(root, tmp))
-            world = _OPEN[cache] = cls(root, small, FlightTable(cache / "flights"))
+                small = install(cache, _TABLES_KIND, _TABLES_VERSION, lambda tmp: _build_cache(root, tmp))
+            world = _OPEN[cache] = cls(root, small, FlightTable(cache / "flights"), cache / "rendered.json")
         return world
 
     # -- lookups -----------------------------------------------------------------------------
@@ -178,8 +181,10 @@ class World:
 
     def city_table(self, table: str, city: str) -> str | None:
         """The city's ``accommodations``/``restaurants``/``attractions`` as the official tool prints
-        them (rendered once, when the cache is built); None when the city has no rows."""
-        return self._small["rendered"][table].get(city)
+        them (rendered when the cache is built, read on first use); None when the city has no rows."""
+        if self._rendered is None:
+            self._rendered = _read_rendered(self._rendered_path) or _render_all(self._small)
+        return self._rendered[table].get(city)
 
     def attractions(self, city: str) -> tuple[Attraction, ...]:
         return self._rows("attractions", city)
@@ -245,7 +250,7 @@ def _cache_base(cache_dir: str | os.PathLike[str] | None) -> Path:
 
 
 def _cache_folder(root: Path, cache_dir: str | os.PathLike[str] | None) -> Path:
-    digest = hashlib.sha256(f"{_CACHE_VERSION}|{root}".encode())
+    digest = hashlib.sha256(f"{_TABLES_VERSION}|{root}".encode())
     for rel in _SOURCES.values():
         p = root / rel
         if not p.exists():
@@ -262,9 +267,32 @@ def _build_cache(root: Path, cache: Path) -> dict[str, Any]:
         small_tables = pool.submit(_load_small_tables, root)
         build_flight_table(root / _SOURCES["flights"], cache / "flights")
         small = small_tables.result()
-    with open(cache / "small.json", "w", encoding="utf-8") as f:
-        json.dump(small, f, ensure_ascii=False, separators=(",", ":"))
+    for name, body in (("small.json", small), ("rendered.json", _render_all(small))):
+        (cache / name).write_text(json.dumps(body, ensure_ascii=False, separators=(",", ":")), encoding="utf-8")
     return small
+
+
+def _render_all(small: dict[str, Any]) -> dict[str, dict[str, str]]:
+    """Every city's tables as the official tools print them."""
+    labels = small["restaurant_labels"]
+    return {
+        # The official RestaurantSearch alone prints pandas' row labels (``to_string()``).
+        "restaurants": {c: render_table(Restaurant.COLUMNS, r, labels[c]) for c, r in small["restaurants"].items()},
+        "accommodations": {c: render_table(Accommodation.COLUMNS, r) for c, r in small["accommodations"].items()},
+        "attractions": {c: render_table(Attraction.COLUMNS, r) for c, r in small["attractions"].items()},
+    }
+
+
+def _read_rendered(path: Path | None) -> dict[str, dict[str, str]] | None:
+    """The rendered tables of a checked cache (None: render them here instead)."""
+    if path is None:
+        return None
+    try:
+        body = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    ok = isinstance(body, dict) and set(body) == set(_ROW_TYPES) and all(isinstance(v, dict) for v in body.values())
+    return body if ok else None
 
 
 def _read_cache(cache: Path) -> dict[str, Any] | None:
@@ -282,7 +310,8 @@ def _read_cache(cache: Path) -> dict[str, Any] | None:
 
 
 _ROW_TYPES = {"accommodations": Accommodation, "restaurants": Restaurant, "attractions": Attraction}
-_SMALL_KEYS = {"city_set", "state_set", "city_states", "restaurant_labels", "rendered", "distances", *_ROW_TYPES}
+_SMALL_KEYS = {"city_set", "state_set", "city_states", "restaurant_labels", "distances", *_ROW_TYPES}
+
 
 
 def _load_small_tables(root: Path) -> dict[str, Any]:
@@ -303,12 +332,6 @@ def _load_small_tables(root: Path) -> dict[str, Any]:
         "restaurants": restaurants,
         "restaurant_labels": restaurant_labels,
         "attractions": attractions,
-        "rendered": {
-            # The official RestaurantSearch alone prints pandas' row labels (``to_string()``).
-            "restaurants": {c: render_table(Restaurant.COLUMNS, r, restaurant_labels[c]) for c, r in restaurants.items()},
-            "accommodations": {c: render_table(Accommodation.COLUMNS, r) for c, r in accommodations.items()},
-            "attractions": {c: render_table(Attraction.COLUMNS, r) for c, r in attractions.items()},
-        },
         "distances": _first_per_pair(read_table(src["distances"], Distance.COLUMNS, dropna=False)),
     }
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from agentgym.envs.travelplanner.synthetic._draw import scaled_probability
-from agentgym.envs.travelplanner.synthetic._model import Flights, World
+from agentgym.envs.travelplanner.synthetic._model import DrawnWorld, Flights
 from agentgym.envs.travelplanner.synthetic._scale import WorldScale
 from agentgym.errors import ConfigError
 
@@ -85,7 +85,7 @@ def _timetable(rng: np.random.Generator, n: int, dist_km: np.ndarray, origin: np
     )
 
 
-def write_flights(path: Path, world: World, chunk: int = 1 << 18) -> None:
+def write_flights(path: Path, world: DrawnWorld, chunk: int = 1 << 18) -> None:
     """Millions of rows: format from lookup tables (times, durations, route suffixes) instead
     of per-cell formatting, and write in chunks. City names hold no comma or quote, so no
     CSV quoting is ever needed."""

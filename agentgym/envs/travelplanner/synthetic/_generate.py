@@ -16,7 +16,7 @@ from agentgym.envs.travelplanner.synthetic._geography import (
     pick_states,
     place_cities,
 )
-from agentgym.envs.travelplanner.synthetic._model import World
+from agentgym.envs.travelplanner.synthetic._model import DrawnWorld
 from agentgym.envs.travelplanner.synthetic._queries import make_splits
 from agentgym.envs.travelplanner.synthetic._roads import first_roads, make_roads
 from agentgym.envs.travelplanner.synthetic._scale import WorldScale, check_seed, resolve_scale
@@ -36,7 +36,7 @@ def generate_world(out_dir: str | Path, *, seed: int = 0, scale: str | WorldScal
     return out
 
 
-def _build_world(rng: np.random.Generator, sc: WorldScale) -> World:
+def _build_world(rng: np.random.Generator, sc: WorldScale) -> DrawnWorld:
     """Every table in memory; the draw order is part of the output format (do not reorder)."""
     states = pick_states(rng, sc.n_states)
     counts = cities_per_state(rng, sc, states)
@@ -51,7 +51,7 @@ def _build_world(rng: np.random.Generator, sc: WorldScale) -> World:
     road_rows = make_roads(rng, sc, xy, city_state)
     flights = make_flights(rng, sc, xy, city_state)
     dates = [(sc.first_date + timedelta(days=i)).isoformat() for i in range(sc.n_days)]
-    world = World(
+    world = DrawnWorld(
         states=[STATES[s][0] for s in states], state_abbr=[STATES[s][1] for s in states],
         cities=names, city_state=city_state.tolist(), lat=lat, lon=lon, hotels=hotels,
         restaurants=restaurants, attractions=attractions, road_rows=road_rows,

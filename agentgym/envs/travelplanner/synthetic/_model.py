@@ -66,7 +66,9 @@ class Flights:
 
 
 @dataclass
-class World:
+class DrawnWorld:
+    """The synthetic TravelPlanner world as drawn, before it is written in the official layout
+    (``World`` is the opened database)."""
     states: list[str]
     state_abbr: list[str]
     cities: list[str]

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from agentgym.envs.travelplanner.synthetic._flights import write_flights
-from agentgym.envs.travelplanner.synthetic._model import World
+from agentgym.envs.travelplanner.synthetic._model import DrawnWorld
 
 _HOTEL_HEADER = ("", "NAME", "room type", "price", "minimum nights", "review rate number",
                  "house_rules", "maximum occupancy", "city")
@@ -23,7 +23,7 @@ _QUERY_FIELDS = ("org", "dest", "days", "visiting_city_number", "date", "people_
                  "reference_information")
 
 
-def write_database(db: Path, world: World, rng: np.random.Generator) -> None:
+def write_database(db: Path, world: DrawnWorld, rng: np.random.Generator) -> None:
     """Every table under ``database/``; the shuffles draw from ``rng`` in a fixed order."""
     cities = world.cities
     write_flights(db / "flights" / "clean_Flights_2022.csv", world)
@@ -68,7 +68,7 @@ def _write_indexed(path: Path, header: Sequence[str], rng: np.random.Generator,
     _write_rows(path, header, ((i, *rows[j]) for i, j in enumerate(order)))
 
 
-def _write_background(folder: Path, world: World, rng: np.random.Generator) -> None:
+def _write_background(folder: Path, world: DrawnWorld, rng: np.random.Generator) -> None:
     """citySet, citySet_with_states and stateSet, each in a shuffled order, with the official files' line ends."""
     folder.mkdir(parents=True, exist_ok=True)
     order = rng.permutation(len(world.cities)).tolist()
