@@ -24,7 +24,8 @@ from pathlib import Path
 from agentgym.envs.travelplanner.generator import generate_queries
 from agentgym.envs.travelplanner.queries import TravelQuery, load_queries
 from agentgym.envs.travelplanner.solver import solve
-from agentgym.envs.travelplanner.world import World, default_world_path
+from agentgym.envs.travelplanner.synthetic import default_world_path
+from agentgym.envs.travelplanner.world import World
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _common import full_world  # noqa: E402

@@ -154,7 +154,8 @@ def _foreign_submission(tmp_path: Path) -> Path:
     """Two plan lines whose queries are set in real US cities, which the embedded world does not have."""
     import json
 
-    from agentgym.envs.travelplanner.world import World, default_world_path
+    from agentgym.envs.travelplanner.synthetic import default_world_path
+    from agentgym.envs.travelplanner.world import World
 
     world = World.open(default_world_path())
     rows = []
@@ -231,7 +232,8 @@ def test_the_room_type_verdict_reads_as_english(mode):
     from agentgym.envs.travelplanner.evaluation import evaluate
     from agentgym.envs.travelplanner.queries import load_queries
     from agentgym.envs.travelplanner.solver import solve
-    from agentgym.envs.travelplanner.world import World, default_world_path
+    from agentgym.envs.travelplanner.synthetic import default_world_path
+    from agentgym.envs.travelplanner.world import World
 
     world = World.open(default_world_path())
     query = next(q for q in load_queries("train", world_root=world.root) if q.local_constraint.room_type)

@@ -28,7 +28,8 @@ from agentgym.envs.travelplanner.queries import (
 )
 from agentgym.envs.travelplanner.solver import solve
 from agentgym.envs.travelplanner.synthetic import generate_world
-from agentgym.envs.travelplanner.world import World, default_world_path
+from agentgym.envs.travelplanner.synthetic import default_world_path
+from agentgym.envs.travelplanner.world import World
 from agentgym.errors import ConfigError, DataError
 
 GROUPS = [(level, days) for level in ("easy", "medium", "hard") for days in (3, 5, 7)]

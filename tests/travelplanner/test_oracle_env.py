@@ -9,7 +9,8 @@ import agentgym  # noqa: F401  (registers the env)
 from agentgym.envs.travelplanner.generator import generate_queries
 from agentgym.envs.travelplanner.oracle import OracleAgent, oracle_actions
 from agentgym.envs.travelplanner.queries import TravelQuery
-from agentgym.envs.travelplanner.world import World, default_world_path
+from agentgym.envs.travelplanner.synthetic import default_world_path
+from agentgym.envs.travelplanner.world import World
 
 
 @pytest.fixture(scope="module")

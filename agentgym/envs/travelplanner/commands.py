@@ -43,7 +43,8 @@ def generate_command(
     import json
 
     from agentgym.envs.travelplanner.generator import GeneratorConfig, generate_queries
-    from agentgym.envs.travelplanner.world import World, default_world_path
+    from agentgym.envs.travelplanner.synthetic import default_world_path
+    from agentgym.envs.travelplanner.world import World
     from agentgym.errors import AgentGymError
 
     start = time.perf_counter()
@@ -80,12 +81,12 @@ def solve_command(
 
     from agentgym.envs.travelplanner.queries import load_queries
     from agentgym.envs.travelplanner.solver import solve
-    from agentgym.envs.travelplanner.world import World
+    from agentgym.envs.travelplanner.synthetic import open_world
     from agentgym.errors import AgentGymError
 
     start = time.perf_counter()
     try:
-        world = World.open(database or _world_near(queries))
+        world = open_world(database or _world_near(queries))
         rows = load_queries(queries, world_root=world.root)
         results = [solve(q, world, mode=mode, time_limit=time_limit) for q in rows]
     except AgentGymError as exc:

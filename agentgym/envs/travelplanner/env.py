@@ -125,7 +125,7 @@ class TravelPlannerEnv(TextEnv):
         self.mode, self.action_format, self.evaluation = mode, action_format, evaluation
         # json actions end at a closing tag; react's Finish[<plan JSON>] nests brackets, so no string is safe.
         self.stop_strings = ("</tool_call>", "</answer>") if action_format == "json" else ()
-        self.world = database if isinstance(database, World) else World.open(database, cache_dir=cache_dir)
+        self.world = database if isinstance(database, World) else _open_world(database, cache_dir)
         self.queries = _load(queries, self.world.root)
         self._index = {q.id: i for i, q in enumerate(self.queries)}
         self._query: TravelQuery | None = None
@@ -256,3 +256,10 @@ def _final_text(report: Any, gave_up: bool) -> str:
         return f"The plan could not be read ({report.error}). The episode is over."
     verdict = "passes every constraint" if report.final_pass else "fails at least one constraint"
     return f"Plan received; it {verdict}. The episode is over."
+
+
+def _open_world(database: Any, cache_dir: Any) -> World:
+    # Imported here: the synthetic world's generator (and its solver) load only when it is needed.
+    from agentgym.envs.travelplanner.synthetic import open_world
+
+    return open_world(database, cache_dir=cache_dir)

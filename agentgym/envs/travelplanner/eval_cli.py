@@ -71,7 +71,9 @@ def run(submission: Path, *, queries: str | None = None, database: Path | None =
     ``foreign_queries``.
     """
     lines = read_submission(submission)
-    world = World.open(database or _nearby_world(queries, submission))
+    from agentgym.envs.travelplanner.synthetic import open_world  # the embedded world's generator, when needed
+
+    world = open_world(database or _nearby_world(queries, submission))
     warnings: list[str] = []
     qs = _queries(queries, lines, world)
     foreign = [q for q in qs if not _in_world(q, world)]

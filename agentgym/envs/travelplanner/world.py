@@ -6,8 +6,8 @@ filtering (rows with any missing cell are dropped; the distance table is kept wh
 first open parses the CSVs into a compact cache under the cache directory (the small tables as
 JSON, the flight columns as memory-mapped numpy arrays); later opens check the cache's manifest
 and read it. The cache holds data only and is rebuilt when it does not match its manifest; the
-data folder itself is never written. ``World.open()`` with no path opens the embedded synthetic
-world, generated deterministically on first use.
+data folder itself is never written. The embedded synthetic world (what an env opens when given
+no database) is resolved in ``synthetic.open_world``, which generates it on first use.
 """
 
 from __future__ import annotations
@@ -36,18 +36,14 @@ __all__ = [
     "Distance",
     "DATABASE_ENV_VAR",
     "CACHE_ENV_VAR",
-    "default_world_path",
+    "cache_base",
 ]
 
 DATABASE_ENV_VAR = "AGENTGYM_TRAVELPLANNER_DB"
 CACHE_ENV_VAR = "AGENTGYM_CACHE_DIR"
-_CACHE_VERSION = "6"  # of the embedded synthetic world
 _TABLES_VERSION = "7"  # of the parsed-tables cache
 _TABLES_KIND = "agentgym-world-tables"
-_WORLD_KIND = "agentgym-synthetic-world"
 _OPEN: dict[Path, World] = {}
-_CHECKED_WORLDS: set[Path] = set()
-_DEFAULT_WORLD = ("default", 0)  # (scale preset, seed) of the embedded world
 
 
 class Flight(NamedTuple):
@@ -140,11 +136,11 @@ class World:
 
     # -- opening -----------------------------------------------------------------------------
     @classmethod
-    def open(cls, path: str | os.PathLike[str] | None = None, *, cache_dir: str | os.PathLike[str] | None = None) -> World:
-        """Open a world folder (or its ``database/`` folder); None opens ``$AGENTGYM_TRAVELPLANNER_DB``
-        if set, else the embedded synthetic world."""
+    def open(cls, path: str | os.PathLike[str], *, cache_dir: str | os.PathLike[str] | None = None) -> World:
+        """Open a world folder (or its ``database/`` folder)."""
         if path is None:
-            path = os.environ.get(DATABASE_ENV_VAR) or default_world_path(cache_dir)
+            raise DataError("World.open needs a world folder; agentgym.envs.travelplanner.synthetic.open_world() "
+                            f"also reads ${DATABASE_ENV_VAR} and falls back to the embedded synthetic world")
         root = _world_root(Path(path))
         cache = _cache_folder(root, cache_dir)
         # One instance per cache folder per process: many envs share one world's memory.
@@ -214,22 +210,16 @@ class World:
     def __repr__(self) -> str:
         return f"World({str(self.root)!r}, cities={len(self.cities)}, flights={self.n_flights})"
 
+    def forget(self) -> None:
+        """Drop this world from the per-process registry (its folder is about to move or vanish);
+        a later ``open`` re-reads the cache in milliseconds."""
+        for key, value in list(_OPEN.items()):
+            if value is self:
+                del _OPEN[key]
+
     def __reduce__(self):
         # Pickle by location: the tables are re-read from the cache on the other side.
         return (World.open, (str(self.root),))
-
-
-def default_world_path(cache_dir: str | os.PathLike[str] | None = None) -> Path:
-    """Folder of the embedded synthetic world; generated on first use."""
-    scale, seed = _DEFAULT_WORLD
-    folder = _cache_base(cache_dir) / "worlds" / f"synthetic-{scale}-seed{seed}-v{_CACHE_VERSION}"
-    if folder not in _CHECKED_WORLDS:
-        if not is_valid(folder, _WORLD_KIND, _CACHE_VERSION):
-            from agentgym.envs.travelplanner.synthetic import generate_world
-
-            install(folder, _WORLD_KIND, _CACHE_VERSION, lambda tmp: generate_world(tmp, seed=seed, scale=scale))
-        _CHECKED_WORLDS.add(folder)
-    return folder
 
 
 def _world_root(path: Path) -> Path:
@@ -244,7 +234,7 @@ def _world_root(path: Path) -> Path:
     )
 
 
-def _cache_base(cache_dir: str | os.PathLike[str] | None) -> Path:
+def cache_base(cache_dir: str | os.PathLike[str] | None) -> Path:
     base = cache_dir or os.environ.get(CACHE_ENV_VAR) or Path.home() / ".cache" / "agentgym"
     return Path(base).expanduser()
 
@@ -257,7 +247,7 @@ def _cache_folder(root: Path, cache_dir: str | os.PathLike[str] | None) -> Path:
             raise DataError(f"missing database file {p}")
         st = p.stat()
         digest.update(f"|{rel}|{st.st_size}|{st.st_mtime_ns}".encode())
-    return _cache_base(cache_dir) / "tables" / digest.hexdigest()[:24]
+    return cache_base(cache_dir) / "tables" / digest.hexdigest()[:24]
 
 
 def _build_cache(root: Path, cache: Path) -> dict[str, Any]:

@@ -14,7 +14,6 @@ from typing import Any
 
 import numpy as np
 
-from agentgym.envs.travelplanner import world as world_module
 from agentgym.envs.travelplanner.generator import GeneratorConfig, QueryGenerator
 from agentgym.envs.travelplanner.synthetic._scale import WorldScale
 from agentgym.envs.travelplanner.world import World
@@ -34,12 +33,4 @@ def make_splits(root: Path, sc: WorldScale, rng: np.random.Generator) -> dict[st
     except DataError as exc:
         raise DataError(f"{exc}; raise route_fraction or distance_pair_fraction") from None
     finally:
-        _forget(world)
-
-
-def _forget(world: World) -> None:
-    """Drop the world from the per-process registry: the folder may be a temporary one about
-    to be renamed (``default_world_path``); a later open re-reads the cache in milliseconds."""
-    for key, value in list(world_module._OPEN.items()):
-        if value is world:
-            del world_module._OPEN[key]
+        world.forget()  # the folder may be a temporary one about to be renamed into place
