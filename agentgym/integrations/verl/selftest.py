@@ -305,7 +305,7 @@ def run_selftest(*, n: int = 2, launch: bool = True, echo: Any = print) -> dict[
         figures = _rollout_and_update(model, tokenizer, model_dir, rows, actions, n, echo)
         figures["part1_seconds"] = time.perf_counter() - started
         echo(f"part 1 (rollout and update math) OK in {figures['part1_seconds']:.1f}s")
-        part2 = run_transfer_queue_check(model_dir, model, tokenizer, n=n, echo=echo)
+        part2 = run_transfer_queue_check(model_dir, model, TinyModelServer(model, tokenizer, seed=1), n=n, echo=echo)
         figures.update({f"tq/{k}": v for k, v in part2.items()})
         echo(f"part 2 (TransferQueue and VSPO) OK in {part2['seconds']:.1f}s")
         if launch:

@@ -183,16 +183,16 @@ def _check(batch: Any, read: dict[str, Any], rewards: dict[str, list[float]], n:
             "copy_advantage_gap": gap, "trajectories": float(len(batch.keys))}
 
 
-def run_transfer_queue_check(model_dir: Path, model: Any, tokenizer: Any, *, n: int = 2,
+def run_transfer_queue_check(model_dir: Path, model: Any, server: Any, *, n: int = 2,
                              echo: Any = print) -> dict[str, float]:
-    """Part 2 of the selftest; Ray is started and always shut down here."""
+    """Part 2 of the selftest, ``server`` serving ``model`` (saved in ``model_dir``) with verl's
+    ``generate`` signature and a ``force(request_id, actions)`` hook; Ray is always shut down here."""
     import ray
     import transfer_queue as tq
     from omegaconf import OmegaConf
 
     from agentgym.integrations.verl.dryrun import gold_answer
     from agentgym.integrations.verl.prepare import prepare_rows
-    from agentgym.integrations.verl.selftest import TinyModelServer
 
     started = time.perf_counter()
     rows = prepare_rows("SearchQA-v0", split="train", limit=3)
@@ -204,7 +204,7 @@ def run_transfer_queue_check(model_dir: Path, model: Any, tokenizer: Any, *, n: 
     try:
         tq.init(OmegaConf.create({"backend": {"SimpleStorage": {"num_data_storage_units": 1}}}))
         boot = time.perf_counter() - started
-        _play(config, TinyModelServer(model, tokenizer, seed=1), rows, uids, forced)
+        _play(config, server, rows, uids, forced)
         rewards = _group_rewards(uids)
         batch, read, metrics = _sample_and_advantage(config, model, len(rows))
         rate = float(config.algorithm.vspo.smoothing_rate)
