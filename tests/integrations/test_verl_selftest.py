@@ -16,15 +16,17 @@ import pytest
 
 
 @pytest.mark.selftest
-def test_selftest_passes_all_three_parts_and_reports_its_figures():
+def test_selftest_passes_all_three_parts_and_reports_its_figures(tmp_path, monkeypatch):
     pytest.importorskip("verl")
     pytest.importorskip("transfer_queue")
     import ray
 
     from agentgym.integrations.verl.selftest import run_selftest
 
+    monkeypatch.chdir(tmp_path)
     lines: list[str] = []
     figures = run_selftest(echo=lines.append)
+    assert list(tmp_path.iterdir()) == []  # nothing written where it was run (Hydra's outputs/ included)
     for env_id in ("TravelPlanner-v0", "SearchQA-v0"):
         assert figures[f"{env_id}/max_logprob_gap"] <= 1e-4
         assert figures[f"{env_id}/grad_norm"] > 0.0

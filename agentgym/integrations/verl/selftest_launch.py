@@ -7,7 +7,8 @@ recipe, Ray starts, the ``agentgym`` plugin registers, TransferQueue starts, ver
 with the model's tokenizer, computes the run length and builds the recipe's replay buffer. The run
 must stop exactly where verl asks Ray for GPUs ("Total available GPUs 0 ...") and at no earlier
 error. GPUs are hidden from the child (``CUDA_VISIBLE_DEVICES=``), so a GPU machine stops there too.
-The child's Ray is local to it (``RAY_ADDRESS`` unset) and ends with it.
+The child's Ray is local to it (``RAY_ADDRESS`` unset) and ends with it; it runs in the selftest's
+temporary folder, so Hydra's ``outputs/`` lands there.
 """
 
 from __future__ import annotations
@@ -52,14 +53,17 @@ def _final_error(output: str) -> str | None:
     return None
 
 
-def launch_one(recipe: str, model_dir: Path, data: Path) -> dict[str, Any]:
+def launch_one(recipe: str, model_dir: Path, data: Path, workdir: Path) -> dict[str, Any]:
     """Run ``agentgym train RECIPE`` to the GPU boundary; raises ``AssertionError`` on any other end."""
     env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
     env.update({"CUDA_VISIBLE_DEVICES": "", "HYDRA_FULL_ERROR": "1", "TOKENIZERS_PARALLELISM": "false"})
+    if env.get("PYTHONPATH"):  # the child runs elsewhere: keep a relative PYTHONPATH pointing where it did
+        env["PYTHONPATH"] = os.pathsep.join(os.path.abspath(p) for p in env["PYTHONPATH"].split(os.pathsep) if p)
     command = [sys.executable, "-m", "agentgym.cli", "train", recipe, *_overrides(recipe, model_dir, data)]
     started = time.perf_counter()
     try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=_TIMEOUT, env=env)
+        # in the selftest's temporary folder: Hydra writes its outputs/ folder there, not in the user's
+        done = subprocess.run(command, capture_output=True, text=True, timeout=_TIMEOUT, env=env, cwd=workdir)
     except subprocess.TimeoutExpired as exc:
         raise AssertionError(f"agentgym train {recipe} did not reach GPU allocation within {_TIMEOUT}s") from exc
     seconds = time.perf_counter() - started
@@ -77,7 +81,7 @@ def run_launch_check(model_dir: Path, folder: Path, *, echo: Any = print) -> dic
     """Part 3 of the selftest: both recipes, one after the other (each starts its own Ray)."""
     figures: dict[str, float] = {}
     for recipe, data in _data(folder).items():
-        got = launch_one(recipe, model_dir, data)
+        got = launch_one(recipe, model_dir, data, folder)
         figures[f"{recipe}/seconds"] = got["seconds"]
         figures[f"{recipe}/total_training_steps"] = got["total_training_steps"]
         echo(f"launch {recipe}: verl main_ppo composed the recipe, started Ray + TransferQueue, built the datasets "
