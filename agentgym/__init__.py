@@ -31,6 +31,7 @@ from agentgym.errors import (
     ServerUnavailable,
     SessionNotFound,
     StorageError,
+    TrainingAborted,
     Unauthorized,
 )
 from agentgym.registration import ENV_IDS, register_envs
@@ -96,4 +97,5 @@ __all__ = [
     "ModelEndpointError",
     "RetrieverError",
     "JudgeReplyError",
+    "TrainingAborted",
 ]

@@ -18,7 +18,9 @@ error code in ``info``. What raises is a mistake in the calling code or its conf
     │   └── RemoteTimeout (TimeoutError)  the env call outlived its timeout (504); the session is closed
     ├── ModelEndpointError (RuntimeError)  a chat-completions endpoint failed or sent an unusable reply
     ├── RetrieverError (RuntimeError)  a search could not be carried out (retriever down, slow, garbled)
-    └── JudgeReplyError (ValueError)  a judge reply with no usable ``Score: N`` line (``parse_score``)
+    ├── JudgeReplyError (ValueError)  a judge reply with no usable ``Score: N`` line (``parse_score``)
+    └── TrainingAborted (RuntimeError)  a verl run would train on nothing: a configuration error in a
+                                        trajectory, or too many masked trajectories in one step
 
 Every exception class of the package is here and exported from ``agentgym``; private ones
 (underscore names, or in private modules) are internal signals that never reach the caller.
@@ -49,6 +51,7 @@ __all__ = [
     "ModelEndpointError",
     "RetrieverError",
     "JudgeReplyError",
+    "TrainingAborted",
 ]
 
 
@@ -172,3 +175,9 @@ class ModelEndpointError(AgentGymError, RuntimeError):
     def __init__(self, message: str, *, status: int | None = None, retryable: bool = False) -> None:
         self.status, self.retryable = status, retryable
         super().__init__(message)
+
+
+class TrainingAborted(AgentGymError, RuntimeError):
+    """Raised by the verl replay buffer when a step's trajectories cannot teach anything: one carries
+    a configuration error (the original message is kept), or more than ``agentgym.max_masked_share``
+    of them were masked (the counts and the first error are in the message)."""

@@ -35,6 +35,9 @@ class TextEnv(gymnasium.Env[str, str]):
     """A Gymnasium env whose observations and actions are text."""
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"]}
+    stop_strings: tuple[str, ...] = ()
+    """Strings that end a complete action (e.g. ``</answer>``): a trainer may stop generation there.
+    Empty when no string safely marks the end of every action of the env's format."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

@@ -105,18 +105,77 @@ def data(tmp_path_factory):
     return {"grpo": tp, "planner_r1": tp, "prs_vspo": sq}
 
 
+SMALL = ["data.train_batch_size=2", "actor_rollout_ref.actor.ppo_mini_batch_size=2"]  # the 2-row files below
+
+
 @pytest.mark.parametrize("recipe", ["grpo", "planner_r1", "prs_vspo"])
-def test_each_recipe_dry_run_resolves_and_checks(data, recipe):
+def test_each_recipe_dry_run_plays_its_rows_with_a_reward_that_works(data, recipe):
     files = [f"data.train_files={data[recipe]}", f"data.val_files={data[recipe]}"]
-    result = runner.invoke(app, ["train", recipe, *files, "--dry-run"])
+    result = runner.invoke(app, ["train", recipe, *files, *SMALL, "--dry-run"])
     assert result.exit_code == 0, result.output
     assert f"{recipe}: ready to launch" in result.output
     assert "default_agent_loop: agentgym" in result.output
+    assert "2 train rows // data.train_batch_size=2 = 1 steps per epoch" in result.output
+    played = [line for line in result.output.splitlines() if "played 2 row(s)" in line]
+    assert len(played) == 2, result.output  # train and val files
+    rewards = [float(r.split(" (")[0]) for r in played[0].split("reward ", 1)[1].split("), ")]
+    assert len(rewards) == 2 and all(r > 0 for r in rewards), played  # the scripted episode earns its reward
+
+
+def test_dry_run_refuses_a_dataset_smaller_than_one_batch(data):
+    files = [f"data.train_files={data['grpo']}", f"data.val_files={data['grpo']}"]
+    result = runner.invoke(app, ["train", "grpo", *files, "--dry-run"])  # 2 rows, train_batch_size 32
+    assert result.exit_code == 1
+    assert "problem: data.train_files has 2 rows, fewer than data.train_batch_size=32" in result.output
+    val = runner.invoke(app, ["train", "grpo", *files, *SMALL, "data.val_batch_size=3", "--dry-run"])
+    assert val.exit_code == 1 and "data.val_files has 2 rows, fewer than data.val_batch_size=3" in val.output
+
+
+def test_dry_run_resolves_the_curriculum_against_verls_step_count(data):
+    files = [f"data.train_files={data['planner_r1']}", f"data.val_files={data['planner_r1']}"]
+    args = ["train", "planner_r1", *files, *SMALL, "agentgym.reward=planner_r1/curriculum"]
+    ok = runner.invoke(app, [*args, "trainer.total_training_steps=500", "--dry-run"])
+    assert ok.exit_code == 0, ok.output
+    assert "reward stages (verl's global steps): dense 1-100, macro 101-400, sparse 401-500 of 500 steps" in ok.output
+    assert "5 (step 1, stage dense), 3 (step 101, stage macro)" in ok.output  # rows played at the stage starts
+    epochs = runner.invoke(app, [*args, "trainer.total_epochs=20", "--dry-run"])  # 1 step per epoch x 20
+    assert epochs.exit_code == 0 and "dense 1-4, macro 5-16, sparse 17-20 of 20 steps" in epochs.output
+
+
+def test_dry_run_refuses_an_unsatisfiable_curriculum(data):
+    files = [f"data.train_files={data['planner_r1']}", f"data.val_files={data['planner_r1']}"]
+    result = runner.invoke(app, ["train", "planner_r1", *files, *SMALL, "agentgym.reward=planner_r1/curriculum",
+                                 "trainer.total_epochs=2", "--dry-run"])
+    assert result.exit_code == 1
+    assert "problem: agentgym.reward: stage 'dense' gets no training step" in result.output
+    assert "problem: agentgym.reward: stage 'sparse' gets no training step" in result.output
+
+
+def test_dry_run_plays_the_reward_so_a_missing_dependency_is_refused(data, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "sacrebleu.metrics.helpers", None)  # as if sacrebleu were not installed
+    files = [f"data.train_files={data['prs_vspo']}", f"data.val_files={data['prs_vspo']}"]
+    result = runner.invoke(app, ["train", "prs_vspo", *files, *SMALL, "--dry-run"])
+    assert result.exit_code == 1
+    assert "the scripted episode failed: DependencyNotInstalled" in result.output and "sacrebleu" in result.output
+
+
+def test_dry_run_warns_about_keys_the_trainer_ignores(data):
+    files = [f"data.train_files={data['prs_vspo']}", f"data.val_files={data['prs_vspo']}"]
+    result = runner.invoke(app, ["train", "prs_vspo", *files, *SMALL,
+                                 "actor_rollout_ref.rollout.multi_turn.enable=true",
+                                 "data.return_raw_chat=false", "algorithm.norm_adv_by_std_in_grpo=false", "--dry-run"])
+    assert result.exit_code == 0, result.output  # warnings, not problems
+    warnings = [line for line in result.output.splitlines() if line.startswith("warning: ")]
+    assert [w.split("=")[0] for w in warnings] == ["warning: actor_rollout_ref.rollout.multi_turn.enable",
+                                                   "warning: data.return_raw_chat",
+                                                   "warning: algorithm.norm_adv_by_std_in_grpo"]
 
 
 def test_dry_run_shows_the_resolved_vspo_settings(data):
     result = runner.invoke(app, ["train", "prs_vspo", f"data.train_files={data['prs_vspo']}",
-                                 f"data.val_files={data['prs_vspo']}", "algorithm.vspo.clip=2.5", "--dry-run"])
+                                 f"data.val_files={data['prs_vspo']}", *SMALL, "algorithm.vspo.clip=2.5", "--dry-run"])
     assert result.exit_code == 0, result.output
     resolved = result.output[: result.output.index("prs_vspo: ready")]
     assert resolved.count("clip: 2.5") == 2  # algorithm.vspo and the replay buffer's copy of it

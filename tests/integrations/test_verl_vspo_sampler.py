@@ -22,72 +22,17 @@ from agentgym.integrations.verl.vspo import copy_index  # noqa: E402
 N = 4  # rollouts per prompt
 
 
-class MemoryTQ:
-    """TransferQueue's kv API in memory: rows per key, tags per key, as verl's code calls them."""
-
-    def __init__(self) -> None:
-        self.rows: dict[str, dict[str, dict]] = {"train": {}, "val": {}}
-        self.tags: dict[str, dict[str, dict]] = {"train": {}, "val": {}}
-
-    def kv_list(self, partition_id=None):
-        return {pid: dict(tags) for pid, tags in self.tags.items() if partition_id in (None, pid)}
-
-    def kv_batch_get(self, keys, partition_id, select_fields=None):
-        from verl.utils.tensordict_utils import list_of_dict_to_tensordict
-
-        rows = [self.rows[partition_id][k] for k in keys]
-        if select_fields is not None:
-            rows = [{f: r[f] for f in select_fields} for r in rows]
-        return list_of_dict_to_tensordict(rows)
-
-    def kv_batch_put(self, keys, partition_id, fields=None, tags=None):
-        for i, key in enumerate(keys):
-            if fields is not None:
-                row = self.rows[partition_id].setdefault(key, {})
-                row.update({name: _item(fields.get(name), i) for name in fields.keys()})
-            if tags is not None:
-                self.tags[partition_id].setdefault(key, {}).update(tags[i])
-
-    def kv_clear(self, keys, partition_id):
-        for key in [keys] if isinstance(keys, str) else keys:
-            self.rows[partition_id].pop(key, None)
-            self.tags[partition_id].pop(key, None)
-
-    # -- what the agent-loop workers would have written ----------------------------------------
-    def add_group(self, uid: str, rewards: list[float], step: int = 1) -> None:
-        self.tags["train"][uid] = {"is_prompt": True, "status": "finished", "global_steps": step}
-        for session, reward in enumerate(rewards):
-            length = 3 + session
-            scores = torch.zeros(length)
-            scores[-1] = reward
-            key = f"{uid}_{session}_0"
-            self.rows["train"][key] = {
-                "uid": uid, "responses": torch.arange(length), "rm_scores": scores,
-                "response_mask": torch.ones(length, dtype=torch.int64),
-                "extra_fields": {"reward_extra_info": {"outcome": float(reward >= 1.0), "score": reward}}}
-            self.tags["train"][key] = {"status": "success", "response_len": length, "global_steps": step}
-
-
-def _item(value, i):
-    if hasattr(value, "tolist") and not isinstance(value, torch.Tensor):
-        return value.tolist()[i]
-    return value[i]
-
-
 @pytest.fixture
 def store(monkeypatch):
-    memory = MemoryTQ()
-    for name in ("kv_list", "kv_batch_get", "kv_batch_put", "kv_clear"):
-        monkeypatch.setattr(tq, name, getattr(memory, name))
-    return memory
+    from verl_harness import patch_tq
+
+    return patch_tq(monkeypatch)
 
 
 def make_buffer(vspo=None, refill_fn=None, mode="sync"):
-    from agentgym.integrations.verl.sampler import VSPOReplayBuffer
+    from verl_harness import make_buffer as build
 
-    return VSPOReplayBuffer(trainer_mode=mode, trainer_config=OmegaConf.create({}), max_off_policy_threshold=None,
-                            max_off_policy_strategy="drop", sampler_kwargs=OmegaConf.create({"vspo": vspo or {}}),
-                            poll_interval=0.0, refill_fn=refill_fn or (lambda n: n))
+    return build(vspo=vspo, refill_fn=refill_fn, mode=mode)
 
 
 def groups_of(keys):

@@ -71,10 +71,11 @@ class FakeServer:
 
 
 def trainer_config(*, response_length: int = 4096, prompt_length: int = 4096, max_assistant_turns: int | None = None,
-                   agentgym: dict[str, Any] | None = None) -> Any:
+                   agentgym: dict[str, Any] | None = None, rollout_name: str | None = None) -> Any:
     """The slice of verl's config the agent loop reads."""
     return OmegaConf.create({
         "actor_rollout_ref": {"rollout": {
+            **({"name": rollout_name} if rollout_name else {}),
             "prompt_length": prompt_length, "response_length": response_length,
             "multi_turn": {"max_assistant_turns": max_assistant_turns}}},
         "data": {"apply_chat_template_kwargs": {}},
@@ -113,3 +114,102 @@ def run_rows(tokenizer: Any, server: Any, config: Any, rows: list[dict[str, Any]
         return await asyncio.gather(*(one(row) for row in rows for _ in range(n)))
 
     return asyncio.run(all_rows())
+
+
+class MemoryTQ:
+    """TransferQueue's kv API in memory: rows per key, tags per key, as verl's code calls them.
+    (The real TransferQueue on Ray is exercised by ``agentgym verl selftest``, part 2.)"""
+
+    def __init__(self) -> None:
+        self.rows: dict[str, dict[str, dict]] = {"train": {}, "val": {}}
+        self.tags: dict[str, dict[str, dict]] = {"train": {}, "val": {}}
+
+    def kv_list(self, partition_id=None):
+        return {pid: dict(tags) for pid, tags in self.tags.items() if partition_id in (None, pid)}
+
+    def kv_batch_get(self, keys, partition_id, select_fields=None):
+        from verl.utils.tensordict_utils import list_of_dict_to_tensordict
+
+        rows = [self.rows[partition_id][k] for k in keys]
+        if select_fields is not None:
+            rows = [{f: r[f] for f in select_fields} for r in rows]
+        return list_of_dict_to_tensordict(rows)
+
+    def kv_batch_put(self, keys, partition_id, fields=None, tags=None):
+        for i, key in enumerate(keys):
+            if fields is not None:
+                row = self.rows[partition_id].setdefault(key, {})
+                row.update({name: _item(fields.get(name), i) for name in fields.keys()})
+            if tags is not None:
+                self.tags[partition_id].setdefault(key, {}).update(tags[i])
+
+    def kv_clear(self, keys, partition_id):
+        for key in [keys] if isinstance(keys, str) else keys:
+            self.rows[partition_id].pop(key, None)
+            self.tags[partition_id].pop(key, None)
+
+    # -- what the agent-loop workers would have written ----------------------------------------
+    def add_group(self, uid: str, rewards: list[float], step: int = 1, *, masked: list[bool] | None = None,
+                  extra: list[dict] | None = None, status: str = "finished") -> None:
+        """One prompt's group; ``masked[i]``: trajectory i failed (loss mask all zero, as the loop writes it)."""
+        import torch
+
+        self.tags["train"][uid] = {"is_prompt": True, "status": status, "global_steps": step}
+        for session, reward in enumerate(rewards):
+            length = 3 + session
+            scores = torch.zeros(length)
+            scores[-1] = reward
+            key = f"{uid}_{session}_0"
+            off = bool(masked and masked[session])
+            info = {"outcome": float(reward >= 1.0), "score": reward, "env_failed": float(off), "masked": float(off)}
+            fields = extra[session] if extra else {"reward_extra_info": info, "agentgym": {
+                "error": "RemoteTimeout: env call timed out" if off else None, "fatal": None}}
+            self.rows["train"][key] = {
+                "uid": uid, "responses": torch.arange(length), "rm_scores": scores,
+                "response_mask": (torch.zeros if off else torch.ones)(length, dtype=torch.int64),
+                "extra_fields": fields}
+            self.tags["train"][key] = {"status": "success", "response_len": length, "global_steps": step}
+
+    def add_outputs(self, uid: str, outputs: list[Any], step: int = 1) -> None:
+        """A group from real ``AgentLoopOutput``s (the fields the replay buffers read)."""
+        import torch
+
+        self.tags["train"][uid] = {"is_prompt": True, "status": "finished", "global_steps": step}
+        for session, out in enumerate(outputs):
+            scores = torch.zeros(len(out.response_ids))
+            scores[-1] = float(out.reward_score or 0.0)
+            key = f"{uid}_{session}_0"
+            self.rows["train"][key] = {
+                "uid": uid, "responses": torch.tensor(out.response_ids), "rm_scores": scores,
+                "response_mask": torch.tensor(out.response_mask, dtype=torch.int64),
+                "extra_fields": dict(out.extra_fields)}
+            self.tags["train"][key] = {"status": "success", "response_len": len(out.response_ids),
+                                       "global_steps": step}
+
+
+def _item(value, i):
+    import torch
+
+    if hasattr(value, "tolist") and not isinstance(value, torch.Tensor):
+        return value.tolist()[i]
+    return value[i]
+
+
+def patch_tq(monkeypatch: Any) -> MemoryTQ:
+    import transfer_queue as tq
+
+    memory = MemoryTQ()
+    for name in ("kv_list", "kv_batch_get", "kv_batch_put", "kv_clear"):
+        monkeypatch.setattr(tq, name, getattr(memory, name))
+    return memory
+
+
+def make_buffer(cls_name: str = "VSPOReplayBuffer", *, vspo: Any = None, agentgym: Any = None,
+                refill_fn: Any = None, mode: str = "sync") -> Any:
+    from agentgym.integrations.verl import sampler
+
+    kwargs = {"vspo": vspo or {}, "agentgym": agentgym or {}}
+    return getattr(sampler, cls_name)(
+        trainer_mode=mode, trainer_config=OmegaConf.create({}), max_off_policy_threshold=None,
+        max_off_policy_strategy="drop", sampler_kwargs=OmegaConf.create(kwargs), poll_interval=0.0,
+        refill_fn=refill_fn or (lambda n: n))

@@ -121,7 +121,7 @@ def test_travelplanner_env_pays_the_preset_through_the_reward_kwarg(real_travelp
         assert info["reward"]["outcome"] == float(passed)
         contributions = sum(t["contribution"] for t in info["reward"]["terms"].values())
         assert reward == info["reward"]["total"] == pytest.approx(contributions)
-        assert (reward == 6.0) == passed
+        assert (reward == 5.0) == passed
         assert {k: v["raw"] for k, v in info["reward"]["terms"].items()}["final_pass"] == float(passed)
 
 

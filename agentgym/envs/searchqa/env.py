@@ -141,6 +141,7 @@ class SearchQAEnv(TextEnv):
         super().__init__(max_turns=max_turns + 1 if protocol == "search-r1" else max_turns,
                          max_action_chars=max_action_chars, render_mode=render_mode)
         require_choice("action_format", action_format, ACTION_FORMATS)
+        self.stop_strings = ("</search>", "</answer>") if action_format == "tags" else ("</tool_call>", "</answer>")
         if protocol == "search-r1" and action_format != "tags":
             raise ConfigError("action_format", action_format, "'tags' with protocol='search-r1'")
         require_choice("metric", metric, REWARDS)

@@ -123,6 +123,8 @@ class TravelPlannerEnv(TextEnv):
         require_choice("action_format", action_format, FORMATS)
         require_choice("evaluation", evaluation, EVALUATION_MODES)
         self.mode, self.action_format, self.evaluation = mode, action_format, evaluation
+        # json actions end at a closing tag; react's Finish[<plan JSON>] nests brackets, so no string is safe.
+        self.stop_strings = ("</tool_call>", "</answer>") if action_format == "json" else ()
         self.world = database if isinstance(database, World) else _open_world(database, cache_dir)
         self.queries = _load(queries, self.world.root)
         self._index = {q.id: i for i, q in enumerate(self.queries)}

@@ -12,7 +12,14 @@ resets it to the row's task and alternates model turns with env steps, token in,
   (``reward_info``) and ``extra_fields["agentgym"]`` says how the episode ended;
 * an env that raises fails the trajectory, not the worker: its tokens stay, with loss mask 0,
   its score is ``failure_reward`` and the reason is kept (``agentgym.on_env_error: raise`` lets
-  verl fail the whole group instead).
+  verl fail the whole group instead);
+* an error that is the user's configuration (``ConfigError``, ``DataError``, a missing
+  dependency) is not the model's doing: the trajectory carries it as ``agentgym.fatal`` and the
+  replay buffer (``sampler.AgentGymReplayBuffer``) aborts the run at the step's first sample;
+  later trajectories in the same worker fail fast with the same message;
+* each turn stops at the env's first complete action (``stops``): stop strings go to the
+  rollout server and tokens after the action are cut; a stop string inside ``<think>`` is not
+  an action, so generation resumes there.
 """
 
 from __future__ import annotations
@@ -35,7 +42,14 @@ from verl.experimental.agent_loop.agent_loop import (  # noqa: E402
 )
 
 from agentgym.integrations.verl import AGENT_NAME  # noqa: E402
-from agentgym.integrations.verl.envs import ENV_POOL, row_extra_info, run_off_loop  # noqa: E402
+from agentgym.integrations.verl.envs import (  # noqa: E402
+    ENV_POOL,
+    reset_options,
+    row_extra_info,
+    run_off_loop,
+    total_steps_of,
+    training_step_of,
+)
 from agentgym.integrations.verl.reward_info import (  # noqa: E402
     EpisodeResult,
     extra_info_from,
@@ -43,13 +57,23 @@ from agentgym.integrations.verl.reward_info import (  # noqa: E402
     term_names_for,
 )
 from agentgym.integrations.verl.settings import AgentGymConfig, EnvTask, decode_json_field  # noqa: E402
+from agentgym.integrations.verl.stops import (  # noqa: E402
+    ends_inside_thought,
+    first_action_end,
+    sampling_stop_params,
+    tokens_through,
+)
 
 __all__ = ["AgentGymAgentLoop"]
 
 logger = logging.getLogger(__name__)
 
 
-class EnvFailure(Exception):
+_MAX_RESUMES = 8  # generation resumed after a stop string inside <think>, at most this often per turn
+_FATAL: list[str] = []  # the first configuration error this process met (its trajectories fail fast)
+
+
+class _EnvFailure(Exception):
     """An env call raised; carries the original error as its cause."""
 
 
@@ -81,6 +105,8 @@ class AgentGymAgentLoop(AgentLoopBase):
         self.settings = AgentGymConfig.from_trainer_config(self.config)
         self.response_length = int(self.rollout_config.response_length)
         self.max_assistant_turns = self.rollout_config.multi_turn.get("max_assistant_turns") or None
+        self.rollout_name = str(self.rollout_config.get("name", "") or "")
+        self.stops: tuple[str, ...] = ()
 
     async def run(self, sampling_params: dict[str, Any], **kwargs: Any) -> AgentLoopOutput:
         rollout = _Rollout(messages=[dict(m) for m in (kwargs.get("raw_prompt") or [])])
@@ -88,8 +114,11 @@ class AgentGymAgentLoop(AgentLoopBase):
         result, task, env, broken = EpisodeResult(), None, None, True
         extra_info = row_extra_info(kwargs)  # a Search-R1-prepared row is mapped onto SearchQA-v0
         try:
+            if _FATAL:
+                raise _EnvFailure(_FATAL[0]) from _ConfigErrorSeen(_FATAL[0])
             task = EnvTask.from_extra_info(extra_info, self.settings)
             env = await self._env_call(rollout, ENV_POOL.acquire, task)
+            self.stops = _stop_strings(env) if self.settings.stop_at_action else ()
             observation = await self._env_call(rollout, self._reset, env, task, kwargs.get("global_steps"))
             rollout.messages = rollout.messages or [{"role": "user", "content": observation}]
             rollout.token_ids = await self.ct_build_initial_tokens(rollout.messages)
@@ -97,16 +126,25 @@ class AgentGymAgentLoop(AgentLoopBase):
             broken = False
         except Exception as exc:
             broken = _is_env_error(exc)
-            if not broken or self.settings.on_env_error == "raise":
-                raise
             cause = exc.__cause__ or exc
-            result.error, result.stop_reason = f"{type(cause).__name__}: {cause}", "env_error"
-            logger.warning("agentgym env failed (%s); trajectory masked out", result.error)
+            if broken and _is_fatal(cause):
+                result.error, result.stop_reason, result.fatal = _describe(cause), "config_error", True
+                if not _FATAL:
+                    _FATAL.append(result.error)
+                logger.error("agentgym: a configuration error, not the model's: %s", result.error)
+                if not _uses_v1(self.config):  # the legacy trainer fails the step on an exception
+                    raise cause from None
+            elif not broken or self.settings.on_env_error == "raise":
+                raise
+            else:
+                result.error, result.stop_reason = _describe(cause), "env_error"
+                logger.warning("agentgym env failed (%s); trajectory masked out", result.error)
         finally:
             if env is not None:
                 ENV_POOL.release(task, env, healthy=not broken)
         if not rollout.token_ids:  # the env failed before the prompt was built
-            rollout.token_ids = await self.ct_build_initial_tokens(rollout.messages or [{"role": "user", "content": ""}])
+            messages = rollout.messages or [{"role": "user", "content": ""}]
+            rollout.token_ids = await self.ct_build_initial_tokens(messages)
         return self._output(rollout, result, task, self._term_names(extra_info))
 
     # -- the episode -------------------------------------------------------------------------
@@ -136,23 +174,71 @@ class AgentGymAgentLoop(AgentLoopBase):
                 return
 
     async def _generate(self, rollout: _Rollout, sampling_params: dict[str, Any], budget: int) -> str:
-        started = time.perf_counter()
-        output = await self.server_manager.generate(
-            request_id=rollout.request_id, prompt_ids=rollout.token_ids,
-            sampling_params={**sampling_params, "max_tokens": budget})
-        rollout.seconds["generate"] += time.perf_counter() - started
-        _note_server_fields(rollout, output)
-        tokens = list(output.token_ids)[:budget]
-        logprobs = list(output.log_probs)[:budget] if output.log_probs else None
+        tokens, logprobs = await self._sample_turn(rollout, sampling_params, budget)
+        tokens, logprobs, cut = self._cut_after_action(tokens, logprobs)
         merge, mask, aligned = await self.ct_merge_assistant_token(
             rollout.token_ids, tokens, rollout.response_mask,
             rollout.logprobs if (rollout.logprobs or logprobs) else None, assistant_logprobs=logprobs)
         rollout.token_ids, rollout.response_mask = merge.token_ids, mask
         if aligned is not None:
             rollout.logprobs = aligned
-        text = self.tokenizer.decode(tokens, skip_special_tokens=True)
+        text = self._decode(tokens)
+        if cut or self._stopped_on_string(tokens, text):
+            self._close_turn(rollout)
         rollout.messages.append({"role": "assistant", "content": text})
         return text
+
+    async def _sample_turn(self, rollout: _Rollout, sampling_params: dict[str, Any],
+                           budget: int) -> tuple[list[int], list[float] | None]:
+        """One model turn; resumed when the server stopped on a stop string inside a think block."""
+        params = {**sampling_params, **sampling_stop_params(self.rollout_name, self.stops)}
+        tokens: list[int] = []
+        logprobs: list[float] | None = []
+        for _ in range(_MAX_RESUMES + 1):
+            started = time.perf_counter()
+            output = await self.server_manager.generate(
+                request_id=rollout.request_id, prompt_ids=rollout.token_ids + tokens,
+                sampling_params={**params, "max_tokens": budget - len(tokens)})
+            rollout.seconds["generate"] += time.perf_counter() - started
+            _note_server_fields(rollout, output)
+            new = list(output.token_ids)[: budget - len(tokens)]
+            tokens += new
+            logprobs = logprobs + list(output.log_probs)[: len(new)] if (logprobs is not None and output.log_probs) \
+                else None
+            text = self._decode(tokens)
+            if not (new and len(tokens) < budget and self._stopped_on_string(tokens, text)
+                    and ends_inside_thought(text)):
+                break
+        return tokens, logprobs
+
+    def _cut_after_action(self, tokens: list[int], logprobs: list[float] | None) -> tuple[list[int], Any, bool]:
+        """Drop the tokens after the first complete action (outside think blocks)."""
+        if not self.stops or not tokens:
+            return tokens, logprobs, False
+        text = self._decode(tokens)
+        end = first_action_end(text, self.stops)
+        if end is None or not text[end:].strip():
+            return tokens, logprobs, False
+        keep = tokens_through(tokens, self._decode, end)
+        return tokens[:keep], (logprobs[:keep] if logprobs is not None else None), keep < len(tokens)
+
+    def _stopped_on_string(self, tokens: list[int], text: str) -> bool:
+        return bool(self.stops) and bool(tokens) and tokens[-1] != self.tokenizer.eos_token_id \
+            and text.rstrip().endswith(self.stops)
+
+    def _close_turn(self, rollout: _Rollout) -> None:
+        """End the assistant turn the stop string cut short with the end-of-turn token (loss mask 0:
+        the model did not sample it), so the next message starts a well-formed chat turn."""
+        eos = self.tokenizer.eos_token_id
+        if not isinstance(eos, int) or len(rollout.response_mask) >= self.response_length:
+            return
+        rollout.token_ids.append(eos)
+        rollout.response_mask.append(0)
+        if rollout.logprobs:
+            rollout.logprobs.append(0.0)
+
+    def _decode(self, tokens: list[int]) -> str:
+        return self.tokenizer.decode(tokens, skip_special_tokens=True)
 
     async def _observe(self, rollout: _Rollout, observation: str) -> bool:
         """Append the observation as one chat message; False when it leaves no room to answer."""
@@ -173,18 +259,13 @@ class AgentGymAgentLoop(AgentLoopBase):
         try:
             return await run_off_loop(fn, *args, max_workers=self.settings.env_workers)
         except Exception as exc:
-            raise EnvFailure(str(exc)) from exc
+            raise _EnvFailure(str(exc)) from exc
         finally:
             rollout.seconds["env"] += time.perf_counter() - started
 
     def _reset(self, env: Any, task: EnvTask, global_steps: Any) -> str:
-        options = dict(task.reset_options)
-        step = _as_int(global_steps)
-        if self.settings.pass_training_step and step is not None and task.reward is not None:
-            options["training_step"] = step
-            total = self.settings.total_steps or _as_int(self.config.trainer.get("total_training_steps"))
-            if total is not None:
-                options["total_steps"] = total
+        options = reset_options(task, self.settings, training_step_of(_as_int(global_steps)),
+                                total_steps_of(self.config, self.settings))
         observation, _ = env.reset(seed=task.seed, options=options or None)
         return observation
 
@@ -214,7 +295,7 @@ class AgentGymAgentLoop(AgentLoopBase):
         if not response_ids:  # verl puts the reward on the last response token: keep one, masked
             response_ids, mask = [self._filler_token()], [0]
             logprobs = [0.0] if logprobs is not None else None
-        if result.error is not None:
+        if result.masked:
             mask = [0] * len(mask)
         score = score_of(result, failure_reward=self.settings.failure_reward,
                          unfinished_reward=self.settings.unfinished_reward)
@@ -249,13 +330,43 @@ def _note_server_fields(rollout: _Rollout, output: Any) -> None:
 def _episode_summary(result: EpisodeResult, task: EnvTask | None) -> dict[str, Any]:
     info = result.final_info or {}
     return {"env_id": task.env_id if task else None, "task_id": info.get("task_id"),
-            "stop_reason": result.stop_reason, "error": result.error, "env_return": result.env_return}
+            "stop_reason": result.stop_reason, "error": result.error, "env_return": result.env_return,
+            "fatal": result.error if result.fatal else None}
+
+
+class _ConfigErrorSeen(Exception):
+    """Stands for the configuration error an earlier trajectory of this worker met."""
+
+
+def _describe(cause: BaseException) -> str:
+    if isinstance(cause, _ConfigErrorSeen):
+        return str(cause)
+    return f"{type(cause).__name__}: {cause}"
+
+
+def _is_fatal(cause: BaseException) -> bool:
+    """The user's configuration, not the model's text nor a flaky env: retrying cannot help."""
+    from agentgym.errors import ConfigError, DataError, DependencyNotInstalled, RemoteEnvError
+
+    if isinstance(cause, RemoteEnvError) and not isinstance(cause, (ConfigError, DataError)):
+        return False  # a server timing out or full is an env failure (masked, counted by the guard)
+    return isinstance(cause, (ConfigError, DataError, DependencyNotInstalled, ImportError, _ConfigErrorSeen))
 
 
 def _is_env_error(exc: BaseException) -> bool:
     from agentgym.errors import AgentGymError
 
-    return isinstance(exc, (EnvFailure, AgentGymError))
+    return isinstance(exc, (_EnvFailure, AgentGymError))
+
+
+def _uses_v1(config: Any) -> bool:
+    trainer = config.get("trainer", None) if hasattr(config, "get") else None
+    return bool(trainer.get("use_v1", True)) if trainer is not None else True
+
+
+def _stop_strings(env: Any) -> tuple[str, ...]:
+    stops = getattr(getattr(env, "unwrapped", env), "stop_strings", ()) or ()
+    return tuple(str(s) for s in stops if s)
 
 
 def _plain(value: Any) -> Any:

@@ -51,6 +51,27 @@ def prepare(
                    f"all {len(rows)} were written", err=True)
 
 
+@verl_app.command("selftest")
+def selftest(
+    launch: bool = typer.Option(True, "--launch/--no-launch", help="Also run the bundled recipes through verl's "
+                                "launcher up to GPU allocation (about two of the five minutes)."),
+) -> None:
+    """Check the training path on CPU with real verl components and a tiny Qwen2 model (no GPU, no download)."""
+    from agentgym.integrations.verl import require_verl
+
+    try:
+        require_verl()
+        from agentgym.integrations.verl.selftest import run_selftest
+
+        run_selftest(launch=launch, echo=typer.echo)
+    except AgentGymError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    except AssertionError as exc:
+        typer.echo(f"selftest FAILED: {exc}", err=True)
+        raise typer.Exit(1) from None
+
+
 @verl_app.command("recipes")
 def recipes(name: str = typer.Argument(None, help="Print this recipe's YAML.")) -> None:
     """List the bundled training recipes, or print one."""
@@ -102,10 +123,26 @@ def _dry_run(recipe: str, overrides: list[str]) -> int:
         typer.echo(resolved_yaml(config))
     except Exception as exc:  # e.g. a mandatory value left missing: reported below
         problems.append(f"the config does not resolve: {exc}")
+    report = _check_run(config)
+    for note in report.notes:
+        typer.echo(note, err=True)
+    for warning in report.warnings:
+        typer.echo(f"warning: {warning}", err=True)
+    problems += report.problems
     for problem in problems:
         typer.echo(f"problem: {problem}", err=True)
     typer.echo(f"{recipe}: {'ready to launch' if not problems else f'{len(problems)} problem(s)'}", err=True)
     return 1 if problems else 0
+
+
+def _check_run(config: Any) -> Any:
+    """Run length, reward stages and a scripted episode per sampled row (``dryrun.check_run``)."""
+    from agentgym.integrations.verl.dryrun import DryRunReport, check_run
+
+    try:
+        return check_run(config)
+    except Exception as exc:  # a check that cannot run is itself a finding, not a crash
+        return DryRunReport(problems=[f"check_run: {type(exc).__name__}: {exc}"])
 
 
 def _kwargs(pairs: list[str]) -> dict[str, Any]:

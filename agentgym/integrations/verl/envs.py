@@ -24,9 +24,10 @@ from typing import Any, TypeVar
 
 import gymnasium
 
-from agentgym.integrations.verl.settings import EnvTask
+from agentgym.integrations.verl.settings import AgentGymConfig, EnvTask
 
-__all__ = ["EnvPool", "ENV_POOL", "run_off_loop", "row_extra_info", "SEARCH_R1_ROW_DEFAULTS"]
+__all__ = ["EnvPool", "ENV_POOL", "run_off_loop", "row_extra_info", "SEARCH_R1_ROW_DEFAULTS",
+           "reset_options", "total_steps_of", "training_step_of"]
 
 SEARCH_R1_ROW_DEFAULTS = {"env_id": "SearchQA-v0", "env_kwargs": {"protocol": "search-r1"}}
 """What a Search-R1-prepared row (no ``extra_info.env_id``) is played as."""
@@ -147,3 +148,60 @@ def _decoded(value: Any) -> Any:
     if isinstance(value, str):
         return json.loads(value) if value.strip() else None
     return value
+
+
+def reset_options(task: EnvTask, settings: AgentGymConfig, training_step: int | None,
+                  total_steps: int | None) -> dict[str, Any]:
+    """The row's reset options plus the training step and run length a scheduled reward needs
+    (the agent loop and ``--dry-run`` reset envs through this one function)."""
+    options = dict(task.reset_options)
+    if settings.pass_training_step and training_step is not None and task.reward is not None:
+        options["training_step"] = training_step
+        if total_steps is not None:
+            options["total_steps"] = total_steps
+    return options
+
+
+def training_step_of(global_steps: int | None) -> int | None:
+    """The 0-based training step of verl's global step: verl counts steps 1..total_training_steps,
+    a scheduled reward's stages cover [0, total_steps), so a 100/300/100 curriculum of 500 steps
+    gives verl's steps 1-100, 101-400 and 401-500 (validation before training, step 0, reads as 0)."""
+    return None if global_steps is None else max(0, global_steps - 1)
+
+
+def total_steps_of(config: Any, settings: AgentGymConfig) -> int | None:
+    """The run length in training steps: ``agentgym.total_steps``, else ``trainer.total_training_steps``,
+    else what verl's trainer computed (epochs x steps per epoch) and wrote into the actor's optimizer
+    config, divided by its local updates per step, before the agent-loop workers were built."""
+    if settings.total_steps is not None:
+        return settings.total_steps
+    trainer = _select(config, "trainer")
+    explicit = _positive(_select(trainer, "total_training_steps"))
+    if explicit is not None:
+        return explicit
+    optim = _positive(_select(_select(_select(_select(config, "actor_rollout_ref"), "actor"), "optim"),
+                              "total_training_steps"))
+    if optim is None:
+        return None
+    v1 = _select(trainer, "v1")
+    mode = _select(v1, "trainer_mode")
+    sync_steps = _positive(_select(_select(v1, mode), "parameter_sync_step")) if mode else None
+    return max(1, optim // (sync_steps or 1))
+
+
+def _select(node: Any, key: Any) -> Any:
+    if node is None or key is None:
+        return None
+    getter = getattr(node, "get", None)
+    try:
+        return getter(key, None) if callable(getter) else getattr(node, key, None)
+    except Exception:  # an OmegaConf node with a missing value
+        return None
+
+
+def _positive(value: Any) -> int | None:
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        return None
+    return number if number >= 1 else None

@@ -9,6 +9,9 @@ episode finished, ran out of tokens or crashed::
     num_turns         model turns taken
     truncated         1.0 when the episode did not end by the agent's own answer
     env_failed        1.0 when the env raised
+    abstained         1.0 when every reward term abstained (the reward says nothing)
+    masked            1.0 when the trajectory is left out of training (loss mask 0): env failed,
+                      reward abstained, or a configuration error
     term/<name>       each reward term's raw value (0.0 when absent or abstaining)
     term/<name>/abstained  1.0 when the term abstained
 """
@@ -23,7 +26,7 @@ from typing import Any
 
 __all__ = ["EpisodeResult", "reward_keys", "term_names_for", "extra_info_from"]
 
-BASE_KEYS = ("score", "outcome", "num_turns", "truncated", "env_failed")
+BASE_KEYS = ("score", "outcome", "num_turns", "truncated", "env_failed", "abstained", "masked")
 
 
 @dataclass
@@ -43,6 +46,18 @@ class EpisodeResult:
     """Why the loop stopped: ``terminated``, ``env_truncated``, ``max_turns``, ``response_length``, ``env_error``."""
     error: str | None = None
     """``Type: message`` of the env exception, when one was raised."""
+    fatal: bool = False
+    """The error is the user's configuration (``ConfigError``, a missing dependency): the run must stop."""
+
+    @property
+    def abstained(self) -> bool:
+        """Every reward term abstained (the reward helper's ``info["reward"]["abstained"]``)."""
+        breakdown = (self.final_info or {}).get("reward") if self.done else None
+        return bool(breakdown.get("abstained")) if isinstance(breakdown, Mapping) else False
+
+    @property
+    def masked(self) -> bool:
+        return self.error is not None or self.abstained
 
 
 def reward_keys(term_names: Sequence[str]) -> list[str]:
@@ -83,7 +98,8 @@ def extra_info_from(result: EpisodeResult, term_names: Sequence[str], score: flo
     breakdown = breakdown if isinstance(breakdown, Mapping) else {}
     outcome = breakdown.get("outcome", result.env_return if result.done and result.error is None else 0.0)
     info = {"score": float(score), "outcome": _finite(outcome), "num_turns": float(result.num_turns),
-            "truncated": 0.0 if result.terminated else 1.0, "env_failed": 0.0 if result.error is None else 1.0}
+            "truncated": 0.0 if result.terminated else 1.0, "env_failed": 0.0 if result.error is None else 1.0,
+            "abstained": float(result.abstained), "masked": float(result.masked)}
     terms = breakdown.get("terms") or {}
     for name in term_names:
         term = terms.get(name) or {}

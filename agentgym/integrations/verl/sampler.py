@@ -1,17 +1,33 @@
-"""VSPO's value-based sampling as a verl V1 replay buffer (``trainer.v1.sampler.custom_sampler``).
+"""agentgym's V1 replay buffers (``trainer.v1.sampler.custom_sampler``).
 
-Each training step, once the step's groups have all finished:
+``AgentGymReplayBuffer`` is verl's sync buffer plus a run-level audit of every training batch:
 
-1. every group is judged on ``algorithm.vspo.metric`` (mean, std, task value V);
-2. when no group is informative (std > 0) it asks the trainer for fresh prompts, at most
+* a trajectory carrying a configuration error (``agentgym.fatal``: a ``ConfigError``, a missing
+  reward dependency) aborts the run with ``TrainingAborted`` and the original message;
+* when more than ``agentgym.max_masked_share`` (default 0.5) of a step's trajectories are masked
+  (env failed, every reward term abstained), or are missing because verl failed their group, the
+  run aborts with the counts and the first error: a step like that trains on next to nothing;
+* per-step metrics ``agentgym/trajectories``, ``agentgym/masked``, ``agentgym/masked_share``,
+  ``agentgym/env_failed``, ``agentgym/abstained``, ``agentgym/unfinished``, ``agentgym/failed_groups``.
+
+``VSPOReplayBuffer`` adds VSPO's value-based sampling. Once the step's groups have all finished:
+
+1. every group is judged on ``algorithm.vspo.metric`` (mean, std, task value V) over its counted
+   trajectories (``vspo.counted``: the ones with a trained token, exactly those the ``vspo``
+   estimator uses), so a copy is never spent on a group whose advantages come out zero;
+2. groups verl failed outright (no trajectory stored) are replaced by fresh prompts until
+   ``batch_size`` groups have trajectories: the batch never comes out short;
+3. when no group is informative (std > 0) it asks for fresh prompts, at most
    ``max_extra_batches * batch_size`` per step, and judges those too;
-3. zero-variance groups are evicted and their slots filled with copies of informative groups
+4. zero-variance groups are evicted and their slots filled with copies of informative groups
    drawn with probability ∝ V (``vspo.plan_batch``); a copy is written back to the store under
    a new uid ``<uid>~copy<k>``, from which the ``vspo`` estimator reads k for its smoothing.
 
-Metrics per step: ``vspo/evicted_groups``, ``vspo/copies``, ``vspo/extra_prompts``,
-``vspo/mean_value``, ``vspo/zero_variance_share``, ``vspo/r_max``. Validation batches are
-sampled by the base class, untouched. Only the ``sync`` trainer mode is supported.
+Corner cases: every group zero-variance (after the extra prompts) keeps the first ``batch_size``
+groups as they are, as GRPO would; every group failed aborts once the replacements are spent;
+a single group is kept as it is. Metrics per step: ``vspo/evicted_groups``, ``vspo/copies``,
+``vspo/extra_prompts``, ``vspo/replaced_failed``, ``vspo/mean_value``, ``vspo/zero_variance_share``,
+``vspo/r_max``. Validation batches are sampled by the base class, untouched. Sync trainer only.
 """
 
 from __future__ import annotations
@@ -32,21 +48,91 @@ from tensordict.tensorclass import NonTensorStack  # noqa: E402
 from transfer_queue import KVBatchMeta  # noqa: E402
 from verl.trainer.ppo.v1.replay_buffer import ReplayBuffer  # noqa: E402
 
-from agentgym.errors import ConfigError  # noqa: E402
+from agentgym.errors import ConfigError, TrainingAborted  # noqa: E402
 from agentgym.integrations.verl.vspo import (  # noqa: E402
     GroupStats,
     VSPOConfig,
+    copy_index,
     copy_uid,
+    counted,
     effective_r_max,
     group_stats,
     plan_batch,
 )
 
-__all__ = ["VSPOReplayBuffer"]
+__all__ = ["AgentGymReplayBuffer", "VSPOReplayBuffer", "audit_batch"]
 
 
-class VSPOReplayBuffer(ReplayBuffer):
-    """The sync replay buffer with VSPO's eviction and value-proportional refill."""
+class AgentGymReplayBuffer(ReplayBuffer):
+    """verl's sync replay buffer with agentgym's run-level audit (see the module docstring)."""
+
+    def __init__(self, *args: Any, sampler_kwargs: Any = None, **kwargs: Any) -> None:
+        super().__init__(*args, sampler_kwargs=sampler_kwargs, **kwargs)
+        from agentgym.integrations.verl.settings import AgentGymConfig
+
+        self.agentgym = AgentGymConfig.from_trainer_config(sampler_kwargs)
+
+    def sample(self, global_steps: int, partition_id: str, batch_size: int) -> tuple[KVBatchMeta, dict]:
+        batch, metrics = self._sample(global_steps, partition_id, batch_size)
+        if partition_id != "val":
+            metrics = {**metrics, **audit_batch(batch, batch_size, global_steps, self.agentgym.max_masked_share)}
+        return batch, metrics
+
+    def _sample(self, global_steps: int, partition_id: str, batch_size: int) -> tuple[KVBatchMeta, dict]:
+        return super().sample(global_steps, partition_id, batch_size)
+
+
+def audit_batch(batch: KVBatchMeta, batch_size: int, global_steps: int, max_masked_share: float) -> dict[str, float]:
+    """The step's trajectory counts; raises ``TrainingAborted`` on a configuration error or on too
+    many masked trajectories. Copies (``~copy``) repeat their source and are not counted again."""
+    keys = [k for k in batch.keys if copy_index(k.split("_")[0]) == 0]
+    fields = _extra_fields(batch.partition_id, keys)
+    masked = failed = abstained = unfinished = 0
+    first_error, fatal = None, None
+    for extra in fields:
+        info, summary = extra.get("reward_extra_info") or {}, extra.get("agentgym") or {}
+        fatal = fatal or summary.get("fatal")
+        is_masked = bool(info.get("masked", info.get("env_failed", 0.0)))
+        masked += is_masked
+        failed += bool(info.get("env_failed", 0.0))
+        abstained += bool(info.get("abstained", 0.0))
+        unfinished += bool(info.get("truncated", 0.0)) and not is_masked
+        if first_error is None and is_masked:
+            first_error = summary.get("error") or ("every reward term abstained" if info.get("abstained") else None)
+    groups = {k.split("_")[0] for k in keys}
+    missing_groups = max(0, batch_size - len({k.split("_")[0] for k in batch.keys}))  # a copy fills its own slot
+    per_group = len(keys) / len(groups) if groups else 1.0
+    lost = masked + missing_groups * per_group
+    expected = len(keys) + missing_groups * per_group
+    share = lost / expected if expected else 0.0
+    if fatal:
+        raise TrainingAborted(f"step {global_steps}: a trajectory met a configuration error, not the model's "
+                              f"doing; fix it and relaunch: {fatal}")
+    if share > max_masked_share:
+        raise TrainingAborted(
+            f"step {global_steps}: {lost:g} of {expected:g} trajectories are masked or missing "
+            f"(env failed {failed}, reward abstained {abstained}, groups failed in verl {missing_groups}), "
+            f"more than agentgym.max_masked_share={max_masked_share:g}; first error: {first_error}")
+    return {"agentgym/trajectories": float(len(keys)), "agentgym/masked": float(masked),
+            "agentgym/masked_share": float(share), "agentgym/env_failed": float(failed),
+            "agentgym/abstained": float(abstained), "agentgym/unfinished": float(unfinished),
+            "agentgym/failed_groups": float(missing_groups)}
+
+
+def _extra_fields(partition_id: str, keys: list[str]) -> list[dict[str, Any]]:
+    if not keys:
+        return []
+    data = tq.kv_batch_get(keys=keys, partition_id=partition_id, select_fields=["extra_fields"])
+    return [_plain_dict(value) for value in list(data["extra_fields"])]
+
+
+def _plain_dict(value: Any) -> dict[str, Any]:
+    value = getattr(value, "data", value)
+    return dict(value) if isinstance(value, dict) else {}
+
+
+class VSPOReplayBuffer(AgentGymReplayBuffer):
+    """The sync replay buffer with VSPO's eviction and value-proportional refill, audited."""
 
     def __init__(self, *args: Any, sampler_kwargs: Any = None, **kwargs: Any) -> None:
         super().__init__(*args, sampler_kwargs=sampler_kwargs, **kwargs)
@@ -57,27 +143,40 @@ class VSPOReplayBuffer(ReplayBuffer):
         self._rng = np.random.default_rng(self.vspo.seed)
         self._seen_max = -math.inf
         self._rewards: dict[str, list[float]] = {}
+        self._stored: dict[str, int] = {}  # trajectories in the store per group (0: verl failed it)
 
-    def sample(self, global_steps: int, partition_id: str, batch_size: int) -> tuple[KVBatchMeta, dict]:
+    def _sample(self, global_steps: int, partition_id: str, batch_size: int) -> tuple[KVBatchMeta, dict]:
         if partition_id == "val":
-            return super().sample(global_steps, partition_id, batch_size)
-        budget, requested = int(self.vspo.max_extra_batches * batch_size), 0
+            return super()._sample(global_steps, partition_id, batch_size)
+        budget, requested, replaced = int(self.vspo.max_extra_batches * batch_size), 0, 0
         while True:
             self._wait_until_settled(partition_id, batch_size)
             groups = self._judge(partition_id)
-            if self.vspo.refill == "none" or any(g.informative for g in groups) or requested >= budget:
+            stored = [g for g in groups if self._stored.get(g.uid)]
+            short = batch_size - len(stored)
+            if short > 0:  # verl failed these groups outright: replace them, or the batch comes out short
+                if replaced >= 2 * batch_size:
+                    raise TrainingAborted(
+                        f"step {global_steps}: only {len(stored)} of {batch_size} groups have trajectories after "
+                        f"{replaced} replacements; every session of the others raised (see the workers' logs)")
+                self.refill_fn(short)
+                replaced += short
+                continue
+            if self.vspo.refill == "none" or any(g.informative for g in stored) or requested >= budget:
                 break
             ask = min(batch_size, budget - requested)
             self.refill_fn(ask)
             requested += ask
-        plan = plan_batch(groups, batch_size, self.vspo, self._rng)
+        plan = plan_batch(stored, batch_size, self.vspo, self._rng)
+        plan.drop += [g.uid for g in groups if not self._stored.get(g.uid)]
         snapshot = dict(self.partitions[partition_id])
         self._clear_groups(partition_id, set(plan.drop))
         copy_keys, copy_tags = self._write_copies(partition_id, plan.copies, snapshot)
         batch = self._materialize_batch(partition_id, plan.keep, snapshot)
         for uid in plan.keep + plan.drop:
             self._rewards.pop(uid, None)
-        metrics = self._metrics(groups, plan, requested)
+            self._stored.pop(uid, None)
+        metrics = {**self._metrics(stored, plan, requested), "vspo/replaced_failed": float(replaced)}
         return KVBatchMeta(partition_id=partition_id, keys=[*batch.keys, *copy_keys],
                            tags=[*batch.tags, *copy_tags]), metrics
 
@@ -94,30 +193,34 @@ class VSPOReplayBuffer(ReplayBuffer):
             last_debug = self._wait_for_next_poll(partition_id, last_debug)
 
     def _judge(self, partition_id: str) -> list[GroupStats]:
-        """Statistics of every terminal group, oldest first; failed groups count as uninformative."""
+        """Statistics of every terminal group, oldest first, over its counted trajectories."""
         terminal = self.finished_keys[partition_id] | self.failure_keys[partition_id]
         steps = self.prompt_global_steps[partition_id]
         order = sorted(terminal, key=lambda uid: (steps.get(uid, 0), uid))
         self._read_rewards(partition_id, [u for u in order if u not in self._rewards])
         r_max = effective_r_max(self.vspo, self._seen_max)
-        failed = self.failure_keys[partition_id]
-        return [group_stats(uid, [] if uid in failed else self._rewards.get(uid, []), r_max, self.vspo)
-                for uid in order]
+        return [group_stats(uid, self._rewards.get(uid, []), r_max, self.vspo) for uid in order]
 
     def _read_rewards(self, partition_id: str, uids: list[str]) -> None:
         wanted = set(uids)
         keys = [key for key in self.partitions[partition_id] if key.split("_")[0] in wanted]
         for uid in uids:
             self._rewards[uid] = []
+            self._stored[uid] = 0
         if not keys:
             return
         use_reward = self.vspo.metric == "reward"
         data = tq.kv_batch_get(keys=keys, partition_id=partition_id,
-                               select_fields=["rm_scores"] if use_reward else ["extra_fields"])
+                               select_fields=[("rm_scores" if use_reward else "extra_fields"), "response_mask"])
         column = data["rm_scores"] if use_reward else data["extra_fields"]
-        for key, value in zip(keys, list(column), strict=True):
+        live = counted([float(m.sum().item()) for m in list(data["response_mask"])])
+        for key, value, is_live in zip(keys, list(column), live, strict=True):
+            uid = key.split("_")[0]
+            self._stored[uid] += 1
+            if not is_live:  # failed or masked: the estimator leaves it out of the baseline too
+                continue
             number = float(value.sum().item()) if use_reward else _extra_metric(value, self.vspo.metric, key)
-            self._rewards[key.split("_")[0]].append(number)
+            self._rewards[uid].append(number)
             self._seen_max = max(self._seen_max, number)
 
     def _write_copies(self, partition_id: str, copies: list[tuple[str, int]],

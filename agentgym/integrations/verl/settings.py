@@ -61,9 +61,16 @@ class AgentGymConfig(BaseModel):
     env_workers: int = Field(default=8, ge=1)
     """Threads per agent-loop worker that run env resets and steps off the event loop."""
     pass_training_step: bool = True
-    """Reset envs with ``training_step`` (verl's global step) so scheduled rewards follow the run."""
+    """Reset envs with ``training_step`` (verl's global step - 1: 0-based) so scheduled rewards follow the run."""
     total_steps: int | None = Field(default=None, ge=1)
-    """Run length for scheduled rewards; None: ``trainer.total_training_steps`` when set."""
+    """Run length for scheduled rewards; None: verl's own count (``trainer.total_training_steps``,
+    else epochs x steps per epoch, which verl's trainer writes into the config before the workers start)."""
+    stop_at_action: bool = True
+    """Stop each model turn at the env's first complete action (``TextEnv.stop_strings``): passed to
+    the rollout server as stop strings, and any tokens after the action are cut before training."""
+    max_masked_share: float = Field(default=0.5, ge=0.0, le=1.0)
+    """Run-level guard: a training step whose share of masked trajectories (env failed, every
+    reward term abstained) exceeds this aborts the run with the counts and the first error."""
 
     @classmethod
     def from_trainer_config(cls, config: Any) -> AgentGymConfig:

@@ -2,7 +2,8 @@
 
 A recipe is a Hydra config (``recipes/<name>.yaml``) on top of verl's ``ppo_trainer``; overrides
 are verl's usual ``key=value`` arguments. ``--dry-run`` composes the config in-process (no Ray, no
-GPU), prints it resolved and checks that every referenced file, registry entry and key exists.
+GPU), prints it resolved and checks that every referenced file, registry entry and key exists,
+then what the run will meet: its length, reward stages and a few rows played (``dryrun``).
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["VSPOConfig", "GroupStats", "BatchPlan", "task_value", "group_stats", "plan_batch",
+__all__ = ["VSPOConfig", "GroupStats", "BatchPlan", "task_value", "group_stats", "plan_batch", "counted",
            "draw_copies", "copy_uid", "copy_index", "smoothing_factor", "COPY_SEPARATOR"]
 
 COPY_SEPARATOR = "~copy"
@@ -103,6 +103,13 @@ class BatchPlan:
     drop: list[str] = field(default_factory=list)
     """Groups removed: zero-variance (evicted) and surplus."""
     evicted: int = 0
+
+
+def counted(mask_sums: Any) -> np.ndarray:
+    """Which trajectories count in their group's statistics: those with any trained token. A failed
+    or masked trajectory (loss mask all zero) counts in neither the sampler's judgement nor the
+    estimator's baseline; both call this one function, so they always agree on a group."""
+    return np.asarray(mask_sums, dtype=float).reshape(-1) > 0
 
 
 def task_value(rewards: Sequence[float], r_max: float, spread: str = "std") -> float:
