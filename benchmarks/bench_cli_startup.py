@@ -18,7 +18,7 @@ import time
 # What `agentgym --help` imported before the commands were loaded lazily.
 # (The same command modules, at their present place under agentgym.cli.)
 OLD_IMPORTS = ("agentgym.cli.serve_retriever", "agentgym.cli.demo", "agentgym.cli.eval", "agentgym.cli.travelplanner",
-               "agentgym.cli.serve", "agentgym.cli.list", "agentgym.cli.run", "agentgym.integrations.verl.commands")
+               "agentgym.cli.serve", "agentgym.cli.list", "agentgym.cli.run", "agentgym.cli.verl")
 
 CASES = {
     "python -c pass": [sys.executable, "-c", "pass"],

@@ -1,8 +1,4 @@
-"""Every command lives in ``agentgym/cli/``: no other module of the package imports typer.
-
-The verl integration's ``commands.py`` is the one module still outside (it moves into the
-package later); the test names it so that a new exception is a visible edit here.
-"""
+"""Every command lives in ``agentgym/cli/``: no other module of the package imports typer."""
 
 from __future__ import annotations
 
@@ -11,7 +7,6 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "agentgym"
 CLI = PACKAGE / "cli"
-NOT_MOVED_YET = {PACKAGE / "integrations" / "verl" / "commands.py"}
 
 
 def imports_typer(path: Path) -> bool:
@@ -30,7 +25,7 @@ def imports_typer(path: Path) -> bool:
 
 def test_only_the_cli_package_imports_typer():
     outside = sorted(str(p.relative_to(PACKAGE.parent)) for p in PACKAGE.rglob("*.py")
-                     if CLI not in p.parents and p not in NOT_MOVED_YET and imports_typer(p))
+                     if CLI not in p.parents and imports_typer(p))
     assert not outside, f"typer is imported outside agentgym/cli: {outside}"
 
 
@@ -50,4 +45,4 @@ def test_every_command_module_is_in_the_cli_package():
     for name, command in COMMANDS.items():
         module = command.target.partition(":")[0]
         moved = module.startswith("agentgym.cli.")
-        assert moved or module == "agentgym.integrations.verl.commands", (name, module)
+        assert moved, (name, module)

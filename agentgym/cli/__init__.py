@@ -46,9 +46,9 @@ COMMANDS: dict[str, LazyCommand] = {
                          "reset/step/close, auth, limits, /health, /metrics."),
     "serve-retriever": LazyCommand("agentgym.cli.serve_retriever:serve_retriever",
                                    "Serve a corpus over the Search-R1 /retrieve API, with BM25 or a dense e5 retriever."),
-    "verl": LazyCommand("agentgym.integrations.verl.commands:verl_app",
+    "verl": LazyCommand("agentgym.cli.verl:verl_app",
                         "verl 0.9 integration: training data and recipes."),
-    "train": LazyCommand("agentgym.integrations.verl.commands:train", "Train with verl: a bundled recipe (grpo, "
+    "train": LazyCommand("agentgym.cli.verl:train", "Train with verl: a bundled recipe (grpo, "
                          "planner_r1, prs_vspo) plus Hydra overrides KEY=VALUE.",
                          {"allow_extra_args": True, "ignore_unknown_options": True}, "[KEY=VALUE]..."),
 }
