@@ -60,6 +60,7 @@ class EncodedColumns:
     codes: dict[str, np.ndarray]  # column -> uint16/uint32 codes into ``vocab[column]``
     vocab: dict[str, list[str]]  # column -> distinct present cells (of every row, kept or not)
     with_na: set[str]  # columns with a missing cell in some row: pandas types them as if kept
+    short_cells: dict[str, set[str]]  # cells of short rows (skipped here): pandas types columns with them too
     keys: np.ndarray  # the key column as fixed-width bytes
     n_file_rows: int
 
@@ -76,8 +77,9 @@ def encode_csv(path: Path, columns: Sequence[str], *, key: str, shared: Sequence
     vocabs = {c: shared_vocab if c in shared else _Vocabulary() for c in columns}
     out = {c: _Growing() for c in (*columns, key)}
     with_na: set[str] = set()
+    short_cells: dict[str, set[str]] = {}
     n_rows = 0
-    for table, share in _tables(path, header, set(vocabs), pa, pcsv):
+    for table, share in _tables(path, header, set(vocabs), pa, pcsv, with_na, short_cells):
         n_rows += table.num_rows
         na = None  # rows with a missing cell in any column: dropna() drops them
         for name, col in zip(header, table.columns):
@@ -96,6 +98,7 @@ def encode_csv(path: Path, columns: Sequence[str], *, key: str, shared: Sequence
         codes={c: out[c].array() for c in columns},
         vocab={c: list(v.values) for c, v in vocabs.items()},
         with_na=with_na,
+        short_cells=short_cells,
         keys=out[key].array(),
         n_file_rows=n_rows,
     )
@@ -167,9 +170,12 @@ def _header(path: Path) -> list[str]:
     return header
 
 
-def _tables(path: Path, header: list[str], categorical: set[str], pa, pcsv):
+def _tables(path: Path, header: list[str], categorical: set[str], pa, pcsv, padded: set[str],
+            short_cells: dict[str, set[str]]):
     """The file's records as pyarrow tables of about ``_CHUNK_BYTES`` each (header skipped), each with
-    the number of rows the whole file is expected to hold."""
+    the number of rows the whole file is expected to hold. A short row is skipped, but pandas parses
+    it before dropna() drops it, and it types the columns with its cells: the columns it lacks go
+    into ``padded`` (NaN makes an int column float), its cells into ``short_cells``."""
     long_rows: list[str] = []
 
     def invalid(row) -> str:
@@ -177,6 +183,9 @@ def _tables(path: Path, header: list[str], categorical: set[str], pa, pcsv):
             long_rows.append(f"a row has {row.actual_columns} fields, the header has {row.expected_columns}: "
                              f"{row.text[:200]!r}")
             return "error"
+        padded.update(header[row.actual_columns:])
+        for name, cell in zip(header, next(csv.reader([row.text]), [])):
+            short_cells.setdefault(name, set()).add(cell)
         return "skip"  # pandas pads a short row with missing cells, so dropna() drops it
 
     # One block per chunk; _PARSERS chunks are parsed at once in worker threads (pyarrow releases

@@ -106,7 +106,8 @@ def build_flight_table(csv_path: Path, folder: Path) -> None:
     enc = encode_csv(csv_path, FLIGHT_COLUMNS[1:], key=FLIGHT_COLUMNS[0],
                      shared=(FLIGHT_COLUMNS[_ORIGIN], FLIGHT_COLUMNS[_DEST]))
     vocabs = [[]] + [enc.vocab[c] for c in FLIGHT_COLUMNS[1:]]
-    with_na = [c in enc.with_na for c in FLIGHT_COLUMNS]
+    # What pandas also saw in each column before dropna(): a missing cell, the cells of short rows.
+    seen_too = [[""] * (c in enc.with_na) + sorted(enc.short_cells.get(c, ())) for c in FLIGHT_COLUMNS]
     codes = [enc.keys] + [enc.codes.pop(c) for c in FLIGHT_COLUMNS[1:]]
     del enc
     n = len(codes[0])
@@ -128,7 +129,7 @@ def build_flight_table(csv_path: Path, folder: Path) -> None:
     np.save(folder / "sorted_numbers.npy", sorted_numbers, allow_pickle=False)
     del by_number, sorted_numbers
     codes[_NUMBER] = codes[_NUMBER][order]  # now in table order, like every stored column
-    kinds, stored, meta_vocab = _store_columns(codes, vocabs, with_na)
+    kinds, stored, meta_vocab = _store_columns(codes, vocabs, seen_too)
     _write_records(folder / "records.npy", stored, order)
     del stored, codes
     (folder / "meta.json").write_text(json.dumps({"kinds": kinds, "vocab": meta_vocab}), encoding="utf-8")
@@ -207,13 +208,13 @@ def _index_dtype(n: int):
     return np.uint32 if n < 2**32 else np.int64
 
 
-def _store_columns(codes: list[np.ndarray], vocabs: list[list[str]], with_na: list[bool]):
+def _store_columns(codes: list[np.ndarray], vocabs: list[list[str]], seen_too: list[list[str]]):
     """Every column but the number is stored as codes into a vocabulary of pandas-typed values
     (pandas types a column before dropping rows: one missing cell makes an int column float)."""
     kinds, stored, meta_vocab = ["bytes"], [codes[_NUMBER]], {}
     for j in range(1, len(codes)):
         vocab = vocabs[j]
-        convert = column_converter([*vocab, ""] if with_na[j] else vocab)
+        convert = column_converter([*vocab, *seen_too[j]])
         if j in (_ORIGIN, _DEST, _DATE):
             kinds.append("category")  # looked up by their text
             meta_vocab[j] = list(vocab)
