@@ -80,9 +80,7 @@ def examples(pages: list[Path] = PAGES) -> list[Example]:
 
 SHARED_DATA = Path(os.environ.get("AGENTGYM_SHARED_DATA", REPO.parent / "shared" / "data"))
 PLACEHOLDERS = {"/path/to/travelplanner": SHARED_DATA / "travelplanner", "/path/to/searchqa": SHARED_DATA / "searchqa"}
-PENDING = {
-    "docs/rewards.md": "fragments: `...`, `action`, `for ...` (docs/rewards.md is the verl helper's)",
-}
+PENDING: dict[str, str] = {}
 
 ALL = examples()
 PYTHON_PAGES = sorted({e.page for e in ALL if e.lang in PYTHON and e.marker is None})
