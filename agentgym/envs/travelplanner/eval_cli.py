@@ -16,9 +16,9 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from agentgym._console import labeled, plain_console
+from agentgym._console import deprecated_flag, labeled, plain_console
 from agentgym.envs.travelplanner.evaluation import (
-    MODES, OFFICIAL_METRIC_NAMES, EvaluationReport, Metrics, aggregate, evaluate,
+    EVALUATIONS, OFFICIAL_METRIC_NAMES, EvaluationReport, Metrics, aggregate, evaluate,
 )
 from agentgym.envs.travelplanner.plan import ParsedPlan
 from agentgym.envs.travelplanner.queries import SPLITS, TravelQuery, load_queries
@@ -38,18 +38,22 @@ def travelplanner(
                                   "(default: found next to the query or submission file, else "
                                   "$AGENTGYM_TRAVELPLANNER_DB, else the embedded synthetic world; --world is an "
                                   "alias)."),
-    mode: str = typer.Option("official", "--mode", "-m",
-                             help="official (leaderboard verdicts) or strict (no loopholes)."),
+    evaluation: str = typer.Option(None, "--evaluation", "-e", show_default="official",
+                                   help="official (leaderboard verdicts) or strict (no loopholes)."),
+    mode: str = typer.Option(None, "--mode", "-m", hidden=True, help="Deprecated name of --evaluation."),
     output: Path = typer.Option(None, "--output", "-o", help="Write the metrics and every plan's verdicts as JSON."),
     foreign_queries: bool = typer.Option(False, "--foreign-queries", help="Score queries whose cities the world "
                                          "does not have (they fail), instead of stopping."),
 ) -> None:
     """Score a TravelPlanner submission: the six official metrics, by level and trip length."""
-    if mode not in MODES:
-        raise typer.BadParameter(f"{mode!r} is not a mode; use one of {', '.join(MODES)}", param_hint="--mode")
+    evaluation = deprecated_flag("--mode", "--evaluation", mode, evaluation, "official")
+    if evaluation not in EVALUATIONS:
+        raise typer.BadParameter(f"{evaluation!r} is not an evaluation; use one of {', '.join(EVALUATIONS)}",
+                                 param_hint="--evaluation")
     console = plain_console()
     try:
-        result = run(submission, queries=queries, database=database, mode=mode, foreign_queries=foreign_queries)
+        result = run(submission, queries=queries, database=database, evaluation=evaluation,
+                     foreign_queries=foreign_queries)
     except AgentGymError as exc:
         console.print(labeled("error", "red", str(exc)))
         raise typer.Exit(1) from None
@@ -63,7 +67,7 @@ def travelplanner(
 
 
 def run(submission: Path, *, queries: str | None = None, database: Path | None = None,
-        mode: str = "official", foreign_queries: bool = False) -> dict[str, Any]:
+        evaluation: str = "official", foreign_queries: bool = False) -> dict[str, Any]:
     """Evaluate a submission file; the data behind the CLI output.
 
     Queries set in cities the world does not have were written for another world (e.g. real
@@ -90,8 +94,9 @@ def run(submission: Path, *, queries: str | None = None, database: Path | None =
                         "the missing plans count as not delivered")
     elif len(lines) > len(qs):
         warnings.append(f"the submission has {len(lines)} lines for {len(qs)} queries; the extra lines are ignored")
-    reports = [evaluate(lines[i] if i < len(lines) else None, q, world, mode=mode) for i, q in enumerate(qs)]
-    return {"mode": mode, "queries": qs, "reports": reports, "metrics": aggregate(reports, qs),
+    plans = [lines[i] if i < len(lines) else None for i in range(len(qs))]
+    reports = [evaluate(plan, q, world, evaluation=evaluation) for plan, q in zip(plans, qs, strict=True)]
+    return {"evaluation": evaluation, "queries": qs, "reports": reports, "metrics": aggregate(reports, qs),
             "lines": lines, "database": str(world.root), "submission": str(submission),
             "query_source": queries, "warnings": warnings}
 
@@ -147,7 +152,8 @@ def _nearby_world(queries: str | None, submission: Path) -> Path | None:
 
 
 def print_metrics(console: Console, metrics: Metrics, database: str) -> None:
-    table = Table(title=f"TravelPlanner ({metrics.mode} mode, {metrics.n_queries} queries)", caption=database)
+    title = f"TravelPlanner ({metrics.evaluation} evaluation, {metrics.n_queries} queries)"
+    table = Table(title=title, caption=database)
     table.add_column("metric")
     table.add_column("value", justify="right")
     table.add_column("count", justify="right")
@@ -182,12 +188,12 @@ def print_metrics(console: Console, metrics: Metrics, database: str) -> None:
 def to_json(result: dict[str, Any]) -> dict[str, Any]:
     metrics: Metrics = result["metrics"]
     return {
-        "mode": result["mode"],
+        "evaluation": result["evaluation"],
         "database": result["database"],
         "submission": result["submission"],
         "queries": result["query_source"],
         "metrics": metrics.official(),
-        "counts": metrics.model_dump(exclude={"by_level", "by_days", "mode"}),
+        "counts": metrics.model_dump(exclude={"by_level", "by_days", "evaluation"}),
         "by_level": {k: v.official() | {"n_queries": v.n_queries} for k, v in metrics.by_level.items()},
         "by_days": {str(k): v.official() | {"n_queries": v.n_queries} for k, v in metrics.by_days.items()},
         "plans": [_entry(i, q, r, result["lines"])
