@@ -6,7 +6,7 @@ loaders (``read_csv`` + ``dropna()``; the distance table kept whole), and every 
 boolean-mask scan over a whole table (``Name.str.contains(...) & City == city``, flight number
 and route equality over the full flights table). It is written for this benchmark from the
 documented semantics; it is also an independent second implementation, so the run reports how
-many official-mode verdicts the two disagree on (expected: 0).
+many `official` verdicts the two disagree on (expected: 0).
 
 Usage::
 
@@ -530,7 +530,7 @@ def main() -> None:
     disagreements = compare(baseline, world, sample)
     first, steady = results["official"]
     print(f"speed-up (official, per plan): first pass {first / base_rate:,.0f}x, steady {steady / base_rate:,.0f}x")
-    print(f"official-mode verdicts differing from the pandas baseline: {disagreements} of {len(sample) * 13}")
+    print(f"official verdicts differing from the pandas baseline: {disagreements} of {len(sample) * 13}")
     print(json.dumps({"world": str(root), "flight_rows": world.n_flights, "plans": len(items),
                       "agentgym_official_first": round(first), "agentgym_official_steady": round(steady),
                       "agentgym_strict_first": round(results["strict"][0]),

@@ -68,10 +68,10 @@ def test_annotated_train_plans_reach_the_maximum_of_every_preset(preset, plan_ro
     for row in annotated:
         for step in CURRICULUM_STEPS:
             assert at_max(official, episode_for(row, real_world, "official"), step), row["id"]
-    # strict mode closes loopholes some gold plans rely on; exactly the plans it passes reach the max
+    # the strict evaluator closes loopholes some gold plans rely on; exactly the plans it passes reach the max
     strict_passes = 0
     for row in annotated:
-        episode = episode_for(row, real_world, "official")  # re-evaluated in strict mode by the terms
+        episode = episode_for(row, real_world, "official")  # re-evaluated with strict by the terms
         passes = evaluate(row["plan"], episode.task, real_world, evaluation="strict").final_pass
         strict_passes += passes
         assert at_max(strict, episode, 0) == passes, row["id"]

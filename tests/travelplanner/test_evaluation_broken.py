@@ -1,4 +1,4 @@
-"""Broken plans: each one derived from a gold train plan, failing exactly one constraint, in both modes."""
+"""Broken plans: each one derived from a gold train plan, failing exactly one constraint, with both evaluators."""
 
 from __future__ import annotations
 

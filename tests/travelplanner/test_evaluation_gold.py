@@ -13,7 +13,7 @@ pytestmark = pytest.mark.realdata
 
 # Train query 41 (Seattle -> Texas, 7 days): the human gold plan lists San Angelo and Houston
 # attractions on San Antonio stay days (days 4 and 5). The official current-city check cannot see
-# that (it compares characters on stay days, quirk 1); strict mode does. See the docs page.
+# that (it compares characters on stay days, quirk 1); the strict evaluator does. See the docs page.
 STRICT_GOLD_EXCEPTION = 41
 
 

@@ -1,4 +1,4 @@
-"""Official mode where it used to depart from the official evaluator: empty venue names in cities
+"""The `official` evaluation where it used to depart from the upstream evaluator: empty venue names in cities
 without rows, and plan shapes the official code never scores (it crashes on them).
 
 Both are checked on a tiny synthetic world, so no real data is needed.

@@ -1,4 +1,4 @@
-"""Every plan in plan_sets/ in both modes (directly and through the CLI), with hand-worked verdicts."""
+"""Every plan in plan_sets/ with both evaluators (directly and through the CLI), with hand-worked verdicts."""
 
 from __future__ import annotations
 

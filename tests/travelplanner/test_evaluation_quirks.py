@@ -1,5 +1,5 @@
 """One test per documented quirk (numbers as in docs/travelplanner-evaluation.md): what ``official``
-reproduces and what ``strict`` does instead (or keeps, where the docs say both modes agree)."""
+reproduces and what ``strict`` does instead (or keeps, where the docs say both evaluators agree)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Generated queries: feasible by construction in both evaluation modes, at the official level
+"""Generated queries: feasible by construction for both evaluators, at the official level
 mix, deterministic under a seed, and the source of the embedded world's bundled queries."""
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ def many(embedded):
 
 
 def check_row(row: dict, world: World, slack_max: float = 0.4) -> TravelQuery:
-    """Fields, level rules and the reference plan passing both modes within the budget."""
+    """Fields, level rules and the reference plan passing both evaluators within the budget."""
     assert tuple(row) == QUERY_FIELDS and row["reference_information"] == ""
     q = TravelQuery.from_row(row, id="generated")
     lc = ast.literal_eval(row["local_constraint"])

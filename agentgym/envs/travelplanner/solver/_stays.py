@@ -8,7 +8,7 @@ optimum for ``n`` nights is ``n`` times the cheapest per-night group price among
 allow the house rule, have the room type, and ask for at most ``n`` nights.
 
 **Venues.** Only rows the plan can name exactly are used: the first row of each normalised
-name in its city (the one strict mode resolves the name to), with a non-empty name (and, for
+name in its city (the one the strict evaluator resolves the name to), with a non-empty name (and, for
 attractions, no ``;``). With ``must_pass="both"`` the official substring lookup must also land on
 a row that both evaluators price and check the same way (same price, same cuisines, same
 house rules and room type verdicts).

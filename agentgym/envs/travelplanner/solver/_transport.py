@@ -82,7 +82,7 @@ class Legs:
         return best
 
     def _price(self, number: str, a: str, b: str, date: str) -> float | None:
-        """The price strict mode charges (the row matching number, route and date); in
+        """The price the strict evaluator charges (the row matching number, route and date); in
         with ``must_pass="both"`` also the official one (the first row with that number), which must agree."""
         row = self.p.ix.strict_flight(number, a, b, date)
         if row is None or not isinstance(row.price, (int, float)) or row.price != row.price:
