@@ -72,8 +72,8 @@ def solve_command(
                                   "embedded world; --world is an alias)."),
     out: Path = typer.Option(Path("submission.jsonl"), "--out", "-o", help="Submission file to write "
                              '(official format: {"idx", "query", "plan"} per line, plan null when unsolved).'),
-    must_pass: str = typer.Option(None, "--must-pass", show_default="both", help="The evaluators every plan "
-                                  "must pass: both (strict and official) or strict."),
+    must_pass: str = typer.Option(None, "--must-pass", show_default=False, help="The evaluators every plan "
+                                  "must pass: both (strict and official; the default) or strict."),
     mode: str = typer.Option(None, "--mode", "-m", hidden=True, help="Deprecated name of --must-pass."),
     time_limit: float = typer.Option(60.0, "--time-limit", help="Seconds per query before giving up."),
 ) -> None:

@@ -38,8 +38,8 @@ def travelplanner(
                                   "(default: found next to the query or submission file, else "
                                   "$AGENTGYM_TRAVELPLANNER_DB, else the embedded synthetic world; --world is an "
                                   "alias)."),
-    evaluation: str = typer.Option(None, "--evaluation", "-e", show_default="official",
-                                   help="official (leaderboard verdicts) or strict (no loopholes)."),
+    evaluation: str = typer.Option(None, "--evaluation", "-e", show_default=False,
+                                   help="official (leaderboard verdicts; the default) or strict (no loopholes)."),
     mode: str = typer.Option(None, "--mode", "-m", hidden=True, help="Deprecated name of --evaluation."),
     output: Path = typer.Option(None, "--output", "-o", help="Write the metrics and every plan's verdicts as JSON."),
     foreign_queries: bool = typer.Option(False, "--foreign-queries", help="Score queries whose cities the world "
