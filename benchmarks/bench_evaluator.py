@@ -6,7 +6,7 @@ loaders (``read_csv`` + ``dropna()``; the distance table kept whole), and every 
 boolean-mask scan over a whole table (``Name.str.contains(...) & City == city``, flight number
 and route equality over the full flights table). It is written for this benchmark from the
 documented semantics; it is also an independent second implementation, so the run reports how
-many official-mode verdicts the two disagree on (expected: 0).
+many `official` verdicts the two disagree on (expected: 0).
 
 Usage::
 
@@ -439,7 +439,7 @@ def scaling(world: World, base, sizes=(1_000, 10_000), repeat: int = 3) -> dict[
     out = {}
     for size in sizes:
         clear_memos(world)
-        run = lambda q, p: evaluate(p, q, world, mode="official")  # noqa: E731
+        run = lambda q, p: evaluate(p, q, world, evaluation="official")  # noqa: E731
         first = cpu_rate(run, plans[:size])
         steady = max(cpu_rate(run, plans[:size]) for _ in range(repeat))
         out[size] = (first, steady)
@@ -500,15 +500,15 @@ def main() -> None:
     print(f"plans: {len(items)} (gold + one perturbation each)")
 
     results = {}
-    for mode in ("official", "strict"):
+    for evaluation in ("official", "strict"):
         clear_memos(world)
-        def run(q, p, mode=mode):
-            return evaluate(p, q, world, mode=mode)
+        def run(q, p, evaluation=evaluation):
+            return evaluate(p, q, world, evaluation=evaluation)
 
         first = cpu_rate(run, parsed)
         steady = max(cpu_rate(run, parsed) for _ in range(args.repeat))
-        results[mode] = (first, steady)
-        print(f"agentgym {mode:8s}: first pass {first:9,.0f} plans/s   steady {steady:9,.0f} plans/s")
+        results[evaluation] = (first, steady)
+        print(f"agentgym {evaluation:8s}: first pass {first:9,.0f} plans/s   steady {steady:9,.0f} plans/s")
 
     sizes = tuple(args.scaling)
     scale = scaling(world, items[::2], sizes, args.repeat)  # the gold plans, redrawn
@@ -530,7 +530,7 @@ def main() -> None:
     disagreements = compare(baseline, world, sample)
     first, steady = results["official"]
     print(f"speed-up (official, per plan): first pass {first / base_rate:,.0f}x, steady {steady / base_rate:,.0f}x")
-    print(f"official-mode verdicts differing from the pandas baseline: {disagreements} of {len(sample) * 13}")
+    print(f"official verdicts differing from the pandas baseline: {disagreements} of {len(sample) * 13}")
     print(json.dumps({"world": str(root), "flight_rows": world.n_flights, "plans": len(items),
                       "agentgym_official_first": round(first), "agentgym_official_steady": round(steady),
                       "agentgym_strict_first": round(results["strict"][0]),
@@ -551,7 +551,7 @@ def _safe(fn, q, p):
 def compare(baseline: PandasOfficialEvaluator, world: World, sample) -> int:
     differing = 0
     for q, p in sample:
-        ours = evaluate(p, q, world, mode="official").to_official()
+        ours = evaluate(p, q, world, evaluation="official").to_official()
         theirs = _safe(baseline.evaluate, official_row(q), p)
         if isinstance(theirs, Exception):
             differing += ours["error"] is None

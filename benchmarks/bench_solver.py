@@ -41,7 +41,7 @@ def p95(values: list[float]) -> float:
 
 
 def solve_all(name: str, queries: list[TravelQuery], world: World) -> None:
-    results = [solve(q, world, mode="both", time_limit=60.0) for q in queries]
+    results = [solve(q, world, must_pass="both", time_limit=60.0) for q in queries]
     print(f"\n### {name} ({len(queries)} queries)\n")
     print("| level | n | median ms | p95 ms | max ms | median nodes | solved | infeasible | timeout |")
     print("|---|---|---|---|---|---|---|---|---|")

@@ -226,8 +226,8 @@ def test_verl_prepare_says_when_limit_is_more_than_the_tasks(tmp_path):
         "written" in " ".join(out.stderr.split())
 
 
-@pytest.mark.parametrize("mode", ["official", "strict"])
-def test_the_room_type_verdict_reads_as_english(mode):
+@pytest.mark.parametrize("evaluation", ["official", "strict"])
+def test_the_room_type_verdict_reads_as_english(evaluation):
     """It said "every accommodation is a entire room"."""
     from agentgym.envs.travelplanner.evaluation import evaluate
     from agentgym.envs.travelplanner.queries import load_queries
@@ -237,6 +237,6 @@ def test_the_room_type_verdict_reads_as_english(mode):
 
     world = World.open(default_world_path())
     query = next(q for q in load_queries("train", world_root=world.root) if q.local_constraint.room_type)
-    verdict = evaluate(solve(query, world, mode="both", time_limit=30).plan, query, world, mode=mode).hard[
-        "valid_room_type"]
+    plan = solve(query, world, must_pass="both", time_limit=30).plan
+    verdict = evaluate(plan, query, world, evaluation=evaluation).hard["valid_room_type"]
     assert verdict.passed and verdict.reason == f"every accommodation's room type is {query.local_constraint.room_type}"

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import typer
 
-from agentgym._console import labeled, plain_console
-from agentgym.envs.travelplanner.evaluation import MODES
+from agentgym._console import deprecated_flag, labeled, plain_console
+from agentgym.envs.travelplanner.evaluation import EVALUATIONS
 from agentgym.envs.travelplanner.queries import SPLITS
 from agentgym.envs.travelplanner.submissions import print_metrics, run, to_json
 from agentgym.errors import AgentGymError
@@ -34,18 +34,22 @@ def travelplanner(
                                   "(default: found next to the query or submission file, else "
                                   "$AGENTGYM_TRAVELPLANNER_DB, else the embedded synthetic world; --world is an "
                                   "alias)."),
-    mode: str = typer.Option("official", "--mode", "-m",
-                             help="official (leaderboard verdicts) or strict (no loopholes)."),
+    evaluation: str = typer.Option(None, "--evaluation", "-e", show_default=False,
+                                   help="official (leaderboard verdicts; the default) or strict (no loopholes)."),
+    mode: str = typer.Option(None, "--mode", "-m", hidden=True, help="Deprecated name of --evaluation."),
     output: Path = typer.Option(None, "--output", "-o", help="Write the metrics and every plan's verdicts as JSON."),
     foreign_queries: bool = typer.Option(False, "--foreign-queries", help="Score queries whose cities the world "
                                          "does not have (they fail), instead of stopping."),
 ) -> None:
     """Score a TravelPlanner submission: the six official metrics, by level and trip length."""
-    if mode not in MODES:
-        raise typer.BadParameter(f"{mode!r} is not a mode; use one of {', '.join(MODES)}", param_hint="--mode")
+    evaluation = deprecated_flag("--mode", "--evaluation", mode, evaluation, "official")
+    if evaluation not in EVALUATIONS:
+        raise typer.BadParameter(f"{evaluation!r} is not an evaluation; use one of {', '.join(EVALUATIONS)}",
+                                 param_hint="--evaluation")
     console = plain_console()
     try:
-        result = run(submission, queries=queries, database=database, mode=mode, foreign_queries=foreign_queries)
+        result = run(submission, queries=queries, database=database, evaluation=evaluation,
+                     foreign_queries=foreign_queries)
     except AgentGymError as exc:
         console.print(labeled("error", "red", str(exc)))
         raise typer.Exit(1) from None

@@ -72,23 +72,26 @@ def solve_command(
                                   "embedded world; --world is an alias)."),
     out: Path = typer.Option(Path("submission.jsonl"), "--out", "-o", help="Submission file to write "
                              '(official format: {"idx", "query", "plan"} per line, plan null when unsolved).'),
-    mode: str = typer.Option("both", "--mode", "-m", help="both (plans pass strict and official evaluation) "
-                             "or strict."),
+    must_pass: str = typer.Option(None, "--must-pass", show_default=False, help="The evaluators every plan "
+                                  "must pass: both (strict and official; the default) or strict."),
+    mode: str = typer.Option(None, "--mode", "-m", hidden=True, help="Deprecated name of --must-pass."),
     time_limit: float = typer.Option(60.0, "--time-limit", help="Seconds per query before giving up."),
 ) -> None:
     """Solve every query exactly: write a submission and count solved, infeasible and timed-out queries."""
     import json
 
     from agentgym.envs.travelplanner.queries import load_queries
+    from agentgym._console import deprecated_flag
     from agentgym.envs.travelplanner.solver import solve
     from agentgym.envs.travelplanner.synthetic import open_world
     from agentgym.errors import AgentGymError
 
+    must_pass = deprecated_flag("--mode", "--must-pass", mode, must_pass, "both")
     start = time.perf_counter()
     try:
         world = open_world(database or _world_near(queries))
         rows = load_queries(queries, world_root=world.root)
-        results = [solve(q, world, mode=mode, time_limit=time_limit) for q in rows]
+        results = [solve(q, world, must_pass=must_pass, time_limit=time_limit) for q in rows]
     except AgentGymError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from None

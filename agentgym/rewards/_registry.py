@@ -25,7 +25,7 @@ INPUTS = {
     "references": "the reference answers (QA envs), a tuple of str",
     "answer": "the submitted answer text, or None when nothing was submitted",
     "outcome": "the unshaped outcome: 1.0 iff the task was solved",
-    "report": "the env's final evaluation report (a dict), in the term's evaluator mode",
+    "report": "the env's final evaluation report (a dict), of the term's ``evaluation``",
     "plan": "the submitted TravelPlanner plan, as parse_plan reads it",
     "config": "the term's own spec (its parameters)",
     "training_step": "the training step the trainer last set (0 when never set)",

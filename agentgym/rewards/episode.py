@@ -6,7 +6,7 @@ episode from what it recorded; offline, build it yourself from step infos and ac
     episode = Episode.from_infos(infos, actions=actions, prompt=first_observation,
                                  question=q, references=golds, outcome=1.0)
 
-Everything derived (the answer, the report in another evaluator mode, the parsed plan, the
+Everything derived (the answer, the report of another evaluation, the parsed plan, the
 guard verdict) is computed on first use and kept, so terms sharing an input share the work.
 """
 
@@ -26,7 +26,7 @@ _UNSET: Any = object()
 _STEP_FIELDS = frozenset(StepInfo.model_fields)
 
 Evaluator = Callable[[str | None, str], Mapping[str, Any]]
-"""``(answer, mode) -> report dict``: re-checks the answer under another evaluator mode."""
+"""``(answer, evaluation) -> report dict``: re-checks the answer with another evaluator."""
 
 
 class Episode:
@@ -43,8 +43,8 @@ class Episode:
             records it in every action format), or None when the episode did not end with one.
         outcome: the unshaped outcome (1.0 iff solved); by default the final report's
             ``final_pass``, else 0.0.
-        evaluate: re-evaluates the answer in another evaluator mode (TravelPlanner terms use it
-            when their ``mode`` differs from the report's, or when no report exists).
+        evaluate: re-evaluates the answer with another evaluator (TravelPlanner terms use it
+            when their ``evaluation`` differs from the report's, or when no report exists).
     """
 
     def __init__(self, steps: Sequence[StepInfo], *, actions: Sequence[str] = (), prompt: str | None = None,
@@ -88,19 +88,19 @@ class Episode:
         """The env's final evaluation report, as it was produced."""
         return self.steps[-1].evaluation if self.steps else None
 
-    def report_for(self, mode: str | None) -> Mapping[str, Any] | None:
-        """The final report in evaluator ``mode`` (re-evaluating when needed and possible)."""
-        if mode in self._reports:
-            return self._reports[mode]
+    def report_for(self, evaluation: str | None) -> Mapping[str, Any] | None:
+        """The final report of ``evaluation`` (re-evaluating when needed and possible)."""
+        if evaluation in self._reports:
+            return self._reports[evaluation]
         report = self.report
-        if report is not None and (mode is None or report.get("mode", mode) == mode):
+        if report is not None and (evaluation is None or _evaluation_of(report, evaluation) == evaluation):
             found = report
         elif self._evaluate is not None:
             submitted = self.answer if self.steps and self.steps[-1].action == "answer" else None
-            found = self._evaluate(submitted, mode or "strict")
+            found = self._evaluate(submitted, evaluation or "strict")
         else:
             found = None
-        self._reports[mode] = found
+        self._reports[evaluation] = found
         return found
 
     @property
@@ -137,6 +137,11 @@ class Episode:
         if guards.not_copied and answer and self.prompt and _copied(answer, self.prompt, guards.min_copy_chars):
             return "guard: the answer is copied from the prompt"
         return None
+
+
+def _evaluation_of(report: Mapping[str, Any], default: str) -> Any:
+    """The evaluator that wrote ``report``; reports logged by 0.1.0 name it ``mode``."""
+    return report.get("evaluation", report.get("mode", default))
 
 
 def _json_list(text: str) -> Any:
@@ -181,8 +186,8 @@ def step_info(info: StepInfo | Mapping[str, Any]) -> StepInfo:
 def input_getter(name: str, spec: Any) -> Callable[[Episode, int], Any]:
     """``(episode, training step) -> value`` of the term input ``name`` for the term ``spec``."""
     if name == "report":
-        mode = getattr(spec, "mode", None)  # looked up once: a missing pydantic attribute is slow
-        return lambda ep, step: ep.report_for(mode)
+        evaluation = getattr(spec, "evaluation", None)  # looked up once: a missing pydantic attribute is slow
+        return lambda ep, step: ep.report_for(evaluation)
     if name == "config":
         return lambda ep, step: spec
     if name == "training_step":

@@ -1,8 +1,8 @@
 """TravelPlanner terms (Planner-R1's process-level rewards) read from the evaluator's report.
 
-Each reads the final ``EvaluationReport`` (as a dict) in its ``mode``: ``strict`` (default,
-no loopholes) or ``official`` (the official evaluator's verdicts). When the env evaluated in
-the other mode, the episode re-evaluates the plan. An episode that ended without a plan is
+Each reads the final ``EvaluationReport`` (as a dict) of its ``evaluation``: ``strict`` (default,
+no loopholes) or ``official`` (the official evaluator's verdicts). When the env evaluated with
+the other one, the episode re-evaluates the plan. An episode that ended without a plan is
 scored like an undelivered plan: every constraint fails, as in the official metrics.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from pydantic import field_validator
+from pydantic import AliasChoices, Field, field_validator
 
 from agentgym.errors import ConfigError
 from agentgym.rewards._base import TermSpec
@@ -31,12 +31,13 @@ _LOCAL_FIELD = {"valid_room_rule": "house_rule", "valid_cuisine": "cuisine", "va
 
 class _ReportTerm(TermSpec):
     guarded = True
-    mode: Literal["strict", "official"] = "strict"
-    """Evaluator mode the term reads: ``strict`` (no loopholes) or ``official``."""
+    # ``mode`` is the name 0.1.0 used; it is still read, for one release.
+    evaluation: Literal["strict", "official"] = Field("strict", validation_alias=AliasChoices("evaluation", "mode"))
+    """The evaluator whose report the term reads: ``strict`` (no loopholes) or ``official``."""
 
 
-def _missing(mode: str) -> Abstain:
-    return abstain(f"no TravelPlanner evaluation report in {mode!r} mode")
+def _missing(evaluation: str) -> Abstain:
+    return abstain(f"no TravelPlanner evaluation report of the {evaluation!r} evaluation")
 
 
 _NO_REPORT = abstain("no TravelPlanner evaluation report")
@@ -162,7 +163,7 @@ class Constraint(_ReportTerm):
 @term(Constraint)
 def constraint_passed(report: Mapping[str, Any] | None, task: Any, config: Constraint) -> float | Abstain:
     if report is None:
-        return _missing(config.mode)
+        return _missing(config.evaluation)
     name = config.constraint
     group = report["commonsense"] if name in report["commonsense"] else report["hard"]
     if group is None:  # the hard box was gated off: applicable constraints count as failed

@@ -30,15 +30,19 @@ def plan_rows(real_travelplanner):
     return [json.loads(line) for line in lines]
 
 
-def episode_for(row, world, env_mode="strict"):
-    """The episode of an agent that submitted ``row``'s plan, as an env in ``env_mode`` reports it."""
+def episode_for(row, world, env_evaluation="strict"):
+    """The episode of an agent that submitted ``row``'s plan, as an env with ``env_evaluation`` reports it."""
     query = TravelQuery.from_row(row["query"], id=row["id"])
     text = json.dumps(row["plan"])
-    report = evaluate(parse_plan(text), query, world, mode=env_mode)  # the env reads model text leniently
+    report = evaluate(parse_plan(text), query, world, evaluation=env_evaluation)  # the env reads model text leniently
     step = StepInfo(turn=1, action="answer", terminated_reason="answer", evaluation=report.model_dump(mode="json"))
     return Episode([step], actions=[f"Finish[{text}]"], task=query, answer=text, outcome=float(report.final_pass),
-                   evaluate=lambda plan, mode: evaluate(parse_plan(plan), query, world,
-                                                        mode=mode).model_dump(mode="json"))
+                   evaluate=lambda plan, evaluation: evaluate(parse_plan(plan), query, world,
+                                                              evaluation=evaluation).model_dump(mode="json"))
+
+
+def _passes(row, world, evaluation):
+    return evaluate(row["plan"], TravelQuery.from_row(row["query"]), world, evaluation=evaluation).final_pass
 
 
 def at_max(shaper, episode, step):
@@ -47,28 +51,28 @@ def at_max(shaper, episode, step):
     return result.total == pytest.approx(maximum) and all(t.raw == 1.0 for t in result.terms.values())
 
 
-def with_mode(spec, mode):
+def with_evaluation(spec, evaluation):
     doc = build_shaper(spec).spec.to_dict()
     for terms in [doc.get("terms")] + [s["terms"] for s in doc.get("stages", [])]:
         for term in terms or []:
             if term["kind"] != "schema":
-                term["mode"] = mode
+                term["evaluation"] = evaluation
     return doc
 
 
 @pytest.mark.parametrize("preset", PLANNER_PRESETS, ids=lambda p: p if isinstance(p, str) else p["preset"])
 def test_annotated_train_plans_reach_the_maximum_of_every_preset(preset, plan_rows, real_world):
     annotated = plan_rows[:45]
-    official = build_shaper(with_mode(preset, "official"))
+    official = build_shaper(with_evaluation(preset, "official"))
     strict = build_shaper(preset)
     for row in annotated:
         for step in CURRICULUM_STEPS:
             assert at_max(official, episode_for(row, real_world, "official"), step), row["id"]
-    # strict mode closes loopholes some gold plans rely on; exactly the plans it passes reach the max
+    # the strict evaluator closes loopholes some gold plans rely on; exactly the plans it passes reach the max
     strict_passes = 0
     for row in annotated:
-        episode = episode_for(row, real_world, "official")  # re-evaluated in strict mode by the terms
-        passes = evaluate(row["plan"], episode.task, real_world, mode="strict").final_pass
+        episode = episode_for(row, real_world, "official")  # re-evaluated with strict by the terms
+        passes = evaluate(row["plan"], episode.task, real_world, evaluation="strict").final_pass
         strict_passes += passes
         assert at_max(strict, episode, 0) == passes, row["id"]
     assert strict_passes >= 40
@@ -125,14 +129,13 @@ def test_travelplanner_env_pays_the_preset_through_the_reward_kwarg(real_travelp
         assert {k: v["raw"] for k, v in info["reward"]["terms"].items()}["final_pass"] == float(passed)
 
 
-def test_terms_in_another_mode_than_the_env_re_evaluate_the_plan(real_travelplanner, plan_rows, real_world):
+def test_terms_of_another_evaluation_than_the_env_re_evaluate_the_plan(real_travelplanner, plan_rows, real_world):
     # train query 42's gold plan passes the official evaluator, not the strict one
     index = next(i for i, row in enumerate(plan_rows[:45])
-                 if evaluate(row["plan"], TravelQuery.from_row(row["query"]), real_world, mode="official").final_pass
-                 and not evaluate(row["plan"], TravelQuery.from_row(row["query"]), real_world, mode="strict").final_pass)
+                 if _passes(row, real_world, "official") and not _passes(row, real_world, "strict"))
     env = gymnasium.make("TravelPlanner-v0", database=real_travelplanner, queries="train", evaluation="official",
                          reward={"terms": [{"kind": "final_pass", "weight": 1.0},
-                                           {"kind": "final_pass", "weight": 0.0, "mode": "official",
+                                           {"kind": "final_pass", "weight": 0.0, "evaluation": "official",
                                             "name": "official_pass"}]})
     env.reset(options={"query_index": index})
     for action in reference_plan_actions(env.unwrapped.query):

@@ -1,4 +1,4 @@
-"""Broken plans: each one derived from a gold train plan, failing exactly one constraint, in both modes."""
+"""Broken plans: each one derived from a gold train plan, failing exactly one constraint, with both evaluators."""
 
 from __future__ import annotations
 
@@ -67,11 +67,11 @@ def _case(train_queries, name):
     return q, plan, failing
 
 
-@pytest.mark.parametrize("mode", ["official", "strict"])
+@pytest.mark.parametrize("evaluation", ["official", "strict"])
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_fails_exactly_one_constraint(real_world, train_queries, name, mode):
+def test_fails_exactly_one_constraint(real_world, train_queries, name, evaluation):
     q, plan, failing = _case(train_queries, name)
-    report = evaluate(plan, q, real_world, mode=mode)
+    report = evaluate(plan, q, real_world, evaluation=evaluation)
     assert report.delivered and report.error is None
     assert set(report.failures()) == {failing}, report.failures()
     assert report.failures()[failing]  # a one-line reason
@@ -91,5 +91,5 @@ def test_fails_exactly_one_constraint(real_world, train_queries, name, mode):
 def test_the_untouched_plans_pass(real_world, train_queries):
     for index in {c[0] for c in CASES.values()}:
         q = train_queries[index]
-        for mode in ("official", "strict"):
-            assert evaluate(list(q.annotated_plan), q, real_world, mode=mode).final_pass
+        for evaluation in ("official", "strict"):
+            assert evaluate(list(q.annotated_plan), q, real_world, evaluation=evaluation).final_pass

@@ -13,18 +13,18 @@ pytestmark = pytest.mark.realdata
 
 # Train query 41 (Seattle -> Texas, 7 days): the human gold plan lists San Angelo and Houston
 # attractions on San Antonio stay days (days 4 and 5). The official current-city check cannot see
-# that (it compares characters on stay days, quirk 1); strict mode does. See the docs page.
+# that (it compares characters on stay days, quirk 1); the strict evaluator does. See the docs page.
 STRICT_GOLD_EXCEPTION = 41
 
 
-@pytest.mark.parametrize("mode", ["official", "strict"])
-def test_train_gold_plans_pass(real_world, train_queries, mode):
+@pytest.mark.parametrize("evaluation", ["official", "strict"])
+def test_train_gold_plans_pass(real_world, train_queries, evaluation):
     assert len(train_queries) == 45
     for i, q in enumerate(train_queries):
-        report = evaluate(list(q.annotated_plan), q, real_world, mode=mode)
+        report = evaluate(list(q.annotated_plan), q, real_world, evaluation=evaluation)
         assert report.delivered and report.error is None
         assert report.hard is not None
-        if mode == "strict" and i == STRICT_GOLD_EXCEPTION:
+        if evaluation == "strict" and i == STRICT_GOLD_EXCEPTION:
             assert report.failures().keys() == {"is_valid_information_in_current_city"}
             assert "San Angelo" in report.failures()["is_valid_information_in_current_city"]
             continue
@@ -68,21 +68,21 @@ def validation_sample(real_travelplanner):
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
-@pytest.mark.parametrize("mode", ["official", "strict"])
-def test_validation_sample_metrics(real_world, validation_queries, validation_sample, mode):
-    reports = [evaluate(p, q, real_world, mode=mode) for p, q in zip(validation_sample, validation_queries)]
+@pytest.mark.parametrize("evaluation", ["official", "strict"])
+def test_validation_sample_metrics(real_world, validation_queries, validation_sample, evaluation):
+    reports = [evaluate(p, q, real_world, evaluation=evaluation) for p, q in zip(validation_sample, validation_queries)]
     assert all(r.error is None for r in reports if r.delivered)
     m = aggregate(reports, validation_queries)
     counts = (m.delivered, m.commonsense_passed, m.commonsense_macro_count, m.hard_passed,
               m.hard_macro_count, m.final_pass_count)
-    assert counts == EXPECTED_VALIDATION[mode]
+    assert counts == EXPECTED_VALIDATION[evaluation]
     assert (m.n_queries, m.commonsense_denominator, m.hard_denominator) == (180, 1440, 420)
     assert math.isclose(m.delivery_rate, counts[0] / 180)
     assert math.isclose(m.commonsense_micro, counts[1] / 1440)
     assert math.isclose(m.hard_micro, counts[3] / 420)
     assert math.isclose(m.final_pass_rate, counts[5] / 180)
     # stable: a second pass (warm caches) gives the same reports
-    again = [evaluate(p, q, real_world, mode=mode) for p, q in zip(validation_sample, validation_queries)]
+    again = [evaluate(p, q, real_world, evaluation=evaluation) for p, q in zip(validation_sample, validation_queries)]
     assert again == reports
 
 
@@ -91,10 +91,10 @@ def test_validation_plan_28_by_hand(real_world, validation_queries, validation_s
     to Nashville, ..."), which the official sandbox check ignores (quirk 9) and which adds nothing
     to the cost, so upstream passes it everywhere: 2140 = meals + 2 nights x 2 hotels <= 2600."""
     q, plan = validation_queries[28], validation_sample[28]
-    official = evaluate(plan, q, real_world, mode="official")
+    official = evaluate(plan, q, real_world, evaluation="official")
     assert official.final_pass
     assert official.hard["valid_cost"].reason == "total cost 2140 is within the budget 2600"
-    strict = evaluate(plan, q, real_world, mode="strict")
+    strict = evaluate(plan, q, real_world, evaluation="strict")
     assert strict.failures().keys() == {"is_valid_information_in_sandbox"}
     assert "unknown transportation mode" in strict.failures()["is_valid_information_in_sandbox"]
 
@@ -104,8 +104,8 @@ def test_validation_plan_138_cost_by_hand(real_world, validation_queries, valida
     938 + 939; meals (23+73+87+30+44+60+14) x 3 = 993; 'Elegant Studio Apt in Prospect Heights'
     640 x ceil(3/5) on days 1-2 = 1280. Total 4150 > 1900; every other constraint passes."""
     q, plan = validation_queries[138], validation_sample[138]
-    for mode in ("official", "strict"):
-        report = evaluate(plan, q, real_world, mode=mode)
+    for evaluation in ("official", "strict"):
+        report = evaluate(plan, q, real_world, evaluation=evaluation)
         assert report.failures() == {"valid_cost": "total cost 4150 exceeds the budget 1900"}
         assert report.hard["valid_room_type"].passed and report.hard["valid_room_rule"].passed
         assert report.hard["valid_transportation"].passed and report.hard["valid_cuisine"].passed is None
@@ -118,9 +118,9 @@ def test_validation_plan_7_minimum_nights_by_hand(real_world, validation_queries
     q, plan = validation_queries[7], validation_sample[7]
     rows = [a for a in real_world.accommodations("San Juan") if "WINTER DISCOUNT WILLIAMSBURG CHIC W/PRIVATE PATIO" in a.name]
     assert len(rows) == 1 and rows[0].minimum_nights == 3
-    official = evaluate(plan, q, real_world, mode="official")
+    official = evaluate(plan, q, real_world, evaluation="official")
     assert official.commonsense["is_valid_accommodation"].passed is False
-    strict = evaluate(plan, q, real_world, mode="strict")
+    strict = evaluate(plan, q, real_world, evaluation="strict")
     assert strict.commonsense["is_valid_accommodation"].passed is True
     assert strict.commonsense["is_valid_information_in_sandbox"].passed is False
 

@@ -1,4 +1,4 @@
-"""Every plan in plan_sets/ in both modes (directly and through the CLI), with hand-worked verdicts."""
+"""Every plan in plan_sets/ with both evaluators (directly and through the CLI), with hand-worked verdicts."""
 
 from __future__ import annotations
 
@@ -61,17 +61,17 @@ def _short(report) -> str:
                            for k, v in report.failures().items()))
 
 
-@pytest.mark.parametrize("mode", ["official", "strict"])
-def test_every_plan_set_evaluates(real_world, plan_sets, mode):
+@pytest.mark.parametrize("evaluation", ["official", "strict"])
+def test_every_plan_set_evaluates(real_world, plan_sets, evaluation):
     assert set(plan_sets) == {"gpt4_train_cot.jsonl", "gpt4_train_direct.jsonl", "gpt4_train_two-stage.jsonl",
                               "train_variants.jsonl", "validation_sample.jsonl"}
     for rows in plan_sets.values():
         for row in rows:
-            report = evaluate(row["plan"], TravelQuery.from_row(row["query"]), real_world, mode=mode)
+            report = evaluate(row["plan"], TravelQuery.from_row(row["query"]), real_world, evaluation=evaluation)
             assert set(report.commonsense) == set(COMMONSENSE)
             assert report.hard is None or set(report.hard) == set(HARD)
             assert all(v.reason and "\n" not in v.reason for v in report.commonsense.values())
-            if mode == "strict":
+            if evaluation == "strict":
                 assert report.delivered == (row["plan"] is not None)
                 assert report.error is None or not report.delivered
 
@@ -81,12 +81,12 @@ def test_train_variants_by_hand(real_world, plan_sets):
     gold, variants = rows[:45], rows[45:]
     for row in gold:
         q = TravelQuery.from_row(row["query"])
-        assert evaluate(row["plan"], q, real_world, mode="official").final_pass
+        assert evaluate(row["plan"], q, real_world, evaluation="official").final_pass
     got = {}
     for row in variants:
         q = TravelQuery.from_row(row["query"])
-        got[row["id"].split("-")[-1]] = (_short(evaluate(row["plan"], q, real_world, mode="official")),
-                                         _short(evaluate(row["plan"], q, real_world, mode="strict")))
+        got[row["id"].split("-")[-1]] = (_short(evaluate(row["plan"], q, real_world, evaluation="official")),
+                                         _short(evaluate(row["plan"], q, real_world, evaluation="strict")))
     assert got == VARIANTS
 
 
@@ -95,16 +95,16 @@ def test_gpt4_plans_by_hand(real_world, plan_sets):
     q = TravelQuery.from_row(direct["query"])
     # Day 3's attraction "Discovery Center Museum, Rockford." has no trailing ';' (never checked
     # upstream); strict reads the city "Rockford." which is no city.
-    assert evaluate(direct["plan"], q, real_world, mode="official").final_pass
-    strict = evaluate(direct["plan"], q, real_world, mode="strict")
+    assert evaluate(direct["plan"], q, real_world, evaluation="official").final_pass
+    strict = evaluate(direct["plan"], q, real_world, evaluation="strict")
     assert set(strict.failures()) == {"is_valid_information_in_current_city", "is_valid_information_in_sandbox"}
 
     two_stage = plan_sets["gpt4_train_two-stage.jsonl"][0]
     q = TravelQuery.from_row(two_stage["query"])
     # Day 1 books F3616634 "from Tampa to Chicago" for St. Petersburg -> Rockford (no St. Petersburg in
     # it; not in this flights table) and day 3 travels with transportation '-'.
-    for mode in ("official", "strict"):
-        report = evaluate(two_stage["plan"], q, real_world, mode=mode)
+    for evaluation in ("official", "strict"):
+        report = evaluate(two_stage["plan"], q, real_world, evaluation=evaluation)
         assert set(report.failures()) == {"is_valid_information_in_current_city",
                                           "is_valid_information_in_sandbox", "is_not_absent"}
         assert report.hard is None
@@ -125,7 +125,7 @@ def test_official_mode_agrees_with_the_pandas_baseline(real_travelplanner, real_
     rows = plan_sets["train_variants.jsonl"]
     for row in rows:
         q = TravelQuery.from_row(row["query"])
-        ours = evaluate(row["plan"], q, real_world, mode="official").to_official()
+        ours = evaluate(row["plan"], q, real_world, evaluation="official").to_official()
         theirs = bench._safe(baseline.evaluate, bench.official_row(q), row["plan"])
         if isinstance(theirs, Exception):
             assert ours["error"], row["id"]
@@ -148,15 +148,15 @@ def _cli(*args):
     return result.output
 
 
-@pytest.mark.parametrize("mode", ["official", "strict"])
-def test_cli_on_every_plan_set(real_travelplanner, tmp_path, mode):
+@pytest.mark.parametrize("evaluation", ["official", "strict"])
+def test_cli_on_every_plan_set(real_travelplanner, tmp_path, evaluation):
     for path in sorted((real_travelplanner / "plan_sets").glob("*.jsonl")):
-        out = tmp_path / f"{path.stem}-{mode}.json"
-        text = _cli("--submission", path, "--mode", mode, "--output", out)
+        out = tmp_path / f"{path.stem}-{evaluation}.json"
+        text = _cli("--submission", path, "--evaluation", evaluation, "--output", out)
         assert "Final Pass Rate" in text
         data = json.loads(out.read_text())
         n = len(path.read_text().splitlines())
-        assert data["mode"] == mode and len(data["plans"]) == n
+        assert data["evaluation"] == evaluation and len(data["plans"]) == n
         assert Path(data["database"]).resolve() == real_travelplanner.resolve()
         for entry in data["plans"]:
             assert set(entry["commonsense"]) == set(COMMONSENSE)
@@ -197,7 +197,8 @@ def _days(row):
     return TravelQuery.from_row(row).annotated_plan
 
 
-def test_cli_rejects_an_unknown_mode(real_travelplanner):
+def test_cli_rejects_an_unknown_evaluation(real_travelplanner):
     result = runner.invoke(app, ["eval", "travelplanner", "--submission",
-                                 str(real_travelplanner / "plan_sets" / "train_variants.jsonl"), "--mode", "lenient"])
+                                 str(real_travelplanner / "plan_sets" / "train_variants.jsonl"),
+                                 "--evaluation", "lenient"])
     assert result.exit_code != 0

@@ -38,7 +38,7 @@ plans = st.one_of(
 )
 
 
-def check_report(report: EvaluationReport, mode: str) -> None:
+def check_report(report: EvaluationReport, evaluation: str) -> None:
     assert set(report.commonsense) == set(COMMONSENSE)
     assert report.hard is None or set(report.hard) == set(HARD)
     verdicts = {**report.commonsense, **(report.hard or {})}
@@ -46,7 +46,7 @@ def check_report(report: EvaluationReport, mode: str) -> None:
         assert v.passed in (True, False, None)
         assert isinstance(v.reason, str) and v.reason and "\n" not in v.reason, name
         if v.reason.startswith("evaluation_error"):
-            assert mode == "official" and v.passed is False
+            assert evaluation == "official" and v.passed is False
             assert report.error is not None
     failures = report.failures()
     assert set(failures) <= set(verdicts)
@@ -68,10 +68,10 @@ def world_and_query(tiny_world):
 
 
 @SETTINGS
-@given(plan=plans, mode=st.sampled_from(["official", "strict"]), k=st.integers(0, 8))
-def test_random_plans_never_raise(world_and_query, plan, mode, k):
+@given(plan=plans, evaluation=st.sampled_from(["official", "strict"]), k=st.integers(0, 8))
+def test_random_plans_never_raise(world_and_query, plan, evaluation, k):
     world, queries = world_and_query
-    check_report(evaluate(plan, queries[k % len(queries)], world, mode=mode), mode)
+    check_report(evaluate(plan, queries[k % len(queries)], world, evaluation=evaluation), evaluation)
 
 
 def _mutate(plan: list, data) -> list:
@@ -101,19 +101,19 @@ def _mutate(plan: list, data) -> list:
 
 
 @SETTINGS
-@given(data=st.data(), mode=st.sampled_from(["official", "strict"]))
-def test_mutated_gold_plans_never_raise(world_and_query, data, mode):
+@given(data=st.data(), evaluation=st.sampled_from(["official", "strict"]))
+def test_mutated_gold_plans_never_raise(world_and_query, data, evaluation):
     world, queries = world_and_query
     q = data.draw(st.sampled_from(queries))
     plan = _mutate(list(q.annotated_plan), data)
-    check_report(evaluate(plan, q, world, mode=mode), mode)
+    check_report(evaluate(plan, q, world, evaluation=evaluation), evaluation)
 
 
 def test_gold_plans_of_the_tiny_world_pass(world_and_query):
     world, queries = world_and_query
     for q in queries:
-        for mode in ("official", "strict"):
-            assert evaluate(list(q.annotated_plan), q, world, mode=mode).final_pass
+        for evaluation in ("official", "strict"):
+            assert evaluate(list(q.annotated_plan), q, world, evaluation=evaluation).final_pass
 
 
 def test_huge_fields_stay_fast_and_safe(world_and_query):
@@ -122,8 +122,8 @@ def test_huge_fields_stay_fast_and_safe(world_and_query):
     huge = ["a," * 100_000, "from " * 50_000, "(" * 100_000, "x\n" * 50_000 + ",y", "Flight Number: " * 20_000]
     for text in huge:
         plan = [{key: text for key in PLAN_KEYS}] * q.days
-        for mode in ("official", "strict"):
-            check_report(evaluate(plan, q, world, mode=mode), mode)
+        for evaluation in ("official", "strict"):
+            check_report(evaluate(plan, q, world, evaluation=evaluation), evaluation)
     assert not parse_plan("[" * 100_000).delivered
 
 

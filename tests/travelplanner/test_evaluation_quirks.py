@@ -1,5 +1,5 @@
 """One test per documented quirk (numbers as in docs/travelplanner-evaluation.md): what ``official``
-reproduces and what ``strict`` does instead (or keeps, where the docs say both modes agree)."""
+reproduces and what ``strict`` does instead (or keeps, where the docs say both evaluators agree)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ ERROR = "evaluation_error"
 
 
 def both(plan, q, world):
-    return evaluate(plan, q, world, mode="official"), evaluate(plan, q, world, mode="strict")
+    return evaluate(plan, q, world, evaluation="official"), evaluate(plan, q, world, evaluation="strict")
 
 
 def _train(train_queries, i):

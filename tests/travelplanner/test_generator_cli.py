@@ -30,8 +30,8 @@ def test_generate_then_solve_then_evaluate(tmp_path):
     assert "9 solved (9 proven cheapest), 0 proved infeasible, 0 timed out" in result.output
     lines = [json.loads(line) for line in sub.read_text().splitlines()]
     assert [line["idx"] for line in lines] == list(range(1, 10)) and all(line["plan"] for line in lines)
-    for mode in ("official", "strict"):
-        metrics = run(sub, queries=str(out), database=root, mode=mode)["metrics"]
+    for evaluation in ("official", "strict"):
+        metrics = run(sub, queries=str(out), database=root, evaluation=evaluation)["metrics"]
         assert metrics.final_pass_rate == 1.0
 
 

@@ -1,4 +1,4 @@
-"""Generated queries: feasible by construction in both evaluation modes, at the official level
+"""Generated queries: feasible by construction for both evaluators, at the official level
 mix, deterministic under a seed, and the source of the embedded world's bundled queries."""
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ def many(embedded):
 
 
 def check_row(row: dict, world: World, slack_max: float = 0.4) -> TravelQuery:
-    """Fields, level rules and the reference plan passing both modes within the budget."""
+    """Fields, level rules and the reference plan passing both evaluators within the budget."""
     assert tuple(row) == QUERY_FIELDS and row["reference_information"] == ""
     q = TravelQuery.from_row(row, id="generated")
     lc = ast.literal_eval(row["local_constraint"])
@@ -63,9 +63,9 @@ def check_row(row: dict, world: World, slack_max: float = 0.4) -> TravelQuery:
         assert 2 <= q.people_number <= 8 and len(local) + (lc["transportation"] is not None) == 3
     assert lc["house rule"] in (None, *HOUSE_RULES) and lc["room type"] in (None, *ROOM_TYPES)
     assert lc["cuisine"] is None or set(lc["cuisine"]) <= set(CUISINES)
-    for mode in ("strict", "official"):
-        report = evaluate(list(q.annotated_plan), q, world, mode=mode)
-        assert report.final_pass, (mode, report.failures())
+    for evaluation in ("strict", "official"):
+        report = evaluate(list(q.annotated_plan), q, world, evaluation=evaluation)
+        assert report.final_pass, (evaluation, report.failures())
     assert q.budget % 100 == 0 and q.org in q.query and q.dest in q.query and f"${q.budget:,}" in q.query
     return q
 
@@ -82,7 +82,7 @@ def test_hundreds_of_generated_queries_pass_both_modes(many, embedded):
 def test_budgets_come_from_the_cheapest_plan(many, embedded):
     for row in many[::17]:
         q = TravelQuery.from_row(row)
-        cheapest = solve(q, embedded, mode="both", ignore_budget=True)
+        cheapest = solve(q, embedded, must_pass="both", ignore_budget=True)
         assert cheapest.plan == list(q.annotated_plan)
         assert cheapest.cost <= q.budget <= cheapest.cost * 1.4 + 100
 
@@ -106,7 +106,7 @@ def test_the_same_seed_gives_the_same_queries(embedded):
 def test_the_bundled_queries_come_from_the_generator(embedded):
     for split in ("train", "validation", "test"):
         for q in load_queries(split, world_root=embedded.root)[::23]:
-            assert solve(q, embedded, mode="both", ignore_budget=True).plan == list(q.annotated_plan)
+            assert solve(q, embedded, must_pass="both", ignore_budget=True).plan == list(q.annotated_plan)
 
 
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -116,7 +116,7 @@ def test_any_seed_on_any_tiny_world_gives_passing_queries(tmp_path_factory, worl
     config = GeneratorConfig(budget_slack_min=0.0, budget_slack_max=0.0, hard_transport_share=0.5)
     for row in generate_queries(world, per_group=1, seed=seed, config=config):
         q = check_row(row, world)
-        assert q.budget - 100 < solve(q, world, mode="both").cost <= q.budget
+        assert q.budget - 100 < solve(q, world, must_pass="both").cost <= q.budget
 
 
 def test_a_world_without_roads_or_flights_is_too_sparse(tmp_path):

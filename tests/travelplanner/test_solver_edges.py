@@ -21,10 +21,10 @@ def _variant(query, **local):
     return query.model_copy(update={"local_constraint": lc})
 
 
-def test_a_bad_mode_names_the_choices(tiny):
+def test_a_bad_must_pass_names_the_choices(tiny):
     world, queries = tiny
-    with pytest.raises(ConfigError, match="mode='official'.*strict.*both"):
-        solve(queries[0], world, mode="official")
+    with pytest.raises(ConfigError, match="must_pass=.official'.*strict.*both"):
+        solve(queries[0], world, must_pass="official")
 
 
 def test_rows_and_queries_give_the_same_plan(tiny):
@@ -77,7 +77,7 @@ def test_limits_stop_the_search_and_say_so(tiny):
     stopped = solve(q, world, node_limit=1)
     assert stopped.stats.stopped and stopped.status in ("timeout", "solved")
     if stopped.solved:
-        assert not stopped.optimal and evaluate(stopped.plan, q, world, mode="strict").final_pass
+        assert not stopped.optimal and evaluate(stopped.plan, q, world, evaluation="strict").final_pass
     assert solve(q, world, time_limit=0.0).stats.stopped or solve(q, world).stats.nodes < 256
     full = solve(q, world)
     assert full.optimal and not full.stats.stopped and full.stats.nodes >= 1 and full.stats.leaves >= 1

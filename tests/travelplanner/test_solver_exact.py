@@ -30,12 +30,12 @@ MICRO = settings(max_examples=30, deadline=None,
                  suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 
 
-def assert_passes(result, query: TravelQuery, world: World, modes=("strict", "official")) -> None:
+def assert_passes(result, query: TravelQuery, world: World, evaluations=("strict", "official")) -> None:
     assert result.status == "solved" and result.plan is not None
     assert len(result.plan) == query.days
-    for mode in modes:
-        report = evaluate(result.plan, query, world, mode=mode)
-        assert report.final_pass, (mode, report.failures())
+    for evaluation in evaluations:
+        report = evaluate(result.plan, query, world, evaluation=evaluation)
+        assert report.final_pass, (evaluation, report.failures())
     ix = index_for(world)
     assert total_cost(query, read_plan(query, result.plan, ix), ix) == pytest.approx(result.cost)
     assert result.cost <= query.budget
@@ -49,14 +49,14 @@ def test_the_optimum_equals_the_brute_force_on_micro_worlds(tmp_path_factory, se
     for _ in range(3):
         query = TravelQuery.from_row(random_query(rnd), id="micro")
         best = brute_cheapest(query, world)
-        for mode in ("strict", "both"):
-            result = solve(query, world, mode=mode, ignore_budget=True, time_limit=None)
+        for must_pass in ("strict", "both"):
+            result = solve(query, world, must_pass=must_pass, ignore_budget=True, time_limit=None)
             if best == float("inf"):
                 assert result.status == "infeasible", result
                 continue
             assert result.optimal and result.cost == pytest.approx(best)
             priced = query.model_copy(update={"budget": int(result.cost)})
-            assert_passes(result, priced, world, ("strict", "official") if mode == "both" else ("strict",))
+            assert_passes(result, priced, world, ("strict", "official") if must_pass == "both" else ("strict",))
 
 
 @MICRO
@@ -94,7 +94,7 @@ def test_extra_meals_fill_travel_days_and_spill_onto_the_next(tmp_path, cuisines
         "date": [f"2022-03-0{i + 1}" for i in range(7)],
         "people_number": 2, "local_constraint": {"cuisine": list(ALL_CUISINES[:cuisines])}, "budget": 100_000,
         "query": "", "level": "hard"})
-    result = solve(query, world, mode="both")
+    result = solve(query, world, must_pass="both")
     assert result.optimal and result.cost == brute_cheapest(query, world)
     assert_passes(result, query, world)
     travel_meals = [sum(d[m] != "-" for m in ("breakfast", "lunch", "dinner"))

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.realdata
 
 @pytest.fixture(scope="module")
 def solved_train(real_world, train_queries):
-    return [solve(q, real_world, mode="both") for q in train_queries]
+    return [solve(q, real_world, must_pass="both") for q in train_queries]
 
 
 def test_every_train_query_is_solved_within_its_budget(real_world, train_queries, solved_train):
@@ -25,35 +25,35 @@ def test_every_train_query_is_solved_within_its_budget(real_world, train_queries
     for q, result in zip(train_queries, solved_train, strict=True):
         assert result.status == "solved" and result.optimal, (q.id, result.reason)
         assert result.cost <= q.budget
-        for mode in ("strict", "official"):
-            report = evaluate(result.plan, q, real_world, mode=mode)
-            assert report.final_pass, (q.id, mode, report.failures())
-        gold = evaluate(list(q.annotated_plan), q, real_world, mode="strict")
+        for evaluation in ("strict", "official"):
+            report = evaluate(result.plan, q, real_world, evaluation=evaluation)
+            assert report.final_pass, (q.id, evaluation, report.failures())
+        gold = evaluate(list(q.annotated_plan), q, real_world, evaluation="strict")
         if gold.final_pass:  # a valid plan: the optimum cannot cost more
             assert result.cost <= total_cost(q, read_plan(q, list(q.annotated_plan), ix), ix)
 
 
 def test_query_41_is_solved_although_its_gold_plan_fails_strict(real_world, train_queries, solved_train):
     q = train_queries[41]
-    assert not evaluate(list(q.annotated_plan), q, real_world, mode="strict").final_pass
-    assert evaluate(solved_train[41].plan, q, real_world, mode="strict").final_pass
+    assert not evaluate(list(q.annotated_plan), q, real_world, evaluation="strict").final_pass
+    assert evaluate(solved_train[41].plan, q, real_world, evaluation="strict").final_pass
 
 
 def test_strict_mode_finds_the_same_optimum(real_world, train_queries, solved_train):
     for q, both in zip(train_queries, solved_train):
-        strict = solve(q, real_world, mode="strict")
+        strict = solve(q, real_world, must_pass="strict")
         assert strict.cost == both.cost
-        assert evaluate(strict.plan, q, real_world, mode="strict").final_pass
+        assert evaluate(strict.plan, q, real_world, evaluation="strict").final_pass
 
 
 def test_validation_queries_are_solved_or_proved_infeasible(real_world, validation_queries):
     for q in validation_queries:
-        result = solve(q, real_world, mode="both")
+        result = solve(q, real_world, must_pass="both")
         assert result.status in ("solved", "infeasible") and not result.stats.stopped, q.id
         if result.solved:
-            assert evaluate(result.plan, q, real_world, mode="strict").final_pass
+            assert evaluate(result.plan, q, real_world, evaluation="strict").final_pass
             continue
-        cheapest = solve(q, real_world, mode="both", ignore_budget=True)
+        cheapest = solve(q, real_world, must_pass="both", ignore_budget=True)
         assert not cheapest.solved or cheapest.cost > q.budget  # the proof is consistent
 
 

@@ -66,7 +66,7 @@ class _CityNames:
 
 
 class WorldIndex:
-    """Memoized lookups over one world, shaped for the two evaluation modes."""
+    """Memoized lookups over one world, shaped for the two evaluators."""
 
     def __init__(self, world: World) -> None:
         self.world = world
@@ -117,7 +117,7 @@ class WorldIndex:
         return rows
 
     def flight_routes(self, number: str) -> list[tuple[Any, str, str]]:
-        """``(price, origin, dest)`` of each row of ``flights_by_number`` (all official mode reads)."""
+        """``(price, origin, dest)`` of each row of ``flights_by_number`` (all the official evaluator reads)."""
         rows = self._routes.get(number)
         if rows is None:
             rows = _put(self._routes, number, self.world.flight_price_routes(number))

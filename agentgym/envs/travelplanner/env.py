@@ -13,7 +13,7 @@ from agentgym.core.parsing import FORMATS, Answer, Call, GiveUp, parse_action
 from agentgym.core.tools import ToolBox
 from agentgym.core.types import ActionError, ErrorCode, StepInfo, ToolCall, ToolResult
 from agentgym.envs.travelplanner._prompts import first_observation
-from agentgym.envs.travelplanner.evaluation import evaluate
+from agentgym.envs.travelplanner.evaluation import EVALUATIONS, evaluate
 from agentgym.envs.travelplanner.plan import ParsedPlan, parse_plan
 from agentgym.envs.travelplanner.queries import QUERIES_ENV_VAR, TravelQuery, load_queries
 from agentgym.envs.travelplanner.reference import reference_information
@@ -21,10 +21,9 @@ from agentgym.envs.travelplanner.tools import Notebook, make_toolbox
 from agentgym.envs.travelplanner.world import World
 from agentgym.errors import ConfigError, DataError
 
-__all__ = ["TravelPlannerEnv", "MODES", "EVALUATION_MODES"]
+__all__ = ["TravelPlannerEnv", "MODES"]
 
 MODES = ("tool-use", "sole-planning")
-EVALUATION_MODES = ("strict", "official")
 _TOOLBOXES: weakref.WeakKeyDictionary[World, ToolBox] = weakref.WeakKeyDictionary()
 
 
@@ -70,7 +69,7 @@ class TravelPlannerEnv(TextEnv):
 
     ## Rewards
     0 on every step but the last; on submission, 1.0 if the plan passes every constraint
-    (final pass) under the ``evaluation`` mode, else 0.0. Override ``terminal_reward`` for another
+    (final pass) under the ``evaluation`` evaluator, else 0.0. Override ``terminal_reward`` for another
     terminal signal; ``info["evaluation"]`` holds the full report. With ``reward=`` (a preset
     such as ``planner_r1/dense``, or a reward spec) the last step pays the shaped reward instead,
     with its breakdown in ``info["reward"]`` (see ``docs/rewards.md``).
@@ -121,7 +120,7 @@ class TravelPlannerEnv(TextEnv):
         super().__init__(max_turns=max_turns, max_action_chars=max_action_chars, render_mode=render_mode)
         require_choice("mode", mode, MODES)
         require_choice("action_format", action_format, FORMATS)
-        require_choice("evaluation", evaluation, EVALUATION_MODES)
+        require_choice("evaluation", evaluation, EVALUATIONS)
         self.mode, self.action_format, self.evaluation = mode, action_format, evaluation
         # json actions end at a closing tag; react's Finish[<plan JSON>] nests brackets, so no string is safe.
         self.stop_strings = ("</tool_call>", "</answer>") if action_format == "json" else ()
@@ -181,8 +180,9 @@ class TravelPlannerEnv(TextEnv):
     def _finish(self, parsed: Answer | GiveUp) -> tuple[str, float, bool, StepInfo]:
         gave_up = isinstance(parsed, GiveUp)
         self._answer = None if gave_up else parsed.text
-        # The model's text is read leniently (fences, <answer>, literals) in either evaluation mode.
-        report = evaluate(None if gave_up else parse_plan(parsed.text), self._query, self.world, mode=self.evaluation)
+        # The model's text is read leniently (fences, <answer>, literals) by either evaluator.
+        plan = None if gave_up else parse_plan(parsed.text)
+        report = evaluate(plan, self._query, self.world, evaluation=self.evaluation)
         reward = self.terminal_reward(report)
         error = None
         if not gave_up and not report.delivered:
@@ -198,11 +198,11 @@ class TravelPlannerEnv(TextEnv):
         return 1.0 if report.final_pass else 0.0
 
     def reward_context(self) -> dict[str, Any]:
-        """The query, the submitted plan text, and an evaluator for the reward terms' modes."""
+        """The query, the submitted plan text, and an evaluator for the reward terms' evaluations."""
         query, world = self._query, self.world
         return {"task": query, "answer": self._answer,
-                "evaluate": lambda plan, mode: evaluate(
-                    plan if isinstance(plan, ParsedPlan) else parse_plan(plan), query, world, mode=mode
+                "evaluate": lambda plan, evaluation: evaluate(
+                    plan if isinstance(plan, ParsedPlan) else parse_plan(plan), query, world, evaluation=evaluation
                 ).model_dump(mode="json")}
 
     # -- helpers -----------------------------------------------------------------------------

@@ -1,11 +1,11 @@
 """The TravelPlanner evaluator: 8 commonsense and 5 hard constraints, official metrics.
 
-``evaluate(plan, query, world, mode=...)`` checks one plan and never raises on the plan:
+``evaluate(plan, query, world, evaluation=...)`` checks one plan and never raises on the plan:
 
-* ``mode="official"`` reproduces the official evaluator's verdicts, quirks included. Where the
+* ``evaluation="official"`` reproduces the official evaluator's verdicts, quirks included. Where the
   official code would raise and abort the whole run, the check that raised fails with an
   ``evaluation_error: ...`` reason (and ``report.error`` says so); the other checks still run.
-* ``mode="strict"`` closes the loopholes (exact names, stay days checked, last attraction
+* ``evaluation="strict"`` closes the loopholes (exact names, stay days checked, last attraction
   counted, unknown modes rejected, ...). See ``docs/travelplanner-evaluation.md`` for the table.
 
 Hard constraints run only when the plan was delivered and ``is_not_absent`` and
@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from agentgym.envs.travelplanner import _commonsense, _hard, _strict, _strict_hard
 from agentgym.envs.travelplanner._index import index_for
@@ -32,10 +32,11 @@ from agentgym.errors import ConfigError
 
 __all__ = [
     "evaluate", "official_plan", "aggregate", "Verdict", "EvaluationReport", "MetricSet", "Metrics",
-    "COMMONSENSE", "HARD", "MODES", "OFFICIAL_METRIC_NAMES", "hard_denominator",
+    "COMMONSENSE", "HARD", "EVALUATIONS", "OFFICIAL_METRIC_NAMES", "hard_denominator",
 ]
 
-MODES = ("official", "strict")
+EVALUATIONS = ("official", "strict")
+"""The evaluators: ``official`` (the leaderboard's verdicts, quirks included) and ``strict``."""
 COMMONSENSE = tuple(_commonsense.CHECKS)
 HARD = tuple(_hard.CHECKS)
 ERROR_PREFIX = "evaluation_error"
@@ -63,7 +64,8 @@ class EvaluationReport(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    mode: Literal["official", "strict"]
+    evaluation: Literal["official", "strict"] = Field(validation_alias=AliasChoices("evaluation", "mode"))
+    """The evaluator that wrote the report (dumps from 0.1.0 named it ``mode``; they still load)."""
     delivered: bool
     commonsense: dict[str, Verdict]
     hard: dict[str, Verdict] | None
@@ -100,26 +102,26 @@ class EvaluationReport(BaseModel):
 
 
 def evaluate(plan: Any, query: TravelQuery | Mapping[str, Any], world: World, *,
-             mode: str = "official") -> EvaluationReport:
+             evaluation: str = "official") -> EvaluationReport:
     """Check ``plan`` against ``query`` in ``world``.
 
     A :class:`ParsedPlan` (how the env passes the model's text, read leniently by ``parse_plan``)
-    is taken as it is. Any other value is read as the mode's evaluator reads a submission: in
-    ``"official"`` mode only a list of day objects is a plan (:func:`official_plan`); in
-    ``"strict"`` mode every shape ``parse_plan`` reads is accepted."""
-    if mode not in MODES:
-        raise ConfigError("mode", mode, MODES)
+    is taken as it is. Any other value is read as that evaluator reads a submission: the
+    ``"official"`` evaluator takes only a list of day objects is a plan (:func:`official_plan`); the
+    ``"strict"`` one every shape ``parse_plan`` reads is accepted."""
+    if evaluation not in EVALUATIONS:
+        raise ConfigError("evaluation", evaluation, EVALUATIONS)
     if not isinstance(query, TravelQuery):
         query = TravelQuery.from_row(query, id="query")
     if isinstance(plan, ParsedPlan):
         parsed = plan
     else:
-        parsed = official_plan(plan) if mode == "official" else parse_plan(plan)
+        parsed = official_plan(plan) if evaluation == "official" else parse_plan(plan)
     if not parsed.delivered:
-        return _undelivered(mode, query, parsed.reason or "no plan")
+        return _undelivered(evaluation, query, parsed.reason or "no plan")
     ix = index_for(world)
     days = parsed.days
-    if mode == "official":
+    if evaluation == "official":
         subject: Any = days
         checks, hard_checks = _commonsense.CHECKS, _hard.CHECKS
     else:
@@ -130,7 +132,7 @@ def evaluate(plan: Any, query: TravelQuery | Mapping[str, Any], world: World, *,
     hard = None
     if commonsense["is_not_absent"].passed and commonsense["is_valid_information_in_sandbox"].passed:
         hard = {name: _run(name, fn, query, subject, ix, errors) for name, fn in hard_checks.items()}
-    return _report(mode, query, commonsense, hard, errors[0] if errors else None)
+    return _report(evaluation, query, commonsense, hard, errors[0] if errors else None)
 
 
 def official_plan(value: Any) -> ParsedPlan:
@@ -201,20 +203,20 @@ def _line(text: str, limit: int = 240) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _undelivered(mode: str, query: TravelQuery, reason: str) -> EvaluationReport:
+def _undelivered(evaluation: str, query: TravelQuery, reason: str) -> EvaluationReport:
     verdict = Verdict.model_construct(passed=False, reason=f"plan not delivered: {reason}")
     commonsense = {name: verdict for name in COMMONSENSE}
-    return _report(mode, query, commonsense, None, reason, delivered=False)
+    return _report(evaluation, query, commonsense, None, reason, delivered=False)
 
 
-def _report(mode: str, query: TravelQuery, commonsense: dict[str, Verdict], hard: dict[str, Verdict] | None,
+def _report(evaluation: str, query: TravelQuery, commonsense: dict[str, Verdict], hard: dict[str, Verdict] | None,
             error: str | None, *, delivered: bool = True) -> EvaluationReport:
     c_passed, c_pass = _tally(commonsense)
     h_passed, h_pass = (0, False) if hard is None else _tally(hard)
     c_pass = c_pass and delivered
     applicable = applicable_hard(query)
     return _construct(EvaluationReport, {
-        "mode": mode, "delivered": delivered, "commonsense": commonsense, "hard": hard,
+        "evaluation": evaluation, "delivered": delivered, "commonsense": commonsense, "hard": hard,
         "commonsense_pass": c_pass, "hard_pass": h_pass, "final_pass": c_pass and h_pass,
         "commonsense_passed": c_passed, "hard_passed": h_passed, "hard_applicable": applicable,
         "commonsense_micro": c_passed / len(COMMONSENSE), "hard_micro": h_passed / applicable if applicable else 0.0,
@@ -300,7 +302,8 @@ class MetricSet(BaseModel):
 class Metrics(MetricSet):
     """Aggregate metrics plus the same six metrics per level and per trip length."""
 
-    mode: str | None = None
+    evaluation: str | None = Field(default=None, validation_alias=AliasChoices("evaluation", "mode"))
+    """The evaluator of every report, or None when they mix evaluators."""
     by_level: dict[str, MetricSet] = {}
     by_days: dict[int, MetricSet] = {}
 
@@ -320,10 +323,10 @@ def aggregate(reports: Sequence[EvaluationReport], queries: Sequence[TravelQuery
     for r, q in pairs:
         by_level.setdefault(q.level or "unknown", []).append((r, q))
         by_days.setdefault(q.days, []).append((r, q))
-    modes = {r.mode for r in reports}
+    evaluations = {r.evaluation for r in reports}
     return Metrics(
         **_metric_set(pairs).model_dump(),
-        mode=modes.pop() if len(modes) == 1 else None,
+        evaluation=evaluations.pop() if len(evaluations) == 1 else None,
         by_level={k: _metric_set(v) for k, v in sorted(by_level.items(), key=lambda kv: _level_order(kv[0]))},
         by_days={k: _metric_set(v) for k, v in sorted(by_days.items())},
     )

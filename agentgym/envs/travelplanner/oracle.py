@@ -37,7 +37,7 @@ Call = tuple[str, tuple[str, ...]]
 def oracle_actions(query: TravelQuery, world: World, action_format: str = "react", *, tools: bool = True,
                    time_limit: float | None = 30.0) -> list[str]:
     """Every action of an oracle episode: the lookups (``tools=True``), then the submission."""
-    result = solve(query, world, mode="both", time_limit=time_limit)
+    result = solve(query, world, must_pass="both", time_limit=time_limit)
     if not result.solved:
         return [_give_up(f"no plan: {result.reason}", action_format)]
     return plan_actions(query, result.plan, action_format, tools=tools)

@@ -27,7 +27,7 @@ __all__ = ["read_submission", "run", "print_metrics", "to_json"]
 
 
 def run(submission: Path, *, queries: str | None = None, database: Path | None = None,
-        mode: str = "official", foreign_queries: bool = False) -> dict[str, Any]:
+        evaluation: str = "official", foreign_queries: bool = False) -> dict[str, Any]:
     """Evaluate a submission file; the data behind the CLI output.
 
     Queries set in cities the world does not have were written for another world (e.g. real
@@ -54,8 +54,9 @@ def run(submission: Path, *, queries: str | None = None, database: Path | None =
                         "the missing plans count as not delivered")
     elif len(lines) > len(qs):
         warnings.append(f"the submission has {len(lines)} lines for {len(qs)} queries; the extra lines are ignored")
-    reports = [evaluate(lines[i] if i < len(lines) else None, q, world, mode=mode) for i, q in enumerate(qs)]
-    return {"mode": mode, "queries": qs, "reports": reports, "metrics": aggregate(reports, qs),
+    plans = [lines[i] if i < len(lines) else None for i in range(len(qs))]
+    reports = [evaluate(plan, q, world, evaluation=evaluation) for plan, q in zip(plans, qs, strict=True)]
+    return {"evaluation": evaluation, "queries": qs, "reports": reports, "metrics": aggregate(reports, qs),
             "lines": lines, "database": str(world.root), "submission": str(submission),
             "query_source": queries, "warnings": warnings}
 
@@ -111,7 +112,8 @@ def _nearby_world(queries: str | None, submission: Path) -> Path | None:
 
 
 def print_metrics(console: Console, metrics: Metrics, database: str) -> None:
-    table = Table(title=f"TravelPlanner ({metrics.mode} mode, {metrics.n_queries} queries)", caption=database)
+    title = f"TravelPlanner ({metrics.evaluation} evaluation, {metrics.n_queries} queries)"
+    table = Table(title=title, caption=database)
     table.add_column("metric")
     table.add_column("value", justify="right")
     table.add_column("count", justify="right")
@@ -146,12 +148,12 @@ def print_metrics(console: Console, metrics: Metrics, database: str) -> None:
 def to_json(result: dict[str, Any]) -> dict[str, Any]:
     metrics: Metrics = result["metrics"]
     return {
-        "mode": result["mode"],
+        "evaluation": result["evaluation"],
         "database": result["database"],
         "submission": result["submission"],
         "queries": result["query_source"],
         "metrics": metrics.official(),
-        "counts": metrics.model_dump(exclude={"by_level", "by_days", "mode"}),
+        "counts": metrics.model_dump(exclude={"by_level", "by_days", "evaluation"}),
         "by_level": {k: v.official() | {"n_queries": v.n_queries} for k, v in metrics.by_level.items()},
         "by_days": {str(k): v.official() | {"n_queries": v.n_queries} for k, v in metrics.by_days.items()},
         "plans": [_entry(i, q, r, result["lines"])

@@ -1,7 +1,7 @@
 """Procedural TravelPlanner queries, each with a reference plan that passes by construction.
 
 ``generate_queries(world, n, seed=...)`` draws query specs at the official level mix (see
-``_draw``), solves each one exactly for its cheapest plan (``solver.solve`` in ``both`` mode,
+``_draw``), solves each one exactly for its cheapest plan (``solver.solve`` with ``must_pass="both"``,
 budget ignored, with a node limit so the result does not depend on machine speed), and prices
 the query from it: ``budget = ceil(cost * (1 + slack) / 100) * 100`` with the slack drawn
 uniformly from ``[budget_slack_min, budget_slack_max]``. Specs without a plan are redrawn.
@@ -105,7 +105,7 @@ class QueryGenerator:
 
     def _priced(self, spec: Spec) -> dict[str, Any] | None:
         meta = _meta(spec, budget=0, text="")
-        result = solve(TravelQuery.from_row(meta), self.world, mode="both", ignore_budget=True,
+        result = solve(TravelQuery.from_row(meta), self.world, must_pass="both", ignore_budget=True,
                        time_limit=None, node_limit=self.config.node_limit)
         if not (result.solved and result.optimal):
             return None

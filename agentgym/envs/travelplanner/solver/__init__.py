@@ -5,7 +5,7 @@ that none fits the budget.
 of the trip's days between them and both transport regimes (driving throughout, or flights
 and taxis), with the hotels and meals of each city solved exactly, by branch and bound on cost.
 A plan it returns passes every commonsense and hard constraint of ``strict`` evaluation (with
-``mode="both"`` also of ``official`` evaluation). ``infeasible`` is a proof: the search was
+``must_pass="both"`` also of ``official`` evaluation). ``infeasible`` is a proof: the search was
 exhaustive and no plan costs at most the budget (or some part of the trip has no option at
 all). The design and its exactness arguments are in ``docs/travelplanner.md`` ("Solver and
 generator") and in the module docstrings.
@@ -28,14 +28,14 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from agentgym.envs.travelplanner.queries import TravelQuery
-from agentgym.envs.travelplanner.solver._problem import SOLVER_MODES, read_problem
+from agentgym.envs.travelplanner.solver._problem import MUST_PASS, read_problem
 from agentgym.envs.travelplanner.solver._render import render_plan
 from agentgym.envs.travelplanner.solver._search import Search
 from agentgym.envs.travelplanner.solver._transport import REGIMES
 from agentgym.envs.travelplanner.world import World
 from agentgym.errors import ConfigError
 
-__all__ = ["solve", "SolveResult", "SolveStats", "SOLVER_MODES", "STATUSES"]
+__all__ = ["solve", "SolveResult", "SolveStats", "MUST_PASS", "STATUSES"]
 
 STATUSES = ("solved", "infeasible", "timeout")
 
@@ -74,20 +74,20 @@ class SolveResult(BaseModel):
 
 
 def solve(query: TravelQuery | Mapping[str, Any], world: World, *, time_limit: float | None = 30.0,
-          node_limit: int | None = None, mode: str = "strict", ignore_budget: bool = False) -> SolveResult:
-    """The cheapest plan for ``query`` in ``world`` that passes evaluation in ``mode``.
+          node_limit: int | None = None, must_pass: str = "strict", ignore_budget: bool = False) -> SolveResult:
+    """The cheapest plan for ``query`` in ``world`` that passes the evaluators ``must_pass`` names.
 
-    ``mode``: ``strict`` (the plan passes strict evaluation; proofs hold for strict) or
+    ``must_pass``: ``strict`` (the plan passes strict evaluation; proofs hold for strict) or
     ``both`` (it also passes official evaluation: only venues and flights both evaluators
     read the same way are used). ``time_limit`` (seconds) and ``node_limit`` stop the search
     early; a node limit keeps results independent of machine speed. ``ignore_budget`` finds
     the cheapest plan whatever the query's budget (the generator prices queries this way).
     """
-    if mode not in SOLVER_MODES:
-        raise ConfigError("mode", mode, SOLVER_MODES)
+    if must_pass not in MUST_PASS:
+        raise ConfigError("must_pass", must_pass, MUST_PASS)
     start = time.perf_counter()
     q = query if isinstance(query, TravelQuery) else TravelQuery.from_row(query, id="custom")
-    problem = read_problem(q, world, mode=mode, ignore_budget=ignore_budget)
+    problem = read_problem(q, world, must_pass=must_pass, ignore_budget=ignore_budget)
     search = Search(problem, time_limit=time_limit, node_limit=node_limit)
     if problem.issue is None:
         search.run()

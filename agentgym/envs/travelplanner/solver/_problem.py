@@ -3,7 +3,7 @@ shape, the group size and the local constraints, all in the evaluator's terms.
 
 Everything here mirrors how ``strict`` evaluation reads a plan (``_strict*.py``): cities are
 written in their database spelling, the destination rule is ``_outside_destination``'s, and the
-constraint texts are the ones ``_strict_hard`` compares. In ``both`` mode the official reading
+constraint texts are the ones ``_strict_hard`` compares. With ``must_pass="both"`` the official reading
 must agree too, which rules out the few names the official parser would misread.
 """
 
@@ -19,9 +19,10 @@ from agentgym.envs.travelplanner._index import WorldIndex, index_for
 from agentgym.envs.travelplanner.queries import TravelQuery
 from agentgym.envs.travelplanner.world import World
 
-__all__ = ["Problem", "read_problem", "SOLVER_MODES", "BANNED_TRANSPORT"]
+__all__ = ["Problem", "read_problem", "MUST_PASS", "BANNED_TRANSPORT"]
 
-SOLVER_MODES = ("strict", "both")
+MUST_PASS = ("strict", "both")
+"""Which evaluators a solved plan must pass: ``strict`` alone, or ``both`` (strict and official)."""
 BANNED_TRANSPORT = {"no flight": "flight", "no self-driving": "self-driving"}
 # A city whose name the route parsers would split or cut cannot be written into a plan.
 _UNWRITABLE = re.compile(r"\bfrom\s|\sto\s|[,;\n]|\([^()]*\)\s*$", re.IGNORECASE)
@@ -34,7 +35,7 @@ class Problem:
     query: TravelQuery
     world: World
     ix: WorldIndex
-    mode: str
+    must_pass: str
     org: str
     candidates: tuple[str, ...]
     k: int  # cities to visit
@@ -57,30 +58,30 @@ class Problem:
         return self.dates[day] if 0 <= day < len(self.dates) else None
 
 
-def read_problem(query: TravelQuery, world: World, *, mode: str, ignore_budget: bool) -> Problem:
+def read_problem(query: TravelQuery, world: World, *, must_pass: str, ignore_budget: bool) -> Problem:
     ix = index_for(world)
     lc = query.local_constraint
     org = ix.canon_city(query.org) or query.org
     fields: dict[str, Any] = dict(
-        query=query, world=world, ix=ix, mode=mode, org=org, k=query.visiting_city_number,
+        query=query, world=world, ix=ix, must_pass=must_pass, org=org, k=query.visiting_city_number,
         days=query.days, dates=tuple(query.date), people=query.people_number,
         banned_rule=RULE_TEXT.get(lc.house_rule) if lc.house_rule else None, room_type=lc.room_type,
         cuisines=tuple(dict.fromkeys(lc.cuisine or ())),
         banned_transport=BANNED_TRANSPORT.get(lc.transportation.lower()) if lc.transportation else None,
         budget=math.inf if ignore_budget else float(query.budget),
     )
-    issue = _shape_issue(query) or _origin_issue(query, ix, org, mode)
-    candidates = () if issue else _candidates(query, ix, org, mode)
+    issue = _shape_issue(query) or _origin_issue(query, ix, org, must_pass)
+    candidates = () if issue else _candidates(query, ix, org, must_pass)
     if not issue and not candidates:
         issue = f"no city can be visited for the destination {query.dest!r}"
     return Problem(candidates=candidates, issue=issue, **fields)
 
 
-def writable_city(name: str, mode: str, ix: WorldIndex) -> bool:
+def writable_city(name: str, must_pass: str, ix: WorldIndex) -> bool:
     """Whether the plan can name ``name`` so that the evaluator reads it back as that city."""
     if ix.canon_city(name) != name or _UNWRITABLE.search(name) or name != name.strip():
         return False
-    if mode == "both":  # the official reader: 'from' marks a travel day, 'to ' needs transport
+    if must_pass == "both":  # the official reader: 'from' marks a travel day, 'to ' needs transport
         return "from" not in name and "to " not in name and "(" not in name and name in ix.world.state_of
     return True
 
@@ -96,15 +97,15 @@ def _shape_issue(q: TravelQuery) -> str | None:
     return None
 
 
-def _origin_issue(q: TravelQuery, ix: WorldIndex, org: str, mode: str) -> str | None:
+def _origin_issue(q: TravelQuery, ix: WorldIndex, org: str, must_pass: str) -> str | None:
     if ix.canon_city(q.org) is None:
         return f"the origin {q.org!r} is not a city of the world"
-    if not writable_city(org, mode, ix) or (mode == "both" and org != q.org):
+    if not writable_city(org, must_pass, ix) or (must_pass == "both" and org != q.org):
         return f"the origin {q.org!r} cannot be written so that the evaluator reads it back"
     return None
 
 
-def _candidates(q: TravelQuery, ix: WorldIndex, org: str, mode: str) -> tuple[str, ...]:
+def _candidates(q: TravelQuery, ix: WorldIndex, org: str, must_pass: str) -> tuple[str, ...]:
     """Cities the strict route check accepts inside the trip (``_outside_destination``)."""
     world = ix.world
     dest_city, dest_state = ix.canon_city(q.dest), ix.canon_state(q.dest)
@@ -114,6 +115,6 @@ def _candidates(q: TravelQuery, ix: WorldIndex, org: str, mode: str) -> tuple[st
         pool = sorted(c for c, s in world.state_of.items() if s == dest_state)
     else:  # strict cannot check an unknown destination: any city will do
         pool = sorted(set(world.state_of) | set(world.city_set))
-    if mode == "both" and q.days > 3:  # the official state check compares the raw text
+    if must_pass == "both" and q.days > 3:  # the official state check compares the raw text
         pool = [c for c in pool if world.state_of.get(c) == q.dest]
-    return tuple(c for c in pool if c != org and writable_city(c, mode, ix))
+    return tuple(c for c in pool if c != org and writable_city(c, must_pass, ix))

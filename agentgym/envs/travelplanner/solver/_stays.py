@@ -8,8 +8,8 @@ optimum for ``n`` nights is ``n`` times the cheapest per-night group price among
 allow the house rule, have the room type, and ask for at most ``n`` nights.
 
 **Venues.** Only rows the plan can name exactly are used: the first row of each normalised
-name in its city (the one strict mode resolves the name to), with a non-empty name (and, for
-attractions, no ``;``). In ``both`` mode the official substring lookup must also land on
+name in its city (the one the strict evaluator resolves the name to), with a non-empty name (and, for
+attractions, no ``;``). With ``must_pass="both"`` the official substring lookup must also land on
 a row that both evaluators price and check the same way (same price, same cuisines, same
 house rules and room type verdicts).
 """
@@ -41,7 +41,7 @@ def usable_rows(p: Problem, table: str, city: str) -> list[Any]:
             continue
         if p.ix.exact(table, city, name) is not row:
             continue
-        if p.mode == "both" and not _official_agrees(p, table, row, city):
+        if p.must_pass == "both" and not _official_agrees(p, table, row, city):
             continue
         out.append(row)
     return out
@@ -113,7 +113,7 @@ def _group_price(p: Problem, row: Any) -> float | None:
         return None
     if not all(_number(v) for v in (row.price, row.minimum_nights, row.maximum_occupancy)):
         return None
-    if row.maximum_occupancy <= 0 and p.mode == "both":
+    if row.maximum_occupancy <= 0 and p.must_pass == "both":
         return None  # the official cost divides by it
     return row.price * ceil_div(p.people, max(row.maximum_occupancy, 1))  # as strict valid_cost
 

@@ -82,12 +82,12 @@ class Legs:
         return best
 
     def _price(self, number: str, a: str, b: str, date: str) -> float | None:
-        """The price strict mode charges (the row matching number, route and date); in
-        ``both`` mode also the official one (the first row with that number), which must agree."""
+        """The price the strict evaluator charges (the row matching number, route and date); in
+        with ``must_pass="both"`` also the official one (the first row with that number), which must agree."""
         row = self.p.ix.strict_flight(number, a, b, date)
         if row is None or not isinstance(row.price, (int, float)) or row.price != row.price:
             return None
-        if self.p.mode == "both" and self.p.ix.flights_by_number(number)[0].price != row.price:
+        if self.p.must_pass == "both" and self.p.ix.flights_by_number(number)[0].price != row.price:
             return None
         return row.price
 

@@ -1,0 +1,131 @@
+"""One word for the evaluator choice: ``evaluation`` everywhere, the 0.1.0 name ``mode`` still read.
+
+``evaluate(evaluation=)``, the reward terms' ``evaluation``, ``agentgym eval travelplanner --evaluation``
+and ``EvaluationReport.evaluation``; the solver's distinct choice is ``must_pass``. ``--mode``, a term's
+``mode:`` and a logged report's ``"mode"`` key keep working for one release.
+"""
+
+from __future__ import annotations
+
+import json
+
+import gymnasium
+import pytest
+from typer.testing import CliRunner
+
+import agentgym  # noqa: F401  (registers the env ids)
+from agentgym import StepInfo
+from agentgym.cli import app
+from agentgym.envs.travelplanner.evaluation import EVALUATIONS, EvaluationReport, aggregate, evaluate
+from agentgym.errors import ConfigError
+from agentgym.rewards import Episode, load_spec
+
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def submission(tiny_world, tmp_path_factory):
+    """Three gold plans of the tiny world, each line carrying its query (no --queries needed)."""
+    world, queries = tiny_world
+    path = tmp_path_factory.mktemp("vocab") / "plans.jsonl"
+    path.write_text("".join(json.dumps({"query": q.to_row(), "plan": list(q.annotated_plan)}) + "\n"
+                            for q in queries[:3]))
+    return world, path
+
+
+def _eval(world, path, out, *flags):
+    return runner.invoke(app, ["eval", "travelplanner", "-s", str(path), "-d", str(world.root), "-o", str(out),
+                               *flags])
+
+
+@pytest.mark.parametrize("evaluation", EVALUATIONS)
+def test_eval_mode_is_a_deprecated_alias_of_evaluation(submission, tmp_path, evaluation):
+    world, path = submission
+    new = _eval(world, path, tmp_path / "new.json", "--evaluation", evaluation)
+    old = _eval(world, path, tmp_path / "old.json", "--mode", evaluation)
+    assert new.exit_code == 0 and old.exit_code == 0, new.output + old.output
+    assert "deprecated" not in new.stderr
+    assert "deprecated: --mode is now --evaluation" in " ".join(old.stderr.split())
+    data = json.loads((tmp_path / "new.json").read_text())
+    assert data["evaluation"] == evaluation and "mode" not in data
+    assert (tmp_path / "old.json").read_text() == (tmp_path / "new.json").read_text()
+    assert f"TravelPlanner ({evaluation} evaluation, 3 queries)" in new.stdout
+
+
+def test_eval_defaults_to_official_and_refuses_two_different_choices(submission, tmp_path):
+    world, path = submission
+    assert _eval(world, path, tmp_path / "d.json").exit_code == 0
+    assert json.loads((tmp_path / "d.json").read_text())["evaluation"] == "official"
+    both = _eval(world, path, tmp_path / "x.json", "--mode", "official", "--evaluation", "strict")
+    assert both.exit_code == 2 and "give only one" in both.output
+    bad = _eval(world, path, tmp_path / "x.json", "--evaluation", "lenient")
+    assert bad.exit_code == 2 and "'lenient' is not an evaluation; use one of official, strict" in " ".join(
+        bad.output.split())
+    shown = runner.invoke(app, ["eval", "travelplanner", "--help"]).output
+    assert "--evaluation" in shown and "--mode" not in shown
+
+
+def test_solve_must_pass_keeps_mode_as_a_deprecated_alias(tiny_world, tmp_path):
+    world, queries = tiny_world
+    rows = tmp_path / "q.jsonl"
+    rows.write_text("".join(json.dumps(q.to_row()) + "\n" for q in queries[:2]))
+    outputs = []
+    for flags in (["--must-pass", "strict"], ["--mode", "strict"], ["-m", "strict"]):
+        out = tmp_path / f"sub{len(outputs)}.jsonl"
+        result = runner.invoke(app, ["travelplanner", "solve", "-q", str(rows), "-d", str(world.root), "-o", str(out),
+                                     *flags])
+        assert result.exit_code == 0, result.output
+        assert ("deprecated: --mode is now --must-pass" in " ".join(result.stderr.split())) == (flags[0] != "--must-pass")
+        outputs.append(out.read_text())
+    assert outputs[0] == outputs[1] == outputs[2]
+    shown = runner.invoke(app, ["travelplanner", "solve", "--help"]).output
+    assert "--must-pass" in shown and "--mode" not in shown
+
+
+def test_a_terms_mode_is_read_as_its_evaluation():
+    old = load_spec({"terms": [{"kind": "final_pass", "weight": 1, "mode": "official"}]})
+    new = load_spec({"terms": [{"kind": "final_pass", "weight": 1, "evaluation": "official"}]})
+    assert old == new and old.terms[0].evaluation == "official"
+    assert new.to_dict()["terms"][0]["evaluation"] == "official" and "mode" not in new.to_dict()["terms"][0]
+    with pytest.raises(ConfigError) as caught:  # both names at once: one is an unknown key
+        load_spec({"terms": [{"kind": "final_pass", "weight": 1, "mode": "official", "evaluation": "strict"}]})
+    assert caught.value.field == "terms[0].mode"
+
+
+def test_reports_logged_with_mode_still_load(tiny_world):
+    world, queries = tiny_world
+    q = queries[0]
+    report = evaluate(list(q.annotated_plan), q, world, evaluation="strict")
+    dumped = report.model_dump(mode="json")
+    assert dumped["evaluation"] == "strict" and "mode" not in dumped
+    old = {"mode": dumped.pop("evaluation"), **dumped}
+    assert EvaluationReport.model_validate(old) == report
+    metrics = aggregate([report], [q])
+    assert metrics.evaluation == "strict"
+    old_metrics = {"mode": "strict", **metrics.model_dump(mode="json", exclude={"evaluation"})}
+    assert type(metrics).model_validate(old_metrics).evaluation == "strict"
+
+
+def test_an_episode_logged_with_mode_is_shaped_like_one_logged_with_evaluation(tiny_world):
+    """An old log's report says ``"mode"``; terms of that evaluator read it, the others re-evaluate."""
+    world, queries = tiny_world
+    q = queries[0]
+    calls = []
+
+    def reevaluate(plan, evaluation):
+        calls.append(evaluation)
+        return evaluate(list(q.annotated_plan), q, world, evaluation=evaluation).model_dump(mode="json")
+
+    new = evaluate(list(q.annotated_plan), q, world, evaluation="official").model_dump(mode="json")
+    old = {"mode": new.pop("evaluation"), **new}
+    step = StepInfo(turn=1, action="answer", terminated_reason="answer", answer="plan", evaluation=old)
+    episode = Episode([step], actions=["Finish[plan]"], task=q, evaluate=reevaluate)
+    assert episode.report_for("official") is episode.report and calls == []
+    assert episode.report_for("strict")["evaluation"] == "strict" and calls == ["strict"]
+
+
+def test_the_env_checks_evaluation_against_the_evaluators_list():
+    with pytest.raises(ConfigError) as caught:
+        gymnasium.make("TravelPlanner-v0", evaluation="lenient")
+    assert caught.value.field == "evaluation" and all(e in str(caught.value) for e in EVALUATIONS)
+
