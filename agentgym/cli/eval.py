@@ -11,7 +11,8 @@ from pathlib import Path
 
 import typer
 
-from agentgym._console import deprecated_flag, labeled, plain_console
+from agentgym._console import labeled, plain_console
+from agentgym.cli._options import deprecated_flag
 from agentgym.envs.travelplanner.evaluation import EVALUATIONS
 from agentgym.envs.travelplanner.queries import SPLITS
 from agentgym.envs.travelplanner.submissions import print_metrics, run, to_json

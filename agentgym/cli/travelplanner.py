@@ -81,7 +81,7 @@ def solve_command(
     import json
 
     from agentgym.envs.travelplanner.queries import load_queries
-    from agentgym._console import deprecated_flag
+    from agentgym.cli._options import deprecated_flag
     from agentgym.envs.travelplanner.solver import solve
     from agentgym.envs.travelplanner.synthetic import open_world
     from agentgym.errors import AgentGymError
