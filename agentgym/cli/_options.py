@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 import typer
 
 from agentgym._console import labeled, plain_console
 
-__all__ = ["deprecated_flag"]
+__all__ = ["deprecated_flag", "parse_env_kwargs"]
 
 
 def deprecated_flag(old: str, new: str, old_value: str | None, new_value: str | None, default: str) -> str:
@@ -21,3 +24,18 @@ def deprecated_flag(old: str, new: str, old_value: str | None, new_value: str | 
     note = f"{old} is now {new}; {old} goes in the next release"
     plain_console(stderr=True).print(labeled("deprecated", "yellow", note))
     return old_value
+
+
+def parse_env_kwargs(pairs: list[str] | None) -> dict[str, Any]:
+    """``["max_turns=20", "action_format=json"]`` -> ``{"max_turns": 20, "action_format": "json"}``
+    (a value that is not JSON is kept as text)."""
+    kwargs: dict[str, Any] = {}
+    for pair in pairs or ():
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise typer.BadParameter(f"{pair!r} is not KEY=VALUE", param_hint="--env-kwarg")
+        try:
+            kwargs[key.strip()] = json.loads(value)
+        except json.JSONDecodeError:
+            kwargs[key.strip()] = value
+    return kwargs

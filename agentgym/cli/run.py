@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from agentgym._console import labeled, plain_console
+from agentgym.cli._options import parse_env_kwargs
 from agentgym.agents.openai_chat import API_KEY_ENV_VAR, ChatAgentConfig
 from agentgym.errors import AgentGymError, ConfigError
 from agentgym.runner.config import ImportedAgentConfig, ReferenceAgentConfig, RunConfig, default_out_dir
@@ -20,7 +21,7 @@ from agentgym.runner.loop import RunOutcome, run_eval
 from agentgym.runner.records import EpisodeRecord
 from agentgym.runner.report import plot, render, summarize
 
-__all__ = ["run", "parse_env_kwargs", "OFFLINE_AGENTS"]
+__all__ = ["run", "OFFLINE_AGENTS"]
 
 # Agents that need no model (the demo's): name -> (factory target, the env ids it plays).
 OFFLINE_AGENTS = {
@@ -95,20 +96,6 @@ def run(
                               f"{config.out / 'results.jsonl'}"), soft_wrap=True)
         raise typer.Exit(1) from None
     raise typer.Exit(code)
-
-
-def parse_env_kwargs(pairs: list[str] | None) -> dict[str, Any]:
-    """``["max_turns=20", "action_format=json"]`` -> ``{"max_turns": 20, "action_format": "json"}``."""
-    kwargs: dict[str, Any] = {}
-    for pair in pairs or ():
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip():
-            raise typer.BadParameter(f"{pair!r} is not KEY=VALUE", param_hint="--env-kwarg")
-        try:
-            kwargs[key.strip()] = json.loads(value)
-        except json.JSONDecodeError:
-            kwargs[key.strip()] = value
-    return kwargs
 
 
 def _check_env_id(env_id: str, env_server: str | None) -> None:

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import importlib
 import ipaddress
-import json
 import os
 import secrets
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
+from agentgym.cli._options import parse_env_kwargs
 from agentgym.errors import ConfigError, DependencyNotInstalled
 from agentgym.server.presets import EnvPreset, Presets, load_presets
 from agentgym.server.settings import TOKENS_ENV_VAR, ServerSettings, default_token_path
@@ -141,23 +141,10 @@ def _presets(path: Path | None, reward_presets: list[str] | None, env_ids: list[
     if pairs:
         if not env_ids:
             raise typer.BadParameter("--env-kwarg needs the --env ids it configures", param_hint="--env-kwarg")
-        kwargs = _kwargs(pairs)
+        kwargs = parse_env_kwargs(pairs)
         flags = tuple(EnvPreset(name=env_id, env_id=env_id, kwargs=kwargs) for env_id in env_ids)
         loaded = loaded.model_copy(update={"presets": (*flags, *loaded.presets)})
     return loaded
-
-
-def _kwargs(pairs: list[str]) -> dict[str, Any]:
-    kwargs: dict[str, Any] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip():
-            raise typer.BadParameter(f"{pair!r} is not KEY=VALUE", param_hint="--env-kwarg")
-        try:
-            kwargs[key.strip()] = json.loads(value)
-        except json.JSONDecodeError:
-            kwargs[key.strip()] = value
-    return kwargs
 
 
 def _is_loopback(host: str) -> bool:

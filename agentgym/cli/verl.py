@@ -11,6 +11,7 @@ from typing import Any
 
 import typer
 
+from agentgym.cli._options import parse_env_kwargs
 from agentgym.errors import AgentGymError
 
 __all__ = ["verl_app", "train", "TRAIN_CONTEXT"]
@@ -39,7 +40,7 @@ def prepare(
     from agentgym.integrations.verl.prepare import prepare_rows, write_parquet
 
     try:
-        rows = prepare_rows(env_id, split=split, queries=queries, env_kwargs=_kwargs(env_kwarg or []),
+        rows = prepare_rows(env_id, split=split, queries=queries, env_kwargs=parse_env_kwargs(env_kwarg or []),
                             reward=_spec(reward), limit=limit, start=start, system_prompt=system_prompt,
                             data_source=data_source)
         path = write_parquet(rows, out)
@@ -143,19 +144,6 @@ def _check_run(config: Any) -> Any:
         return check_run(config)
     except Exception as exc:  # a check that cannot run is itself a finding, not a crash
         return DryRunReport(problems=[f"check_run: {type(exc).__name__}: {exc}"])
-
-
-def _kwargs(pairs: list[str]) -> dict[str, Any]:
-    kwargs: dict[str, Any] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise typer.BadParameter(f"{pair!r} is not KEY=VALUE", param_hint="--env-kwarg")
-        try:
-            kwargs[key] = json.loads(value)
-        except json.JSONDecodeError:
-            kwargs[key] = value
-    return kwargs
 
 
 def _spec(reward: str | None) -> Any:
