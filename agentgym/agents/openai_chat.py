@@ -17,22 +17,19 @@ and a cap on the reply's size (``max_response_bytes``, not retried).
 
 from __future__ import annotations
 
-import asyncio
 import json
-import math
 import os
-import random
 from typing import Any, Literal
 
 import httpx
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from agentgym import _http
+from agentgym.agents.chat_client import RETRYABLE_STATUSES, ChatClient, RetryPolicy
 from agentgym.errors import ModelEndpointError
 
 __all__ = ["ChatAgentConfig", "OpenAIChatAgent", "RETRYABLE_STATUSES", "API_KEY_ENV_VAR"]
 
-RETRYABLE_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 API_KEY_ENV_VAR = "OPENAI_API_KEY"
 
 
@@ -82,6 +79,10 @@ class OpenAIChatAgent:
         key = config.api_key.get_secret_value() if config.api_key else os.environ.get(API_KEY_ENV_VAR)
         self._headers = {"Authorization": f"Bearer {key}"} if key else {}
         self._url = config.base_url.rstrip("/") + "/chat/completions"
+        policy = RetryPolicy(config.max_retries, config.backoff_s, config.max_backoff_s)
+        self._chat = ChatClient(self._url, policy=policy, deadline_s=config.timeout_s,
+                                max_bytes=config.max_response_bytes, headers=self._headers, where=f"{self._url}: ",
+                                count=self._count)
         self.messages: list[dict[str, Any]] = []
         self.usage: dict[str, int] = {}
         self._tool_call_id: str | None = None
@@ -101,6 +102,9 @@ class OpenAIChatAgent:
         message = await self._complete()
         return self._take(message)
 
+    def _count(self, name: str) -> None:
+        self.usage[name] += 1
+
     async def aclose(self) -> None:
         if self._client is not None and self._owns_client:
             await self._client.aclose()
@@ -119,42 +123,9 @@ class OpenAIChatAgent:
         return {**payload, **self.config.extra_body}
 
     async def _complete(self) -> dict[str, Any]:
-        payload = self._payload()
-        for attempt in range(self.config.max_retries + 1):
-            self.usage["requests"] += 1
-            response, failure = await self._post(payload)
-            if failure is None:
-                return self._read(response)
-            if not failure.retryable or attempt == self.config.max_retries:
-                raise failure
-            self.usage["retries"] += 1
-            await asyncio.sleep(self._delay(attempt, response))
-        raise AssertionError("unreachable")
-
-    async def _post(self, payload: dict[str, Any]) -> tuple[_http.Reply | None, ModelEndpointError | None]:
         if self._client is None:
             self._client = httpx.AsyncClient()
-        try:
-            reply = await _http.apost_json(self._client, self._url, payload, headers=self._headers,
-                                           deadline_s=self.config.timeout_s, max_bytes=self.config.max_response_bytes)
-        except _http.CallFailed as exc:
-            return None, ModelEndpointError(f"{self._url}: {exc.reason}", retryable=exc.retryable)
-        if reply.status == 200:
-            return reply, None
-        return reply, ModelEndpointError(
-            f"{self._url} answered HTTP {reply.status}: {reply.text[:500]}",
-            status=reply.status, retryable=reply.status in RETRYABLE_STATUSES)
-
-    def _delay(self, attempt: int, response: _http.Reply | None) -> float:
-        retry_after = response.headers.get("retry-after", "") if response is not None else ""
-        try:
-            wait = float(retry_after)
-            if not math.isfinite(wait):  # "nan" or "inf" from a hostile or broken server
-                raise ValueError(retry_after)
-            return min(max(wait, 0.0), self.config.max_backoff_s)
-        except ValueError:
-            ceiling = min(self.config.backoff_s * 2 ** attempt, self.config.max_backoff_s)
-            return random.uniform(ceiling / 2, ceiling)  # jitter: concurrent agents do not retry in lockstep
+        return await self._chat.acomplete(self._client, self._payload(), self._read)
 
     def _read(self, response: _http.Reply) -> dict[str, Any]:
         try:

@@ -18,7 +18,6 @@ from __future__ import annotations
 import os
 import re
 import threading
-import time
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -29,7 +28,8 @@ import httpx
 from pydantic import Field, field_validator
 
 from agentgym import _http
-from agentgym.errors import ConfigError, JudgeReplyError
+from agentgym.agents.chat_client import ChatClient, RetryPolicy
+from agentgym.errors import ConfigError, JudgeReplyError, ModelEndpointError
 from agentgym.rewards._base import NonNegative, Positive, TermSpec
 from agentgym.rewards._registry import Abstain, abstain, term
 
@@ -65,7 +65,6 @@ Score: N"""
 _SCORE_LINE = re.compile(r"score\s*:\s*(\d+)", re.IGNORECASE)
 """Matched against one stripped line at a time (anchored): linear on any reply."""
 _PLACEHOLDERS = ("{question}", "{reference}", "{answer}")
-_RETRIED_STATUS = frozenset({408, 429})
 DEFAULT_URL = "http://127.0.0.1:8000/v1"
 
 
@@ -140,10 +139,6 @@ class JudgeResult:
     cached: bool = False
 
 
-class _Retryable(Exception):
-    pass
-
-
 class Judge:
     """A thread-safe client for one judge configuration (see :func:`judge_for`)."""
 
@@ -157,7 +152,11 @@ class Judge:
             self._client = _http.sync_client(base_url=base_url, headers=_headers(spec))
         else:
             self._client = httpx.Client(base_url=base_url, headers=_headers(spec), transport=transport)
-        self._slots = threading.BoundedSemaphore(spec.max_concurrency)
+        policy = RetryPolicy(spec.max_retries, spec.backoff, spec.backoff_max, retry_status=_retried_status,
+                             jitter=False, retry_after=False)
+        self._chat = ChatClient("/chat/completions", policy=policy, deadline_s=spec.timeout,
+                                max_bytes=spec.max_reply_bytes, count=self._count,
+                                slots=threading.BoundedSemaphore(spec.max_concurrency))
         self._cache: OrderedDict[tuple[str, ...], float] = OrderedDict()
         self._lock = threading.Lock()
         self.stats = {"requests": 0, "retries": 0, "cache_hits": 0, "failures": 0}
@@ -190,39 +189,15 @@ class Judge:
         return text.replace("\0q", question).replace("\0r", reference).replace("\0a", answer)
 
     def _grade(self, prompt: str) -> JudgeResult:
-        attempts = self.spec.max_retries + 1
-        last = "no attempt was made"
-        for attempt in range(attempts):
-            if attempt:
-                self._count("retries")
-                time.sleep(min(self.spec.backoff_max, self.spec.backoff * 2 ** (attempt - 1)))
-            try:
-                return JudgeResult(parse_score(self._ask(prompt)))
-            except _Retryable as exc:
-                last = str(exc)
-            except JudgeReplyError as exc:
-                last = f"garbled reply: {exc}"
-            except _Fatal as exc:
-                self._count("failures")
-                return JudgeResult(None, f"judge failed (not retried): {exc}")
-        self._count("failures")
-        return JudgeResult(None, f"judge failed after {attempts} attempt(s): {last}")
-
-    def _ask(self, prompt: str) -> str:
         body = {"model": self.model, "messages": [{"role": "user", "content": prompt}],
                 "temperature": self.spec.temperature, "max_tokens": self.spec.max_tokens}
-        self._count("requests")
-        with self._slots:
-            try:
-                reply = _http.post_json(self._client, "/chat/completions", body, deadline_s=self.spec.timeout,
-                                        max_bytes=self.spec.max_reply_bytes)
-            except _http.CallFailed as exc:
-                raise (_Retryable if exc.retryable else _Fatal)(exc.reason) from None
-        if reply.status in _RETRIED_STATUS or reply.status >= 500:
-            raise _Retryable(f"HTTP {reply.status}: {_clip(reply.text)!r}")
-        if reply.status >= 400:
-            raise _Fatal(f"HTTP {reply.status}: {_clip(reply.text)!r}")
-        return _content(reply)
+        try:
+            return JudgeResult(self._chat.complete(self._client, body, _read_score))
+        except ModelEndpointError as exc:
+            self._count("failures")
+            if exc.retryable:
+                return JudgeResult(None, f"judge failed after {self.spec.max_retries + 1} attempt(s): {exc}")
+            return JudgeResult(None, f"judge failed (not retried): {exc}")
 
     def _count(self, name: str) -> None:
         with self._lock:
@@ -232,8 +207,16 @@ class Judge:
         self._client.close()
 
 
-class _Fatal(Exception):
-    pass
+def _retried_status(status: int) -> bool:
+    return status in (408, 429) or status >= 500
+
+
+def _read_score(reply: _http.Reply) -> float:
+    """The grade in a chat completion; a garbled reply is an attempt that failed and may pass next time."""
+    try:
+        return parse_score(_content(reply))
+    except JudgeReplyError as exc:
+        raise ModelEndpointError(f"garbled reply: {exc}", status=reply.status, retryable=True) from None
 
 
 def _content(reply: _http.Reply) -> str:
