@@ -13,7 +13,7 @@ import gymnasium
 import pytest
 
 import agentgym  # noqa: F401 - registers the envs
-from agentgym.envs.travelplanner.submissions import run
+from agentgym.envs.travelplanner.evaluation.submissions import run
 from agentgym.envs.travelplanner.evaluation import ERROR_PREFIX, evaluate
 from agentgym.envs.travelplanner.scripted import reference_plan_actions
 
