@@ -8,6 +8,9 @@ mode, looks up with the env's own tools everything the plan uses (the destinatio
 cities, each visited city's attractions, restaurants and accommodations, each leg's flights
 or driving distance), writes each result to the notebook, and submits the plan. A query with
 no plan within its budget gets ``GiveUp``. ``oracle_actions`` returns the whole action list.
+
+``reference_plan_actions(query)`` replays a query's reference (annotated) plan the same way: the
+lookups it needs, then the plan. It needs no solver run; demos and tests use it to play full episodes.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from agentgym.envs.travelplanner.solver import solve
 from agentgym.envs.travelplanner.tools import strip_state
 from agentgym.envs.travelplanner.world import World
 
-__all__ = ["OracleAgent", "oracle_actions", "plan_actions"]
+__all__ = ["OracleAgent", "oracle_actions", "plan_actions", "reference_plan_actions"]
 
 _JSON_TOOLS = {
     "CitySearch": ("search_cities", ("state",)),
@@ -50,6 +53,16 @@ def plan_actions(query: TravelQuery, plan: list[dict[str, Any]] | tuple[dict[str
     text = json.dumps(list(plan), ensure_ascii=False)
     submit = f"Finish[{text}]" if action_format == "react" else f"<answer>{text}</answer>"
     return [_format(name, args, action_format) for name, args in calls] + [submit]
+
+
+def reference_plan_actions(query: TravelQuery, action_format: str = "react", *, tools: bool = True) -> list[str]:
+    """The actions that gather the reference plan's information and submit it.
+
+    With ``tools=False`` (sole-planning mode) only the submission is returned.
+    """
+    if not query.annotated_plan:
+        raise ValueError(f"query {query.id!r} has no reference plan to replay")
+    return plan_actions(query, query.annotated_plan[: query.days], action_format, tools=tools)
 
 
 class OracleAgent:

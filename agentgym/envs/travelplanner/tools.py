@@ -14,8 +14,8 @@ from typing import Any
 
 from agentgym.core.tools import Param, Tool, ToolBox
 from agentgym.core.types import ErrorCode, ToolResult
-from agentgym.envs.travelplanner.world._render import render_table
 from agentgym.envs.travelplanner.world import Flight, World
+from agentgym.envs.travelplanner.world._render import render_table
 
 __all__ = ["make_toolbox", "distance_cost", "Notebook", "strip_state", "CACHE_SIZE"]
 
