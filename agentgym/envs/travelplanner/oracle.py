@@ -20,20 +20,12 @@ from typing import Any
 
 from agentgym.envs.travelplanner.queries import TravelQuery
 from agentgym.envs.travelplanner.solver import solve
-from agentgym.envs.travelplanner.tools import strip_state
+from agentgym.envs.travelplanner.tools import TOOLS, strip_state
 from agentgym.envs.travelplanner.world import World
 
 __all__ = ["OracleAgent", "oracle_actions", "plan_actions", "reference_plan_actions"]
 
-_JSON_TOOLS = {
-    "CitySearch": ("search_cities", ("state",)),
-    "FlightSearch": ("search_flights", ("origin", "destination", "date")),
-    "GoogleDistanceMatrix": ("distance_matrix", ("origin", "destination", "mode")),
-    "AttractionSearch": ("search_attractions", ("city",)),
-    "RestaurantSearch": ("search_restaurants", ("city",)),
-    "AccommodationSearch": ("search_accommodations", ("city",)),
-    "NotebookWrite": ("notebook_write", ("description",)),
-}
+_TOOLS = {tool.action: tool for tool in TOOLS}  # names and parameters as the env declares them
 Call = tuple[str, tuple[str, ...]]
 
 
@@ -117,8 +109,9 @@ def _legs(plan: list[dict[str, Any]] | tuple[dict[str, Any], ...]) -> list[tuple
 def _format(action: str, args: tuple[str, ...], action_format: str) -> str:
     if action_format == "react":
         return f"{action}[{', '.join(args)}]"
-    name, params = _JSON_TOOLS[action]
-    return "<tool_call>" + json.dumps({"name": name, "arguments": dict(zip(params, args))}) + "</tool_call>"
+    tool = _TOOLS[action]
+    arguments = {param.name: arg for param, arg in zip(tool.params, args)}
+    return "<tool_call>" + json.dumps({"name": tool.name, "arguments": arguments}) + "</tool_call>"
 
 
 def _give_up(reason: str, action_format: str) -> str:
