@@ -18,7 +18,7 @@ from agentgym.core.types import ErrorCode, ToolResult
 from agentgym.envs.travelplanner.world import Flight, World
 from agentgym.envs.travelplanner.world._render import render_table
 
-__all__ = ["make_toolbox", "TOOLS", "SEARCH_TOOLS", "NOTEBOOK_TOOL", "distance_cost", "Notebook", "strip_state",
+__all__ = ["make_toolbox", "search_tools", "TOOLS", "SEARCH_TOOLS", "NOTEBOOK_TOOL", "distance_cost", "Notebook", "strip_state",
            "CACHE_SIZE"]
 
 CACHE_SIZE = 65_536
@@ -110,12 +110,29 @@ def distance_matrix(world: World, origin: str, destination: str, mode: str) -> T
                f"distance: {row.distance}, cost: {cost}")
 
 
-def _notebook_placeholder(description: str) -> ToolResult:
-    # The env routes NotebookWrite to its per-episode Notebook; this never runs.
-    raise RuntimeError("NotebookWrite is handled by the episode's Notebook")
+class Notebook:
+    """Per-episode store of search results, as the official NotebookWrite keeps them."""
+
+    def __init__(self) -> None:
+        self.entries: list[dict[str, str]] = []
+        self.last_result: str | None = None
+
+    def remember(self, tool: Tool, result: ToolResult) -> None:
+        # CitySearch never becomes "the last result" in the official agent.
+        if tool.action not in ("CitySearch", "NotebookWrite"):
+            self.last_result = result.content
+
+    def write(self, description: str) -> ToolResult:
+        self.entries.append({"Short Description": description, "Content": str(self.last_result)})
+        return _ok(f"The information has been recorded in Notebook, and its index is {len(self.entries) - 1}.")
+
+    @property
+    def tool(self) -> Tool:
+        """NotebookWrite, writing into this notebook."""
+        return replace(NOTEBOOK_TOOL, run=self.write)
 
 
-# -- the declarations: each ``run`` takes what it reads first (the world); make_toolbox binds it --
+# -- the declarations: each ``run`` takes what it reads first (the world, the notebook) --
 _CITY = (Param("city", "City", "City name"),)
 SEARCH_TOOLS: tuple[Tool, ...] = (
     Tool("search_flights", "FlightSearch", "Flights from one city to another on a date.",
@@ -142,29 +159,18 @@ SEARCH_TOOLS: tuple[Tool, ...] = (
 NOTEBOOK_TOOL = Tool("notebook_write", "NotebookWrite",
                      "Store the last search result in the notebook under a short description.",
                      (Param("description", "Short Description", "Short description of the stored result"),),
-                     _notebook_placeholder)
+                     Notebook.write)
 TOOLS: tuple[Tool, ...] = (*SEARCH_TOOLS, NOTEBOOK_TOOL)
 """The seven tools as declared, in the order the prompt lists them (unbound: use ``make_toolbox``)."""
 
 
-def make_toolbox(world: World) -> ToolBox:
-    """The seven TravelPlanner tools, the searches bound to ``world`` (NotebookWrite is per episode)."""
+def search_tools(world: World) -> tuple[Tool, ...]:
+    """The six searches bound to ``world``, each with its own result cache."""
     cached = partial(lru_cache, maxsize=CACHE_SIZE)
-    return ToolBox([replace(tool, run=cached()(partial(tool.run, world))) for tool in SEARCH_TOOLS] + [NOTEBOOK_TOOL])
+    return tuple(replace(tool, run=cached()(partial(tool.run, world))) for tool in SEARCH_TOOLS)
 
 
-class Notebook:
-    """Per-episode store of search results, as the official NotebookWrite keeps them."""
-
-    def __init__(self) -> None:
-        self.entries: list[dict[str, str]] = []
-        self.last_result: str | None = None
-
-    def remember(self, tool: Tool, result: ToolResult) -> None:
-        # CitySearch never becomes "the last result" in the official agent.
-        if tool.action not in ("CitySearch", "NotebookWrite"):
-            self.last_result = result.content
-
-    def write(self, description: str) -> ToolResult:
-        self.entries.append({"Short Description": description, "Content": str(self.last_result)})
-        return _ok(f"The information has been recorded in Notebook, and its index is {len(self.entries) - 1}.")
+def make_toolbox(world: World, notebook: Notebook | None = None) -> ToolBox:
+    """The seven TravelPlanner tools: the searches bound to ``world``, NotebookWrite to ``notebook``
+    (a new one when None)."""
+    return ToolBox([*search_tools(world), (Notebook() if notebook is None else notebook).tool])
