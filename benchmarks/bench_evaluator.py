@@ -43,8 +43,9 @@ import pandas as pd
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from agentgym.envs.travelplanner import _commonsense, _plan_text  # noqa: E402
-from agentgym.envs.travelplanner._index import index_for  # noqa: E402
+from agentgym.envs.travelplanner import _plan_text  # noqa: E402
+from agentgym.envs.travelplanner.evaluation import _commonsense  # noqa: E402
+from agentgym.envs.travelplanner.world._index import index_for  # noqa: E402
 from agentgym.envs.travelplanner.evaluation import COMMONSENSE, HARD, evaluate  # noqa: E402
 from agentgym.envs.travelplanner.plan import parse_plan  # noqa: E402
 from agentgym.envs.travelplanner.queries import TravelQuery, load_queries  # noqa: E402

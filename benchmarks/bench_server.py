@@ -35,7 +35,7 @@ import psutil
 import agentgym  # noqa: F401  (registers the env ids)
 
 from agentgym._connection import ConnectionLost, Endpoint, SyncConnection
-from agentgym.envs.travelplanner.scripted import reference_plan_actions
+from agentgym.envs.travelplanner.oracle import reference_plan_actions
 from agentgym.remote import AsyncRemoteEnv
 
 TOKEN = "bench-token"

@@ -1,4 +1,4 @@
-"""The scripted TravelPlanner replay (``envs.travelplanner.scripted``) as an ``Agent``.
+"""The TravelPlanner reference-plan replay (``envs.travelplanner.oracle.reference_plan_actions``) as an ``Agent``.
 
     env = gymnasium.make("TravelPlanner-v0", action_format="json")
     log = run_episode(env, travelplanner_reference_agent(env), seed=0)   # final pass on gold plans
@@ -21,7 +21,7 @@ def travelplanner_reference_agent(env: Any) -> ReplayAgent:
     each reset, which is where the runner and ``play_episode`` call ``agent.reset()``.
     """
     from agentgym.envs.travelplanner.env import TravelPlannerEnv
-    from agentgym.envs.travelplanner.scripted import reference_plan_actions
+    from agentgym.envs.travelplanner.oracle import reference_plan_actions
 
     unwrapped = getattr(env, "unwrapped", None)
     if not isinstance(unwrapped, TravelPlannerEnv):

@@ -118,7 +118,7 @@ def travelplanner_reference_scripts(env_kwargs: Mapping[str, Any] | None = None,
     """First observation -> reference-plan actions, for the first ``count`` queries of a TravelPlanner env."""
     import gymnasium
 
-    from agentgym.envs.travelplanner.scripted import reference_plan_actions
+    from agentgym.envs.travelplanner.oracle import reference_plan_actions
 
     env = gymnasium.make("TravelPlanner-v0", **dict(env_kwargs or {}))
     unwrapped = env.unwrapped

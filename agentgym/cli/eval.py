@@ -1,6 +1,6 @@
 """``agentgym eval ENV``: score submissions with an env's official evaluator.
 
-``agentgym eval travelplanner`` reads the submission through ``agentgym.envs.travelplanner.submissions``,
+``agentgym eval travelplanner`` reads the submission through ``agentgym.envs.travelplanner.evaluation.submissions``,
 which holds the scoring (``run``) and the output (``print_metrics``, ``to_json``) and needs no typer.
 """
 
@@ -15,7 +15,7 @@ from agentgym._console import labeled, plain_console
 from agentgym.cli._options import deprecated_flag
 from agentgym.envs.travelplanner.evaluation import EVALUATIONS
 from agentgym.envs.travelplanner.queries import SPLITS
-from agentgym.envs.travelplanner.submissions import print_metrics, run, to_json
+from agentgym.envs.travelplanner.evaluation.submissions import print_metrics, run, to_json
 from agentgym.errors import AgentGymError
 
 __all__ = ["eval_app", "travelplanner"]

@@ -341,7 +341,7 @@ def test_recipes_set_no_key_the_v1_trainer_ignores(recipe):
 def test_verls_step_numbers_follow_the_100_300_100_curriculum(tokenizer, global_step, reward):
     import gymnasium
 
-    from agentgym.envs.travelplanner.scripted import reference_plan_actions
+    from agentgym.envs.travelplanner.oracle import reference_plan_actions
 
     rows = prepare_rows("TravelPlanner-v0", split="train", limit=1)
     query = gymnasium.make("TravelPlanner-v0", queries="train").unwrapped.queries[0]

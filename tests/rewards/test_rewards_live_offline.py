@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import agentgym  # noqa: F401  (registers the env ids)
-from agentgym.envs.travelplanner.scripted import reference_plan_actions
+from agentgym.envs.travelplanner.oracle import reference_plan_actions
 from agentgym.rewards import Episode, build_shaper
 
 SCHEDULE = {"training_step": 30, "total_steps": 100}

@@ -12,7 +12,7 @@ from agentgym import StepInfo
 from agentgym.envs.travelplanner.evaluation import COMMONSENSE, HARD, evaluate
 from agentgym.envs.travelplanner.plan import parse_plan
 from agentgym.envs.travelplanner.queries import TravelQuery
-from agentgym.envs.travelplanner.scripted import reference_plan_actions
+from agentgym.envs.travelplanner.oracle import reference_plan_actions
 from agentgym.rewards import Episode, build_shaper
 
 pytestmark = pytest.mark.realdata

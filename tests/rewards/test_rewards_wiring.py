@@ -13,7 +13,7 @@ from gymnasium.utils.env_checker import check_env
 import agentgym  # noqa: F401  (registers the env ids)
 from agentgym import ConfigError
 from agentgym.envs.travelplanner.env import TravelPlannerEnv
-from agentgym.envs.travelplanner.scripted import reference_plan_actions
+from agentgym.envs.travelplanner.oracle import reference_plan_actions
 from agentgym.rewards import ShapeReward
 
 CURRICULUM = {"preset": "planner_r1/curriculum", "total_steps": 300}

@@ -19,7 +19,7 @@ from server_helpers import OTHER_TOKEN, TOKEN, DroppingProxy, auth
 
 import agentgym  # noqa: F401  (registers the env ids)
 from agentgym._connection import Endpoint, SyncConnection
-from agentgym.envs.travelplanner.scripted import reference_plan_actions
+from agentgym.envs.travelplanner.oracle import reference_plan_actions
 from agentgym.errors import (ActionTypeError, ConfigError, RemoteEnvError, RequestRejected, ResetNeeded,
                              ServerUnavailable, SessionNotFound, Unauthorized)
 from agentgym.remote import AsyncRemoteEnv, RemoteEnv

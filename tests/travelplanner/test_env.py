@@ -133,7 +133,7 @@ def test_sole_planning_gives_reference_information_and_no_tools():
 
 
 def _play_reference_plan(env, query_index):
-    from agentgym.envs.travelplanner.scripted import reference_plan_actions
+    from agentgym.envs.travelplanner.oracle import reference_plan_actions
 
     env.reset(options={"query_index": query_index})
     unwrapped = env.unwrapped

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from agentgym.envs.travelplanner import _index
-from agentgym.envs.travelplanner._index import index_for
+from agentgym.envs.travelplanner.world import _index
+from agentgym.envs.travelplanner.world._index import index_for
 
 
 def test_a_full_memo_keeps_its_recent_half(tiny_world, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -13,9 +13,9 @@ import gymnasium
 import pytest
 
 import agentgym  # noqa: F401 - registers the envs
-from agentgym.envs.travelplanner.submissions import run
+from agentgym.envs.travelplanner.evaluation.submissions import run
 from agentgym.envs.travelplanner.evaluation import ERROR_PREFIX, evaluate
-from agentgym.envs.travelplanner.scripted import reference_plan_actions
+from agentgym.envs.travelplanner.oracle import reference_plan_actions
 
 
 @pytest.fixture(scope="module")

@@ -15,8 +15,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentgym.envs.travelplanner import _columnar
-from agentgym.envs.travelplanner._flights import FLIGHT_COLUMNS, FlightTable, build_flight_table
+from agentgym.envs.travelplanner.world import _columnar
+from agentgym.envs.travelplanner.world._flights import FLIGHT_COLUMNS, FlightTable, build_flight_table
 from agentgym.errors import DataError
 
 pd = pytest.importorskip("pandas")
@@ -141,7 +141,7 @@ def test_flight_numbers_sort_like_a_stable_argsort(values: list[bytes], digits: 
     """The mixed-radix integer sort orders numbers (and ties, by position) as numpy's stable argsort
     does, both when the radix fits (digits) and on the fallback (arbitrary bytes)."""
     np = pytest.importorskip("numpy")
-    from agentgym.envs.travelplanner._flights import _stable_bytes_order
+    from agentgym.envs.travelplanner.world._flights import _stable_bytes_order
 
     if digits:
         values = [b"F" + bytes(48 + c % 10 for c in v) for v in values]

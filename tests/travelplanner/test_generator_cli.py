@@ -7,7 +7,7 @@ import json
 from typer.testing import CliRunner
 
 from agentgym.cli import app
-from agentgym.envs.travelplanner.submissions import run
+from agentgym.envs.travelplanner.evaluation.submissions import run
 from agentgym.envs.travelplanner.synthetic import generate_world
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import gymnasium
 import pytest
 
-from agentgym.envs.travelplanner._index import index_for
-from agentgym.envs.travelplanner._strict_hard import total_cost
-from agentgym.envs.travelplanner._strict_plan import read_plan
+from agentgym.envs.travelplanner.world._index import index_for
+from agentgym.envs.travelplanner.evaluation._strict_hard import total_cost
+from agentgym.envs.travelplanner.evaluation._strict_plan import read_plan
 from agentgym.envs.travelplanner.evaluation import evaluate
 from agentgym.envs.travelplanner.oracle import OracleAgent
 from agentgym.envs.travelplanner.solver import solve

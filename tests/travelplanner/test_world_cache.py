@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agentgym.envs.travelplanner import world as world_mod
+from agentgym.envs.travelplanner.world import _database as world_mod
 from agentgym.envs.travelplanner.world import World
 from agentgym.errors import DataError
 

@@ -16,7 +16,7 @@ _LAZY = {
     "generate_queries": "agentgym.envs.travelplanner.generator",
     "GeneratorConfig": "agentgym.envs.travelplanner.generator",
     "OracleAgent": "agentgym.envs.travelplanner.oracle",
-    "reference_plan_actions": "agentgym.envs.travelplanner.scripted",
+    "reference_plan_actions": "agentgym.envs.travelplanner.oracle",
 }
 
 

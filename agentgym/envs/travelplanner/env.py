@@ -10,29 +10,30 @@ from typing import Any
 
 from agentgym.core.env import TextEnv, require_choice
 from agentgym.core.parsing import FORMATS, Answer, Call, GiveUp, parse_action
-from agentgym.core.tools import ToolBox
+from agentgym.core.tools import Tool, ToolBox
 from agentgym.core.types import ActionError, ErrorCode, StepInfo, ToolCall, ToolResult
 from agentgym.envs.travelplanner._prompts import first_observation
 from agentgym.envs.travelplanner.evaluation import EVALUATIONS, evaluate
 from agentgym.envs.travelplanner.plan import ParsedPlan, parse_plan
 from agentgym.envs.travelplanner.queries import QUERIES_ENV_VAR, TravelQuery, load_queries
 from agentgym.envs.travelplanner.reference import reference_information
-from agentgym.envs.travelplanner.tools import Notebook, make_toolbox
+from agentgym.envs.travelplanner.tools import Notebook, search_tools
 from agentgym.envs.travelplanner.world import World
 from agentgym.errors import ConfigError, DataError
 
 __all__ = ["TravelPlannerEnv", "MODES"]
 
 MODES = ("tool-use", "sole-planning")
-_TOOLBOXES: weakref.WeakKeyDictionary[World, ToolBox] = weakref.WeakKeyDictionary()
+_SEARCHES: weakref.WeakKeyDictionary[World, tuple[Tool, ...]] = weakref.WeakKeyDictionary()
 
 
-def tools_for(world: World) -> ToolBox:
-    """The world's toolbox, shared by every env on that world so result caches are shared."""
-    box = _TOOLBOXES.get(world)
-    if box is None:
-        box = _TOOLBOXES[world] = make_toolbox(world)
-    return box
+def tools_for(world: World, notebook: Notebook | None = None) -> ToolBox:
+    """The world's tools, NotebookWrite writing to ``notebook`` (a new one when None). The searches
+    are shared by every env on that world, so their result caches are."""
+    searches = _SEARCHES.get(world)
+    if searches is None:
+        searches = _SEARCHES[world] = search_tools(world)
+    return ToolBox([*searches, (Notebook() if notebook is None else notebook).tool])
 
 
 class TravelPlannerEnv(TextEnv):
@@ -134,7 +135,8 @@ class TravelPlannerEnv(TextEnv):
     @property
     def tools(self) -> ToolBox:
         """The tools this mode offers (none in sole-planning); ``tools.schemas()`` for function calling."""
-        return tools_for(self.world) if self.mode == "tool-use" else ToolBox([])
+        # Built on each use rather than stored, so the env keeps pickling (the caches do not).
+        return tools_for(self.world, self._notebook) if self.mode == "tool-use" else ToolBox([])
 
     @property
     def query(self) -> TravelQuery | None:
@@ -167,11 +169,8 @@ class TravelPlannerEnv(TextEnv):
 
     def _call(self, call: Call) -> tuple[str, float, bool, StepInfo]:
         tool = call.tool
-        if tool.action == "NotebookWrite":
-            result = self._notebook.write(call.arguments["description"])
-        else:
-            result = tool.run(*call.arguments.values())
-            self._notebook.remember(tool, result)
+        result = tool.run(*call.arguments.values())
+        self._notebook.remember(tool, result)
         error = None if result.ok else ActionError(code=result.error, message=_clip(result.content))
         info = self._info(action="tool", tool_call=ToolCall(name=tool.action, arguments=call.arguments),
                           tool_result=_summary(result), error=error)

@@ -8,6 +8,9 @@ mode, looks up with the env's own tools everything the plan uses (the destinatio
 cities, each visited city's attractions, restaurants and accommodations, each leg's flights
 or driving distance), writes each result to the notebook, and submits the plan. A query with
 no plan within its budget gets ``GiveUp``. ``oracle_actions`` returns the whole action list.
+
+``reference_plan_actions(query)`` replays a query's reference (annotated) plan the same way: the
+lookups it needs, then the plan. It needs no solver run; demos and tests use it to play full episodes.
 """
 
 from __future__ import annotations
@@ -17,20 +20,12 @@ from typing import Any
 
 from agentgym.envs.travelplanner.queries import TravelQuery
 from agentgym.envs.travelplanner.solver import solve
-from agentgym.envs.travelplanner.tools import strip_state
+from agentgym.envs.travelplanner.tools import TOOLS, strip_state
 from agentgym.envs.travelplanner.world import World
 
-__all__ = ["OracleAgent", "oracle_actions", "plan_actions"]
+__all__ = ["OracleAgent", "oracle_actions", "plan_actions", "reference_plan_actions"]
 
-_JSON_TOOLS = {
-    "CitySearch": ("search_cities", ("state",)),
-    "FlightSearch": ("search_flights", ("origin", "destination", "date")),
-    "GoogleDistanceMatrix": ("distance_matrix", ("origin", "destination", "mode")),
-    "AttractionSearch": ("search_attractions", ("city",)),
-    "RestaurantSearch": ("search_restaurants", ("city",)),
-    "AccommodationSearch": ("search_accommodations", ("city",)),
-    "NotebookWrite": ("notebook_write", ("description",)),
-}
+_TOOLS = {tool.action: tool for tool in TOOLS}  # names and parameters as the env declares them
 Call = tuple[str, tuple[str, ...]]
 
 
@@ -50,6 +45,16 @@ def plan_actions(query: TravelQuery, plan: list[dict[str, Any]] | tuple[dict[str
     text = json.dumps(list(plan), ensure_ascii=False)
     submit = f"Finish[{text}]" if action_format == "react" else f"<answer>{text}</answer>"
     return [_format(name, args, action_format) for name, args in calls] + [submit]
+
+
+def reference_plan_actions(query: TravelQuery, action_format: str = "react", *, tools: bool = True) -> list[str]:
+    """The actions that gather the reference plan's information and submit it.
+
+    With ``tools=False`` (sole-planning mode) only the submission is returned.
+    """
+    if not query.annotated_plan:
+        raise ValueError(f"query {query.id!r} has no reference plan to replay")
+    return plan_actions(query, query.annotated_plan[: query.days], action_format, tools=tools)
 
 
 class OracleAgent:
@@ -104,8 +109,9 @@ def _legs(plan: list[dict[str, Any]] | tuple[dict[str, Any], ...]) -> list[tuple
 def _format(action: str, args: tuple[str, ...], action_format: str) -> str:
     if action_format == "react":
         return f"{action}[{', '.join(args)}]"
-    name, params = _JSON_TOOLS[action]
-    return "<tool_call>" + json.dumps({"name": name, "arguments": dict(zip(params, args))}) + "</tool_call>"
+    tool = _TOOLS[action]
+    arguments = {param.name: arg for param, arg in zip(tool.params, args)}
+    return "<tool_call>" + json.dumps({"name": tool.name, "arguments": arguments}) + "</tool_call>"
 
 
 def _give_up(reason: str, action_format: str) -> str:

@@ -9,15 +9,17 @@ same queries many times, so the same lookups recur.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from functools import lru_cache, partial
 from typing import Any
 
 from agentgym.core.tools import Param, Tool, ToolBox
 from agentgym.core.types import ErrorCode, ToolResult
-from agentgym.envs.travelplanner._render import render_table
 from agentgym.envs.travelplanner.world import Flight, World
+from agentgym.envs.travelplanner.world._render import render_table
 
-__all__ = ["make_toolbox", "distance_cost", "Notebook", "strip_state", "CACHE_SIZE"]
+__all__ = ["make_toolbox", "search_tools", "TOOLS", "SEARCH_TOOLS", "NOTEBOOK_TOOL", "distance_cost", "Notebook", "strip_state",
+           "CACHE_SIZE"]
 
 CACHE_SIZE = 65_536
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
@@ -79,7 +81,7 @@ def flight_search(world: World, origin: str, destination: str, date: str) -> Too
     return _table(Flight, rows)
 
 
-def _city_search(world: World, table: str, empty: str, city: str) -> ToolResult:
+def _city_search(world: World, city: str, *, table: str, empty: str) -> ToolResult:
     if (bad := _invalid_city(world, city)) is not None:
         return bad
     text = world.city_table(table, city)
@@ -108,46 +110,6 @@ def distance_matrix(world: World, origin: str, destination: str, mode: str) -> T
                f"distance: {row.distance}, cost: {cost}")
 
 
-def make_toolbox(world: World) -> ToolBox:
-    """The seven TravelPlanner search tools bound to ``world`` (NotebookWrite is per episode)."""
-    cached = partial(lru_cache, maxsize=CACHE_SIZE)
-    return ToolBox([
-        Tool("search_flights", "FlightSearch", "Flights from one city to another on a date.",
-             (Param("origin", "Departure City", "Departure city, e.g. New York"),
-              Param("destination", "Destination City", "Destination city"),
-              Param("date", "Date", "Departure date as YYYY-MM-DD")),
-             cached()(partial(flight_search, world))),
-        Tool("search_accommodations", "AccommodationSearch", "Accommodations in a city.",
-             (Param("city", "City", "City name"),),
-             cached()(partial(_city_search, world, "accommodations",
-                              "There is no attraction in this city."))),  # official wording
-        Tool("search_restaurants", "RestaurantSearch", "Restaurants in a city.",
-             (Param("city", "City", "City name"),),
-             cached()(partial(_city_search, world, "restaurants", "There is no restaurant in this city."))),
-        Tool("search_attractions", "AttractionSearch", "Attractions in a city.",
-             (Param("city", "City", "City name"),),
-             cached()(partial(_city_search, world, "attractions", "There is no attraction in this city."))),
-        Tool("search_cities", "CitySearch", "Cities of a state.",
-             (Param("state", "State", "State name, e.g. Texas"),),
-             cached()(partial(city_search, world))),
-        Tool("distance_matrix", "GoogleDistanceMatrix",
-             "Duration, distance and cost of driving between two cities.",
-             (Param("origin", "Origin", "Origin city"),
-              Param("destination", "Destination", "Destination city"),
-              Param("mode", "Mode", "Travel mode", enum=("self-driving", "taxi"))),
-             cached()(partial(distance_matrix, world))),
-        Tool("notebook_write", "NotebookWrite",
-             "Store the last search result in the notebook under a short description.",
-             (Param("description", "Short Description", "Short description of the stored result"),),
-             _notebook_placeholder),
-    ])
-
-
-def _notebook_placeholder(description: str) -> ToolResult:
-    # The env routes NotebookWrite to its per-episode Notebook; this never runs.
-    raise RuntimeError("NotebookWrite is handled by the episode's Notebook")
-
-
 class Notebook:
     """Per-episode store of search results, as the official NotebookWrite keeps them."""
 
@@ -163,3 +125,52 @@ class Notebook:
     def write(self, description: str) -> ToolResult:
         self.entries.append({"Short Description": description, "Content": str(self.last_result)})
         return _ok(f"The information has been recorded in Notebook, and its index is {len(self.entries) - 1}.")
+
+    @property
+    def tool(self) -> Tool:
+        """NotebookWrite, writing into this notebook."""
+        return replace(NOTEBOOK_TOOL, run=self.write)
+
+
+# -- the declarations: each ``run`` takes what it reads first (the world, the notebook) --
+_CITY = (Param("city", "City", "City name"),)
+SEARCH_TOOLS: tuple[Tool, ...] = (
+    Tool("search_flights", "FlightSearch", "Flights from one city to another on a date.",
+         (Param("origin", "Departure City", "Departure city, e.g. New York"),
+          Param("destination", "Destination City", "Destination city"),
+          Param("date", "Date", "Departure date as YYYY-MM-DD")),
+         flight_search),
+    Tool("search_accommodations", "AccommodationSearch", "Accommodations in a city.", _CITY,
+         partial(_city_search, table="accommodations", empty="There is no attraction in this city.")),  # official
+    Tool("search_restaurants", "RestaurantSearch", "Restaurants in a city.", _CITY,
+         partial(_city_search, table="restaurants", empty="There is no restaurant in this city.")),
+    Tool("search_attractions", "AttractionSearch", "Attractions in a city.", _CITY,
+         partial(_city_search, table="attractions", empty="There is no attraction in this city.")),
+    Tool("search_cities", "CitySearch", "Cities of a state.",
+         (Param("state", "State", "State name, e.g. Texas"),),
+         city_search),
+    Tool("distance_matrix", "GoogleDistanceMatrix",
+         "Duration, distance and cost of driving between two cities.",
+         (Param("origin", "Origin", "Origin city"),
+          Param("destination", "Destination", "Destination city"),
+          Param("mode", "Mode", "Travel mode", enum=("self-driving", "taxi"))),
+         distance_matrix),
+)
+NOTEBOOK_TOOL = Tool("notebook_write", "NotebookWrite",
+                     "Store the last search result in the notebook under a short description.",
+                     (Param("description", "Short Description", "Short description of the stored result"),),
+                     Notebook.write)
+TOOLS: tuple[Tool, ...] = (*SEARCH_TOOLS, NOTEBOOK_TOOL)
+"""The seven tools as declared, in the order the prompt lists them (unbound: use ``make_toolbox``)."""
+
+
+def search_tools(world: World) -> tuple[Tool, ...]:
+    """The six searches bound to ``world``, each with its own result cache."""
+    cached = partial(lru_cache, maxsize=CACHE_SIZE)
+    return tuple(replace(tool, run=cached()(partial(tool.run, world))) for tool in SEARCH_TOOLS)
+
+
+def make_toolbox(world: World, notebook: Notebook | None = None) -> ToolBox:
+    """The seven TravelPlanner tools: the searches bound to ``world``, NotebookWrite to ``notebook``
+    (a new one when None)."""
+    return ToolBox([*search_tools(world), (Notebook() if notebook is None else notebook).tool])

@@ -142,7 +142,7 @@ def _rows_and_actions() -> tuple[list[dict[str, Any]], dict[int, list[str]]]:
     """Two TravelPlanner rows (json actions, dense reward) and two SearchQA rows, with correct actions."""
     import gymnasium
 
-    from agentgym.envs.travelplanner.scripted import reference_plan_actions
+    from agentgym.envs.travelplanner.oracle import reference_plan_actions
     from agentgym.integrations.verl.dryrun import gold_answer
     from agentgym.integrations.verl.prepare import prepare_rows
 

@@ -14,8 +14,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from agentgym.envs.travelplanner._hard import RULE_TEXT
-from agentgym.envs.travelplanner._index import WorldIndex, index_for
+from agentgym.envs.travelplanner.evaluation._hard import RULE_TEXT
+from agentgym.envs.travelplanner.world._index import WorldIndex, index_for
 from agentgym.envs.travelplanner.queries import TravelQuery
 from agentgym.envs.travelplanner.world import World
 

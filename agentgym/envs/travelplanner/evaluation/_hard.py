@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentgym.envs.travelplanner._commonsense import _OfficialCrash, filled, flight_number, route_for
-from agentgym.envs.travelplanner._index import WorldIndex, ceil_div
+from agentgym.envs.travelplanner.evaluation._commonsense import _OfficialCrash, filled, flight_number, route_for
+from agentgym.envs.travelplanner.world._index import WorldIndex, ceil_div
 from agentgym.envs.travelplanner._plan_text import name_city
 from agentgym.envs.travelplanner.queries import TravelQuery
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from agentgym.envs.travelplanner._index import WorldIndex
+from agentgym.envs.travelplanner.world._index import WorldIndex
 from agentgym.envs.travelplanner._plan_text import before_paren, from_to, mode_of
 from agentgym.envs.travelplanner.queries import TravelQuery
 

@@ -21,10 +21,10 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from agentgym.envs.travelplanner._cache import install, is_valid
-from agentgym.envs.travelplanner._csv import read_table
-from agentgym.envs.travelplanner._flights import FlightTable, build_flight_table
-from agentgym.envs.travelplanner._render import render_table
+from agentgym.envs.travelplanner.world._cache import install, is_valid
+from agentgym.envs.travelplanner.world._csv import read_table
+from agentgym.envs.travelplanner.world._flights import FlightTable, build_flight_table
+from agentgym.envs.travelplanner.world._render import render_table
 from agentgym.errors import DataError
 
 __all__ = [

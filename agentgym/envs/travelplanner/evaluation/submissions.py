@@ -15,7 +15,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from agentgym.envs.travelplanner.evaluation import (
+from agentgym.envs.travelplanner.evaluation._evaluate import (
     OFFICIAL_METRIC_NAMES, EvaluationReport, Metrics, aggregate, evaluate,
 )
 from agentgym.envs.travelplanner.plan import ParsedPlan

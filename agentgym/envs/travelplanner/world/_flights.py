@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from agentgym.envs.travelplanner._columnar import encode_csv
-from agentgym.envs.travelplanner._csv import column_converter
+from agentgym.envs.travelplanner.world._columnar import encode_csv
+from agentgym.envs.travelplanner.world._csv import column_converter
 
 __all__ = ["FLIGHT_COLUMNS", "FlightTable", "build_flight_table"]
 

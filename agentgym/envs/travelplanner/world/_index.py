@@ -18,7 +18,7 @@ import weakref
 from typing import Any
 
 from agentgym.envs.travelplanner._plan_text import before_paren, name_city, norm
-from agentgym.envs.travelplanner.world import Flight, World
+from agentgym.envs.travelplanner.world._database import Flight, World
 
 __all__ = ["WorldIndex", "index_for", "TABLES"]
 

@@ -22,9 +22,9 @@ from typing import Any, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
-from agentgym.envs.travelplanner import _commonsense, _hard, _strict, _strict_hard
-from agentgym.envs.travelplanner._index import index_for
-from agentgym.envs.travelplanner._strict_plan import read_plan
+from agentgym.envs.travelplanner.evaluation import _commonsense, _hard, _strict, _strict_hard
+from agentgym.envs.travelplanner.world._index import index_for
+from agentgym.envs.travelplanner.evaluation._strict_plan import read_plan
 from agentgym.envs.travelplanner.plan import ParsedPlan, Plan, parse_plan
 from agentgym.envs.travelplanner.queries import TravelQuery
 from agentgym.envs.travelplanner.world import World

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentgym.envs.travelplanner._hard import RULE_TEXT, room_type_ok
-from agentgym.envs.travelplanner._index import WorldIndex, ceil_div
-from agentgym.envs.travelplanner._strict import flight_number_strict
-from agentgym.envs.travelplanner._strict_plan import MEALS, Day, StrictPlan, city_of, transport_route
+from agentgym.envs.travelplanner.evaluation._hard import RULE_TEXT, room_type_ok
+from agentgym.envs.travelplanner.world._index import WorldIndex, ceil_div
+from agentgym.envs.travelplanner.evaluation._strict import flight_number_strict
+from agentgym.envs.travelplanner.evaluation._strict_plan import MEALS, Day, StrictPlan, city_of, transport_route
 from agentgym.envs.travelplanner.queries import TravelQuery
 
 __all__ = ["CHECKS", "total_cost"]

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from agentgym.envs.travelplanner._csv import NA_STRINGS
+from agentgym.envs.travelplanner.world._csv import NA_STRINGS
 from agentgym.errors import DataError, DependencyNotInstalled
 
 __all__ = ["EncodedColumns", "encode_csv"]
