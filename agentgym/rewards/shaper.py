@@ -261,7 +261,7 @@ def _term_value(c: _Compiled, weight: float, episode: Episode, step: int, values
             return _tuple(TermValue, (None, weight, 0.0, True, raw.reason if raw is not None else "the term abstained"))
         raw = float(raw)
         if not math.isfinite(raw):
-            raise ValueError(f"reward term {c.name!r} returned {raw}; terms must return finite numbers or abstain")
+            raise ConfigError(f"reward term {c.name!r} returned", raw, "a finite number or an abstention")
     contribution = c.sign * weight * raw
     cap = c.cap
     if cap is not None:

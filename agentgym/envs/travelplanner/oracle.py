@@ -22,6 +22,7 @@ from agentgym.envs.travelplanner.queries import TravelQuery
 from agentgym.envs.travelplanner.solver import solve
 from agentgym.envs.travelplanner.tools import TOOLS, strip_state
 from agentgym.envs.travelplanner.world import World
+from agentgym.errors import DataError, ResetNeeded
 
 __all__ = ["OracleAgent", "oracle_actions", "plan_actions", "reference_plan_actions"]
 
@@ -53,7 +54,7 @@ def reference_plan_actions(query: TravelQuery, action_format: str = "react", *, 
     With ``tools=False`` (sole-planning mode) only the submission is returned.
     """
     if not query.annotated_plan:
-        raise ValueError(f"query {query.id!r} has no reference plan to replay")
+        raise DataError(f"query {query.id!r} has no reference plan to replay")
     return plan_actions(query, query.annotated_plan[: query.days], action_format, tools=tools)
 
 
@@ -69,7 +70,7 @@ class OracleAgent:
     def act(self, observation: str, info: dict[str, Any] | None = None) -> str:
         query = self.env.query
         if query is None:
-            raise RuntimeError("reset the env before asking the oracle for an action")
+            raise ResetNeeded("reset the env before asking the oracle for an action")
         if query is not self._query or (info or {}).get("turn") == 0:
             self._query = query
             self._queue = oracle_actions(query, self.env.world, self.env.action_format,
