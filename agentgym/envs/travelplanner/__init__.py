@@ -1,17 +1,17 @@
 """TravelPlanner (Xie et al., ICML 2024): the env, its world, queries and tools, the evaluator,
 the exact solver, the query generator and the scripted agents.
 
-The solver, generator and agents load on first use (they pull in the search code).
+Every name loads on first use, so importing one part (the world, say) does not pull in the env,
+its reward code or the search code.
 """
 
 from importlib import import_module as _import_module
 
-from agentgym.envs.travelplanner.env import TravelPlannerEnv
-from agentgym.envs.travelplanner.evaluation import EvaluationReport, Metrics, aggregate, evaluate
-from agentgym.envs.travelplanner.queries import LocalConstraint, TravelQuery, load_queries
-from agentgym.envs.travelplanner.world import World
-
 _LAZY = {
+    "TravelPlannerEnv": "agentgym.envs.travelplanner.env",
+    **dict.fromkeys(("EvaluationReport", "Metrics", "aggregate", "evaluate"), "agentgym.envs.travelplanner.evaluation"),
+    **dict.fromkeys(("LocalConstraint", "TravelQuery", "load_queries"), "agentgym.envs.travelplanner.queries"),
+    "World": "agentgym.envs.travelplanner.world",
     "solve": "agentgym.envs.travelplanner.solver",
     "generate_queries": "agentgym.envs.travelplanner.generator",
     "GeneratorConfig": "agentgym.envs.travelplanner.generator",
@@ -28,5 +28,8 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'agentgym.envs.travelplanner' has no attribute {name!r}")
 
 
-__all__ = ["TravelPlannerEnv", "World", "TravelQuery", "LocalConstraint", "load_queries", "evaluate", "aggregate",
-           "EvaluationReport", "Metrics", *_LAZY]
+__all__ = list(_LAZY)
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
