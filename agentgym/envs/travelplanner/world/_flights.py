@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -117,34 +118,34 @@ def build_flight_table(csv_path: Path, folder: Path) -> None:
     key += codes[_DEST]
     key *= n_dates
     key += codes[_DATE]
-    order, keys = _stable_order(key)  # consumes key
     folder.mkdir(parents=True, exist_ok=True)
-    first = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1]))) if n else np.empty(0, np.int64)
-    np.save(folder / "keys.npy", keys[first], allow_pickle=False)
-    np.save(folder / "starts.npy", np.append(first, n).astype(np.int64), allow_pickle=False)
-    del keys, first
-    # Table positions ordered by flight number, ties by position in the original file.
-    by_number, sorted_numbers = _number_index(codes[_NUMBER], order)
-    np.save(folder / "by_number.npy", by_number, allow_pickle=False)
-    np.save(folder / "sorted_numbers.npy", sorted_numbers, allow_pickle=False)
-    del by_number, sorted_numbers
-    codes[_NUMBER] = codes[_NUMBER][order]  # now in table order, like every stored column
-    kinds, stored, meta_vocab = _store_columns(codes, vocabs, seen_too)
-    _write_records(folder / "records.npy", stored, order)
-    del stored, codes
+    # Two chains share the work (numpy's sorts, gathers and writes release the GIL): the flight
+    # numbers' order needs no route-date order, so it is sorted while the keys are.
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        by_file = pool.submit(_stable_bytes_order, codes[_NUMBER])
+        order, keys = _stable_order(key)  # consumes key
+        numbers = pool.submit(_write_number_index, folder, codes[_NUMBER], order, by_file)
+        first = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1]))) if n else np.empty(0, np.int64)
+        np.save(folder / "keys.npy", keys[first], allow_pickle=False)
+        np.save(folder / "starts.npy", np.append(first, n).astype(np.int64), allow_pickle=False)
+        del keys, first
+        codes[_NUMBER] = codes[_NUMBER][order]  # now in table order, like every stored column
+        kinds, stored, meta_vocab = _store_columns(codes, vocabs, seen_too)
+        _write_records(folder / "records.npy", stored, order)
+        del stored, codes
+        numbers.result()
     (folder / "meta.json").write_text(json.dumps({"kinds": kinds, "vocab": meta_vocab}), encoding="utf-8")
 
 
-def _number_index(numbers: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(table positions ordered by flight number, ties in file order; the numbers in that order),
-    from the numbers in file order and the table's ``order`` (table position -> file position)."""
-    n = len(numbers)
-    by_file = _stable_bytes_order(numbers)
-    table_of = np.empty(n, dtype=_index_dtype(n))
-    table_of[order] = np.arange(n, dtype=table_of.dtype)
-    by_number = table_of[by_file]
+def _write_number_index(folder: Path, numbers: np.ndarray, order: np.ndarray, by_file: Future) -> None:
+    """Table positions ordered by flight number, ties by position in the original file, and the
+    numbers in that order; ``by_file`` holds the file positions in that order."""
+    table_of = np.empty(len(numbers), dtype=_index_dtype(len(numbers)))
+    table_of[order] = np.arange(len(numbers), dtype=table_of.dtype)  # file position -> table position
+    by_file = by_file.result()
+    np.save(folder / "by_number.npy", table_of[by_file], allow_pickle=False)
     del table_of
-    return by_number, numbers[by_file]
+    np.save(folder / "sorted_numbers.npy", numbers[by_file], allow_pickle=False)
 
 
 def _add_positions(key: np.ndarray, chunk: int = 1 << 20) -> None:
