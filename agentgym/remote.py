@@ -166,9 +166,10 @@ def _local_token(endpoint: Endpoint) -> str | None:
         return None
 
 
-def _spaces(description: SessionDescription) -> tuple[TextSpace, TextSpace, dict[str, Any]]:
+def _spaces(description: SessionDescription) -> tuple[TextSpace, TextSpace, dict[str, Any], tuple[str, ...]]:
+    """The action and observation spaces, metadata and stop strings of the env behind the session."""
     return (TextSpace(description.max_action_chars), TextSpace(description.max_observation_chars),
-            {"render_modes": list(description.render_modes)})
+            {"render_modes": list(description.render_modes)}, tuple(description.stop_strings))
 
 
 def _with_render_mode(env_kwargs: Mapping[str, Any] | None, render_mode: str | None) -> dict[str, Any]:
@@ -206,7 +207,7 @@ class RemoteEnv(gymnasium.Env[str, str]):
         except BaseException:
             self._conn.close()
             raise
-        self.action_space, self.observation_space, self.metadata = _spaces(description)
+        self.action_space, self.observation_space, self.metadata, self.stop_strings = _spaces(description)
         self.render_mode = render_mode
         self._last_observation = ""
 
@@ -283,6 +284,7 @@ class AsyncRemoteEnv:
         self.action_space: TextSpace | None = None
         self.observation_space: TextSpace | None = None
         self.metadata: dict[str, Any] = {}
+        self.stop_strings: tuple[str, ...] = ()  # the env's, once the session is open
 
     @classmethod
     async def create(cls, base_url: str, env_id: str, **options: Any) -> AsyncRemoteEnv:
@@ -302,7 +304,7 @@ class AsyncRemoteEnv:
         """Create the session (once)."""
         if self._remote.description is None:
             description = self._remote.opened(await self._send(self._remote.create()))
-            self.action_space, self.observation_space, self.metadata = _spaces(description)
+            self.action_space, self.observation_space, self.metadata, self.stop_strings = _spaces(description)
         return self._remote.description
 
     async def reset(self, *, seed: int | None = None,

@@ -57,6 +57,7 @@ def make_env(env_id: str, kwargs: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
         "render_modes": list(env.metadata.get("render_modes", [])),
         "action_format": getattr(unwrapped, "action_format", None),
         "tools": tools.schemas() if hasattr(tools, "schemas") else None,
+        "stop_strings": [str(s) for s in getattr(unwrapped, "stop_strings", ()) or () if s],
     }
     return env, description
 

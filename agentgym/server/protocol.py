@@ -62,6 +62,8 @@ class SessionDescription(_Wire):
     """The env's ``action_format`` attribute, when it has one."""
     tools: list[dict[str, Any]] | None = None
     """``env.unwrapped.tools.schemas()``: OpenAI function schemas, when the env has tools."""
+    stop_strings: list[str] = Field(default_factory=list)
+    """The env's ``stop_strings``: where a trainer may stop a model turn (empty: nowhere safely)."""
     ttl_s: float
     """Idle seconds after which the server closes the session."""
     max_request_bytes: int
