@@ -19,6 +19,8 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from agentgym.server._alarm import Alarm, Interrupted
+
 __all__ = ["EnvCalls", "ENV_CALL_MODES"]
 
 ENV_CALL_MODES = ("auto", "inline", "threads")
@@ -32,11 +34,6 @@ class _CallTimedOut(Exception):
         super().__init__(f"the env call took longer than {timeout:g} s")
 
 
-class _Interrupted(BaseException):
-    # BaseException, so that env code catching Exception does not swallow the deadline.
-    pass
-
-
 class EnvCalls:
     """Runs env calls for the server. ``mode``: ``auto`` (inline until a session proves slow),
     ``inline`` (always inline when possible) or ``threads`` (always in threads)."""
@@ -44,17 +41,17 @@ class EnvCalls:
     def __init__(self, mode: str, threads: int, inline_budget_s: float) -> None:
         self.mode, self.inline_budget_s = mode, inline_budget_s
         self._executor = ThreadPoolExecutor(threads, thread_name_prefix="agentgym-env")
-        self._alarm: bool | None = None  # decided on first use, on the event loop's thread
-        self._armed = False
+        self._alarm: Alarm | None = None
+        self._inline: bool | None = None  # decided on first use, on the event loop's thread
 
     @property
     def inline_available(self) -> bool:
-        if self._alarm is None:
-            self._alarm = (self.mode != "threads" and hasattr(signal, "setitimer")
-                           and threading.current_thread() is threading.main_thread())
-            if self._alarm:
-                signal.signal(signal.SIGALRM, self._on_alarm)
-        return self._alarm
+        if self._inline is None:
+            self._inline = (self.mode != "threads" and hasattr(signal, "setitimer")
+                            and threading.current_thread() is threading.main_thread())
+            if self._inline:
+                self._alarm = Alarm()
+        return self._inline
 
     async def run(self, timeout: float, fn: Callable[..., Any], *args: Any, inline: bool = False,
                   on_late: Callable[[asyncio.Future], None] | None = None) -> tuple[Any, float]:
@@ -93,20 +90,6 @@ class EnvCalls:
 
     def _run_inline(self, timeout: float, fn: Callable[..., Any], args: tuple[Any, ...]) -> Any:
         try:
-            self._armed = True
-            signal.setitimer(signal.ITIMER_REAL, timeout)
-            try:
-                return fn(*args)
-            finally:
-                self._armed = False
-                signal.setitimer(signal.ITIMER_REAL, 0)
-        except _Interrupted:
-            # Also reached if the alarm fired while the call was returning: a (rare) spurious timeout
-            # is the safe side, as the session is then closed rather than left half-stepped.
-            self._armed = False
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            raise _CallTimedOut(timeout, interrupted=True) from None
-
-    def _on_alarm(self, signum: int, frame: Any) -> None:
-        if self._armed:
-            raise _Interrupted()
+            return self._alarm.run(timeout, fn, *args)
+        except Interrupted:
+            raise _CallTimedOut(timeout, interrupted=True) from None  # the session is then closed

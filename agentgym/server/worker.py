@@ -21,6 +21,8 @@ import sys
 import time
 from typing import Any, BinaryIO
 
+from agentgym.server._alarm import Alarm, Interrupted
+
 __all__ = ["write_frame", "read_frame", "pack_frame", "main"]
 
 _HEAD = struct.Struct(">II")
@@ -59,11 +61,6 @@ def _read_exactly(stream: BinaryIO, n: int) -> bytes | None:
     return b"".join(chunks)
 
 
-class _Interrupted(BaseException):
-    # BaseException, so that env code catching Exception does not swallow the deadline.
-    pass
-
-
 class _Host:
     """The envs of this worker's sessions, by the server's key."""
 
@@ -72,17 +69,16 @@ class _Host:
 
         self.jobs = jobs
         self.envs: dict[str, Any] = {}
-        self._armed = False
-        signal.signal(signal.SIGALRM, self._on_alarm)
+        self._alarm = Alarm()
 
     def handle(self, header: dict[str, Any], body: bytes) -> tuple[dict[str, Any], bytes]:
         key, op, timeout = header["key"], header["op"], float(header["timeout"])
         args = json.loads(body) if body else {}
         start = time.perf_counter()
         try:
-            status, reply = self._run(timeout, self._dispatch, op, key, args)
+            status, reply = self._alarm.run(timeout, self._dispatch, op, key, args)
             extra: dict[str, Any] = {}
-        except _Interrupted:
+        except Interrupted:
             env = self.envs.pop(key, None)
             if env is not None:
                 self.jobs.close_quietly(env)
@@ -109,19 +105,6 @@ class _Host:
         if op == "reset":
             return jobs.reset_reply(env, args.get("seed"), args.get("options"))
         return jobs.step_reply(env, args["action"])
-
-    def _run(self, timeout: float, fn: Any, *args: Any) -> Any:
-        self._armed = True
-        signal.setitimer(signal.ITIMER_REAL, timeout)
-        try:
-            return fn(*args)
-        finally:
-            self._armed = False
-            signal.setitimer(signal.ITIMER_REAL, 0)
-
-    def _on_alarm(self, signum: int, frame: Any) -> None:
-        if self._armed:
-            raise _Interrupted()
 
 
 def main() -> None:
