@@ -8,7 +8,11 @@ module with ``ast`` and fails on any strongly connected component of more than o
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "agentgym"
 
@@ -92,3 +96,14 @@ def test_no_import_circles():
     known = modules()
     graph = {name: imports(name, path, known) for name, path in known.items()}
     assert circles(graph) == []
+
+
+@pytest.mark.parametrize("module, unwanted", [
+    ("agentgym.rewards.judge", "agentgym.agents.openai_chat"),
+    ("agentgym.rewards.judge", "agentgym.agents.base"),
+])
+def test_importing_one_module_of_a_package_does_not_load_its_siblings(module, unwanted):
+    """Package fronts load their names on first use, so a module pulls in only what it imports."""
+    code = f"import sys, {module}\nprint({unwanted!r} in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False", f"importing {module} loaded {unwanted}"

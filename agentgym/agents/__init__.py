@@ -6,11 +6,28 @@ endpoints, and a replay adapter for scripted agents. See ``docs/agents.md``.
     log = run_episode(env, agent, seed=0)
 """
 
-from agentgym.agents.base import Agent, EpisodeLog, ReplayAgent, function_tools, play_episode, run_episode
-from agentgym.agents.openai_chat import ChatAgentConfig, OpenAIChatAgent
-from agentgym.agents.reference import travelplanner_reference_agent
 
-__all__ = [
-    "Agent", "EpisodeLog", "ReplayAgent", "play_episode", "run_episode", "function_tools",
-    "ChatAgentConfig", "OpenAIChatAgent", "travelplanner_reference_agent",
-]
+from importlib import import_module as _import_module
+
+# Names load on first use: the reward judge imports chat_client alone, without the agents.
+_LAZY = {
+    **dict.fromkeys(("Agent", "EpisodeLog", "ReplayAgent", "play_episode", "run_episode", "function_tools"),
+                    "agentgym.agents.base"),
+    **dict.fromkeys(("ChatAgentConfig", "OpenAIChatAgent"), "agentgym.agents.openai_chat"),
+    "travelplanner_reference_agent": "agentgym.agents.reference",
+}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        value = getattr(_import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'agentgym.agents' has no attribute {name!r}")
+
+
+__all__ = list(_LAZY)
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
