@@ -54,6 +54,13 @@ def test_the_reading_records_answer_blocks_and_notes():
     assert reading.notes == ("ignored an unclosed <answer>",)
 
 
+def test_stray_closing_tags_are_noted_once_per_tag_however_many_there_are():
+    """A megabyte of stray closers made one note each: 2.9 MB of ``info`` for one step."""
+    reading = read_action("</answer>" * 100_000 + "</search><answer>x</answer>", "tags")
+    assert reading.action == Answer("x")
+    assert reading.notes == ("ignored 100000 stray </answer> tags", "ignored a stray </search>")
+
+
 def test_json_format():
     call = '<tool_call>{"name": "search", "arguments": {"query": "q"}}</tool_call>'
     assert read_action(call, "json").action == Search("q")

@@ -108,39 +108,43 @@ def _read_json(text: str) -> Reading:
 
 
 def _read_tags(text: str) -> Reading:
-    blocks: list[tuple[str, str]] = []
-    notes: list[str] = []
+    # Only the first block, the last answer and the counts matter, so a megabyte of repeated
+    # blocks or stray tags is walked without keeping each one (and its notes stay a few lines).
+    first: tuple[str, int, int] | None = None  # name, content start, content end
+    last_answer, answers = (0, 0), 0
+    strays: dict[str, int] = {}
     open_name, open_end = None, 0
     for match in _TAG.finditer(text):
-        closing, name = match.group(1) == "/", match.group(2).lower()
+        closing, name = match.group(1, 2)
+        name = name.lower()
         if not closing:
             if open_name is not None:
                 return Reading(_error(ErrorCode.UNPARSEABLE_ACTION, f"Tags cannot be nested: close <{open_name}> "
                                       f"before opening <{name}>. {TAG_USAGE}"))
             open_name, open_end = name, match.end()
         elif open_name is None:
-            notes.append(f"ignored a stray </{name}>")
+            strays[name] = strays.get(name, 0) + 1
         elif name != open_name:
             return Reading(_error(ErrorCode.UNPARSEABLE_ACTION,
                                   f"<{open_name}> was closed by </{name}>. {TAG_USAGE}"))
         else:
-            blocks.append((name, text[open_end:match.start()]))
+            first = first or (name, open_end, match.start())
+            if name == "answer":
+                last_answer, answers = (open_end, match.start()), answers + 1
             open_name = None
+    notes = [f"ignored a stray </{name}>" if n == 1 else f"ignored {n} stray </{name}> tags"
+             for name, n in strays.items()]
     if open_name is not None:
-        if not blocks:
+        if first is None:
             return Reading(_error(ErrorCode.UNPARSEABLE_ACTION, f"The <{open_name}> tag is not closed. "
                                   f"Write <{open_name}>...</{open_name}>."))
         notes.append(f"ignored an unclosed <{open_name}>")
-    return _decide(blocks, tuple(notes))
-
-
-def _decide(blocks: list[tuple[str, str]], notes: tuple[str, ...]) -> Reading:
-    if not blocks:
-        return Reading(_error(ErrorCode.UNPARSEABLE_ACTION, f"No action found in your reply. {TAG_USAGE}"), 0, notes)
-    answers = [content for name, content in blocks if name == "answer"]
-    if blocks[0][0] == "search":
-        return Reading(Search(blocks[0][1]), len(answers), notes)
-    return Reading(Answer(answers[-1]), len(answers), notes)
+    if first is None:
+        return Reading(_error(ErrorCode.UNPARSEABLE_ACTION, f"No action found in your reply. {TAG_USAGE}"), 0,
+                       tuple(notes))
+    name, start, end = first
+    action = Search(text[start:end]) if name == "search" else Answer(text[slice(*last_answer)])
+    return Reading(action, answers, tuple(notes))
 
 
 def _error(code: ErrorCode, message: str) -> ActionError:
