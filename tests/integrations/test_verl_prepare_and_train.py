@@ -131,6 +131,51 @@ def test_dry_run_refuses_a_dataset_smaller_than_one_batch(data):
     assert val.exit_code == 1 and "data.val_files has 2 rows, fewer than data.val_batch_size=3" in val.output
 
 
+def _local_tokenizer(folder, texts):
+    """A byte-level BPE tokenizer with a Qwen2.5-style chat template, trained here and saved like a model's."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    from agentgym.integrations.verl.selftest import QWEN25_TEMPLATE, SPECIALS
+
+    bpe = Tokenizer(models.BPE(unk_token=None))
+    bpe.pre_tokenizer, bpe.decoder = pre_tokenizers.ByteLevel(add_prefix_space=False), decoders.ByteLevel()
+    bpe.train_from_iterator(texts, trainer=trainers.BpeTrainer(
+        vocab_size=600, special_tokens=SPECIALS, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=bpe, eos_token="<|im_end|>", pad_token="<|endoftext|>")
+    tokenizer.chat_template = QWEN25_TEMPLATE
+    tokenizer.save_pretrained(folder)
+    return tokenizer
+
+
+def test_dry_run_counts_rows_after_verls_overlong_prompt_filter(data, tmp_path, monkeypatch):
+    """With the model's tokenizer on disk, verl's own create_rl_dataset drops the prompts longer
+    than data.max_prompt_length before the run length is computed: a limit below every prompt is
+    0 steps, refused here instead of at launch on the GPUs."""
+    import datasets
+
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", str(tmp_path / "hf-datasets"))
+    rows = read_parquet(data["planner_r1"])
+    tokenizer = _local_tokenizer(tmp_path / "model", [m["content"] for r in rows for m in r["prompt"]] * 3)
+    lengths = [len(tokenizer.apply_chat_template(list(r["prompt"]), add_generation_prompt=True, return_dict=False))
+               for r in rows]
+    files = [f"data.train_files={data['planner_r1']}", f"data.val_files={data['planner_r1']}"]
+    args = ["train", "planner_r1", *files, *SMALL, f"actor_rollout_ref.model.path={tmp_path / 'model'}"]
+
+    fits = runner.invoke(app, [*args, f"data.max_prompt_length={max(lengths)}", "--dry-run"])
+    assert fits.exit_code == 0, fits.output
+    assert f"data.max_prompt_length={max(lengths)} tokens" in fits.output
+    assert "2 of 2 train rows, 2 of 2 val rows" in fits.output
+
+    too_short = runner.invoke(app, [*args, f"data.max_prompt_length={min(lengths) - 1}", "--dry-run"])
+    assert too_short.exit_code == 1
+    assert "0 of 2 train rows" in too_short.output
+    assert "problem: data.train_files has 0 rows, fewer than data.train_batch_size=2" in too_short.output
+
+    hub_only = runner.invoke(app, ["train", "planner_r1", *files, *SMALL, "--dry-run"])  # Qwen/Qwen3-8B: not here
+    assert hub_only.exit_code == 0 and "prompt lengths not checked" in hub_only.output
+
+
 def test_dry_run_resolves_the_curriculum_against_verls_step_count(data):
     files = [f"data.train_files={data['planner_r1']}", f"data.val_files={data['planner_r1']}"]
     args = ["train", "planner_r1", *files, *SMALL, "agentgym.reward=planner_r1/curriculum"]

@@ -3,8 +3,10 @@
 * **The run length**, computed the way verl's trainer computes it: ``len(train set) // train_batch_size``
   steps per epoch times ``trainer.total_epochs``, or ``trainer.total_training_steps`` when set. Too
   few rows for one batch means 0 steps: refused. The val set needs a row, and ``val_batch_size``
-  rows when that is set. (The count is before verl's ``filter_overlong_prompts``, which needs the
-  model's tokenizer; it can only shrink.)
+  rows when that is set. With ``data.filter_overlong_prompts`` on and the model's tokenizer on this
+  machine (``actor_rollout_ref.model.path`` a local folder or already in the Hugging Face cache),
+  the rows are counted after verl's own ``create_rl_dataset`` has dropped the prompts longer than
+  ``data.max_prompt_length``; otherwise before, and a note says so (the filter can only shrink it).
 * **Scheduled rewards** (curricula, linear weights) get that run length as ``total_steps``, like
   the agent loop passes it; the resolved stage boundaries are printed, and a stage that never
   starts within the run (or is empty) is refused.
@@ -20,6 +22,7 @@
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -104,8 +107,9 @@ def check_run(config: Any) -> DryRunReport:
     train = _files(config, "data.train_files")
     val = _files(config, "data.val_files")
     total = None
+    kept = _kept_rows(config, train, val, report)
     if train and all(p.is_file() for p in train):
-        length = run_length(config, sum(_row_count(p) for p in train))
+        length = run_length(config, kept[0] if kept else sum(_row_count(p) for p in train))
         report.notes.append(length.describe())
         if length.steps_per_epoch < 1:
             report.problems.append(
@@ -114,7 +118,7 @@ def check_run(config: Any) -> DryRunReport:
                 f"data.train_batch_size)")
         total = settings.total_steps or length.total_steps
     if val and all(p.is_file() for p in val):
-        report.problems += _check_val(config, sum(_row_count(p) for p in val))
+        report.problems += _check_val(config, kept[1] if kept else sum(_row_count(p) for p in val))
     if total == 0:  # the run cannot start: stages and rehearsal would only repeat that
         return report
     stages = _check_stages(_reward_of(settings, train), total, report) if total is not None else []
@@ -267,9 +271,47 @@ def _rehearse(config: Any, settings: Any, key: str, path: Path, steps: list[int]
                             + ", ".join(played))
 
 
-def _files(config: Any, key: str) -> list[Path]:
-    import os
+def _kept_rows(config: Any, train: list[Path], val: list[Path], report: DryRunReport) -> tuple[int, int] | None:
+    """(train rows, val rows) as verl's trainer builds its datasets, after ``filter_overlong_prompts``;
+    None when the filter is off, a file is missing, or the tokenizer is not on this machine."""
+    files = [*train, *val]
+    if not OmegaConf.select(config, "data.filter_overlong_prompts", default=False) or not train or not val \
+            or not all(p.is_file() and p.suffix == ".parquet" for p in files):
+        return None
+    model = str(OmegaConf.select(config, "actor_rollout_ref.model.path", default=""))
+    tokenizer = _local_tokenizer(config, model)
+    if tokenizer is None:
+        report.notes.append(f"prompt lengths not checked: the tokenizer of actor_rollout_ref.model.path={model} is "
+                            "not on this machine, so the rows are counted before verl's filter_overlong_prompts")
+        return None
+    from verl.trainer.ppo.utils import create_rl_dataset
 
+    counts = []
+    for paths, is_train, cap in ((train, True, "data.train_max_samples"), (val, False, "data.val_max_samples")):
+        dataset = create_rl_dataset([str(p) for p in paths], config.data, tokenizer, None, is_train=is_train,
+                                    max_samples=int(OmegaConf.select(config, cap, default=-1) or -1))
+        counts.append(len(dataset))
+    limit = OmegaConf.select(config, "data.max_prompt_length")
+    report.notes.append(f"prompts within data.max_prompt_length={limit} tokens ({model}'s tokenizer, verl's "
+                        f"filter_overlong_prompts): {counts[0]} of {sum(map(_row_count, train))} train rows, "
+                        f"{counts[1]} of {sum(map(_row_count, val))} val rows")
+    return counts[0], counts[1]
+
+
+def _local_tokenizer(config: Any, model: str) -> Any:
+    """The model's tokenizer from a local folder or the Hugging Face cache (never the network), or None."""
+    if not model or "://" in model:
+        return None
+    from verl.utils import hf_tokenizer
+
+    trust = bool(OmegaConf.select(config, "actor_rollout_ref.model.trust_remote_code", default=False))
+    try:
+        return hf_tokenizer(os.path.expanduser(model), trust_remote_code=trust, local_files_only=True)
+    except (OSError, ValueError):  # not downloaded here: the launch machine will have it
+        return None
+
+
+def _files(config: Any, key: str) -> list[Path]:
     value = OmegaConf.select(config, key)
     if value is None:
         return []
