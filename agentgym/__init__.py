@@ -12,8 +12,7 @@ outside ``agentgym.errors`` load on first use, so ``import agentgym`` (and ``age
 stays light.
 """
 
-from importlib import import_module as _import_module
-
+from agentgym._lazy import lazy_names as _lazy_names
 from agentgym._version import __version__
 from agentgym.errors import (
     ActionTypeError,
@@ -45,18 +44,6 @@ _LAZY = {
     **dict.fromkeys(("RemoteEnv", "AsyncRemoteEnv"), "agentgym.remote"),
     "check_text_env": "agentgym.testing",
 }
-
-
-def __getattr__(name: str):
-    if name in _LAZY:
-        value = getattr(_import_module(_LAZY[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'agentgym' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
 
 
 __all__ = [
@@ -99,3 +86,5 @@ __all__ = [
     "JudgeReplyError",
     "TrainingAborted",
 ]
+
+__getattr__, __dir__ = _lazy_names(__name__, _LAZY, __all__)

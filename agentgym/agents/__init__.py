@@ -7,7 +7,7 @@ endpoints, and a replay adapter for scripted agents. See ``docs/agents.md``.
 """
 
 
-from importlib import import_module as _import_module
+from agentgym._lazy import lazy_names as _lazy_names
 
 # Names load on first use: the reward judge imports chat_client alone, without the agents.
 _LAZY = {
@@ -18,16 +18,5 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str):
-    if name in _LAZY:
-        value = getattr(_import_module(_LAZY[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'agentgym.agents' has no attribute {name!r}")
-
-
 __all__ = list(_LAZY)
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = _lazy_names(__name__, _LAZY, __all__)

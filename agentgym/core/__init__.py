@@ -3,7 +3,7 @@
 The names below load on first use, so importing a light submodule does not build every pydantic model.
 """
 
-import importlib
+from agentgym._lazy import lazy_names as _lazy_names
 
 _WHERE = {
     "TextEnv": "env", "TextSpace": "spaces", "StepInfo": "types", "ToolCall": "types", "ToolResult": "types",
@@ -17,13 +17,5 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str):
-    if name in _WHERE:
-        value = getattr(importlib.import_module(f"agentgym.core.{_WHERE[name]}"), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'agentgym.core' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = _lazy_names(__name__, {name: f"agentgym.core.{module}" for name, module in _WHERE.items()},
+                                  __all__)

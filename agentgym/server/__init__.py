@@ -11,17 +11,11 @@ operator fixes and what a client may set; ``workers`` the env worker processes. 
 
 from __future__ import annotations
 
-from typing import Any
-
+from agentgym._lazy import lazy_names as _lazy_names
 from agentgym.server.settings import ServerSettings
 
 __all__ = ["ServerSettings", "create_app", "EnvServer"]
 
-
-def __getattr__(name: str) -> Any:
-    # Lazy: the client imports agentgym.server.protocol without starlette installed.
-    if name in ("create_app", "EnvServer"):
-        from agentgym.server import app
-
-        return getattr(app, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# Lazy: the client imports agentgym.server.protocol without starlette installed.
+__getattr__, __dir__ = _lazy_names(__name__, dict.fromkeys(("create_app", "EnvServer"), "agentgym.server.app"),
+                                  __all__)

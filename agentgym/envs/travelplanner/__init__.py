@@ -5,7 +5,7 @@ Every name loads on first use, so importing one part (the world, say) does not p
 its reward code or the search code.
 """
 
-from importlib import import_module as _import_module
+from agentgym._lazy import lazy_names as _lazy_names
 
 _LAZY = {
     "TravelPlannerEnv": "agentgym.envs.travelplanner.env",
@@ -20,16 +20,5 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str):
-    if name in _LAZY:
-        value = getattr(_import_module(_LAZY[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'agentgym.envs.travelplanner' has no attribute {name!r}")
-
-
 __all__ = list(_LAZY)
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = _lazy_names(__name__, _LAZY, __all__)

@@ -14,8 +14,7 @@ classes raises ``DependencyNotInstalled`` with the install hint when verl is mis
 
 from __future__ import annotations
 
-from typing import Any
-
+from agentgym._lazy import lazy_names as _lazy_names
 from agentgym.integrations.verl._guard import VERL_VERSION, require_verl
 
 __all__ = ["VERL_VERSION", "require_verl", "AGENT_NAME", "AgentGymAgentLoop", "compute_vspo_advantage",
@@ -34,11 +33,5 @@ _LAZY = {
     "write_parquet": "agentgym.integrations.verl.prepare",
 }
 
-
-def __getattr__(name: str) -> Any:
-    # Lazy so that `agentgym verl prepare` and `--help` work without importing verl and torch.
-    if name not in _LAZY:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    return getattr(importlib.import_module(_LAZY[name]), name)
+# Lazy so that `agentgym verl prepare` and `--help` work without importing verl and torch.
+__getattr__, __dir__ = _lazy_names(__name__, _LAZY, __all__)
