@@ -40,11 +40,18 @@ API_PREFIX = "/v1"
 _Model = TypeVar("_Model", bound=BaseModel)
 
 
-class _Wire(BaseModel):
+class _Request(BaseModel):
+    # What a client sends is checked strictly: the server is the trust boundary.
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
-class CreateSession(_Wire):
+class _Reply(BaseModel):
+    # What a server sends may carry fields a newer agentgym added; an older client ignores them,
+    # so servers and trainers need not be upgraded at the same moment.
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+
+class CreateSession(_Request):
     env_id: str
     preset: str | None = None
     """One of the operator's presets for ``env_id``; None: the env's first preset (or its defaults)."""
@@ -52,7 +59,7 @@ class CreateSession(_Wire):
     """The options a client may set (``agentgym.server.boundary``), on top of the preset's kwargs."""
 
 
-class SessionDescription(_Wire):
+class SessionDescription(_Reply):
     session_id: str
     env_id: str
     max_action_chars: int
@@ -71,23 +78,23 @@ class SessionDescription(_Wire):
     """The operator's preset the env was built from."""
 
 
-class ResetRequest(_Wire):
+class ResetRequest(_Request):
     seed: int | None = None
     options: dict[str, Any] | None = None
     seq: int | None = None
 
 
-class StepRequest(_Wire):
+class StepRequest(_Request):
     action: str
     seq: int | None = None
 
 
-class ResetReply(_Wire):
+class ResetReply(_Reply):
     observation: str
     info: dict[str, Any]
 
 
-class StepReply(_Wire):
+class StepReply(_Reply):
     observation: str
     reward: float | int
     terminated: bool

@@ -207,3 +207,44 @@ def test_remote_envs_stop_model_turns_where_the_local_env_does(live_server, env_
             return env.stop_strings
 
     assert asyncio.run(opened()) == expected
+
+
+def _newer_server(app):
+    """The real app, with a field this client does not know added to every JSON object it replies."""
+    async def wrapped(scope, receive, send):
+        if scope["type"] != "http":
+            return await app(scope, receive, send)
+        start = {}
+
+        async def relay(message):
+            if message["type"] == "http.response.start":
+                start.update(message)
+                return
+            body = message.get("body", b"")
+            if body.startswith(b"{") and not message.get("more_body"):
+                body = json.dumps({**json.loads(body), "added_in_a_later_version": [1, 2]}).encode()
+            headers = [(k, str(len(body)).encode() if k.lower() == b"content-length" else v)
+                       for k, v in start["headers"]]
+            await send({**start, "headers": headers})
+            await send({**message, "body": body})
+
+        await app(scope, receive, relay)
+    return wrapped
+
+
+def test_a_client_reads_a_newer_servers_replies_and_requests_stay_strict():
+    """Env servers and trainers are upgraded at different times: a reply may carry fields this
+    client does not know (the stop strings were one), while the server still refuses unknown
+    request fields, as the trust boundary it is."""
+    from agentgym.server import create_app
+    from agentgym.server.protocol import CreateSession, decode
+    from agentgym.server.testing import LiveServer
+    from server_helpers import settings
+
+    with LiveServer(_newer_server(create_app(settings()))) as server:
+        env = RemoteEnv(server.url, "SearchQA-v0", token=TOKEN)
+        observation, _ = env.reset(seed=3)
+        assert observation and env.step("<answer>x</answer>")[2] is True
+        env.close()
+    with pytest.raises(ValueError, match="added_in_a_later_version"):
+        decode(json.dumps({"env_id": "SearchQA-v0", "added_in_a_later_version": 1}).encode(), CreateSession)
