@@ -165,11 +165,11 @@ def test_dry_run_counts_rows_after_verls_overlong_prompt_filter(data, tmp_path, 
     fits = runner.invoke(app, [*args, f"data.max_prompt_length={max(lengths)}", "--dry-run"])
     assert fits.exit_code == 0, fits.output
     assert f"data.max_prompt_length={max(lengths)} tokens" in fits.output
-    assert "2 of 2 train rows, 2 of 2 val rows" in fits.output
+    assert "2 of 2 train rows, 2 of 2 val rows" in fits.output and "verl drops" not in fits.output
 
     too_short = runner.invoke(app, [*args, f"data.max_prompt_length={min(lengths) - 1}", "--dry-run"])
     assert too_short.exit_code == 1
-    assert "0 of 2 train rows" in too_short.output
+    assert "0 of 2 train rows" in too_short.output and "verl drops a row whose prompt is longer" in too_short.output
     assert "problem: data.train_files has 0 rows, fewer than data.train_batch_size=2" in too_short.output
 
     hub_only = runner.invoke(app, ["train", "planner_r1", *files, *SMALL, "--dry-run"])  # Qwen/Qwen3-8B: not here

@@ -284,18 +284,30 @@ def _kept_rows(config: Any, train: list[Path], val: list[Path], report: DryRunRe
         report.notes.append(f"prompt lengths not checked: the tokenizer of actor_rollout_ref.model.path={model} is "
                             "not on this machine, so the rows are counted before verl's filter_overlong_prompts")
         return None
+    try:
+        (kept, offered), (val_kept, val_offered) = (_verl_rows(config, train, tokenizer, is_train=True),
+                                                    _verl_rows(config, val, tokenizer, is_train=False))
+    except Exception as exc:  # what the launch would meet too
+        report.problems.append(f"verl could not build its datasets: {type(exc).__name__}: {exc}")
+        return None
+    dropped = "" if (kept, val_kept) == (offered, val_offered) else (
+        " (verl drops a row whose prompt is longer, or that the chat template cannot render: see its messages above)")
+    report.notes.append(f"prompts within data.max_prompt_length={OmegaConf.select(config, 'data.max_prompt_length')} "
+                        f"tokens ({model}'s tokenizer, verl's filter_overlong_prompts): {kept} of {offered} train "
+                        f"rows, {val_kept} of {val_offered} val rows{dropped}")
+    return kept, val_kept
+
+
+def _verl_rows(config: Any, paths: list[Path], tokenizer: Any, *, is_train: bool) -> tuple[int, int]:
+    """(rows in verl's dataset, rows offered to its filter) for one split, built as verl's trainer builds it."""
     from verl.trainer.ppo.utils import create_rl_dataset
 
-    counts = []
-    for paths, is_train, cap in ((train, True, "data.train_max_samples"), (val, False, "data.val_max_samples")):
-        dataset = create_rl_dataset([str(p) for p in paths], config.data, tokenizer, None, is_train=is_train,
-                                    max_samples=int(OmegaConf.select(config, cap, default=-1) or -1))
-        counts.append(len(dataset))
-    limit = OmegaConf.select(config, "data.max_prompt_length")
-    report.notes.append(f"prompts within data.max_prompt_length={limit} tokens ({model}'s tokenizer, verl's "
-                        f"filter_overlong_prompts): {counts[0]} of {sum(map(_row_count, train))} train rows, "
-                        f"{counts[1]} of {sum(map(_row_count, val))} val rows")
-    return counts[0], counts[1]
+    cap = int(OmegaConf.select(config, "data.train_max_samples" if is_train else "data.val_max_samples",
+                               default=-1) or -1)
+    dataset = create_rl_dataset([str(p) for p in paths], config.data, tokenizer, None, is_train=is_train,
+                                max_samples=cap)
+    rows = sum(map(_row_count, paths))
+    return len(dataset), min(rows, cap) if cap > 0 else rows
 
 
 def _local_tokenizer(config: Any, model: str) -> Any:
