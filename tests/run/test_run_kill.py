@@ -21,25 +21,31 @@ def _results(path) -> list[int]:
     return [json.loads(line)["episode"] for line in path.read_bytes().split(b"\n")[:-1]]
 
 
+CONCURRENCY = 3
+# The last episode starts when result EPISODES - CONCURRENCY lands; killing by then, plus a short
+# random delay, always hits a live run (a later target let the run finish first: a flaky test).
+LAST_TARGET = EPISODES - CONCURRENCY
+
+
 def test_a_run_killed_at_random_points_ends_with_exactly_one_result_per_episode(model, tmp_path):
     stub, url = model
     stub.inject(*[Fault(delay_s=0.02)] * 10_000)  # slow replies, so that kills land mid-episode
     seed = random.randrange(2**32)
     rng = random.Random(seed)
     command = [sys.executable, "-c", "from agentgym.cli import main; main()", "run", "TravelPlanner-v0",
-               "--base-url", url, "--model", "stub", "--episodes", str(EPISODES), "--concurrency", "3",
+               "--base-url", url, "--model", "stub", "--episodes", str(EPISODES), "--concurrency", str(CONCURRENCY),
                "--out", str(tmp_path), "--quiet", "--no-plot", "-k", "action_format=json"]
     results = tmp_path / "results.jsonl"
     kills = 0
     for _ in range(3):
         before = len(_results(results))
-        if before >= EPISODES - 1:
+        if before >= LAST_TARGET:
             break
-        target = rng.randint(before + 1, EPISODES - 1)  # kill while at least one episode is still to come
+        target = rng.randint(before + 1, LAST_TARGET)
         proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         while proc.poll() is None and len(_results(results)) < target:
             time.sleep(0.005)
-        time.sleep(rng.uniform(0, 0.15))
+        time.sleep(rng.uniform(0, 0.05))
         if proc.poll() is None:
             os.kill(proc.pid, signal.SIGKILL)
             kills += 1
