@@ -74,7 +74,8 @@ class AgentGymRollout:
     def __init__(self, env_id: str, *, env_kwargs: Mapping[str, Any] | None = None, reward: Any = None,
                  max_turns: int | None = None, response_length: int | None = None,
                  observation_role: str = "user", stop_at_action: bool = True, constraint: TurnConstraint | None = None,
-                 failure_reward: float = 0.0, unfinished_reward: float = 0.0, env_max_idle: int = 512) -> None:
+                 failure_reward: float = 0.0, unfinished_reward: float = 0.0, train_on_observations: bool = False,
+                 env_max_idle: int = 512) -> None:
         if not isinstance(env_id, str) or not env_id:
             raise ConfigError("env_id", env_id, "a registered env id, e.g. 'SearchQA-v0'")
         if constraint is not None and not callable(getattr(constraint, "allowed", None)):
@@ -83,6 +84,7 @@ class AgentGymRollout:
         self.max_turns, self.response_length = max_turns, response_length
         self.observation_role, self.stop_at_action, self.constraint = observation_role, stop_at_action, constraint
         self.failure_reward, self.unfinished_reward = failure_reward, unfinished_reward
+        self.train_on_observations = train_on_observations
         self.term_names = term_names_for(reward)
         self.history: list[dict[str, Any]] = []
         """One summary per call: training step, mean reward, term means, share of each action sequence."""
@@ -158,6 +160,8 @@ class AgentGymRollout:
             completion, mask = episode.response_ids, list(episode.response_mask)
             if not completion:  # TRL needs a token to end on: the end-of-turn token, masked
                 completion, mask = [sampler.tokenizer.eos_token_id], [0]
+            if self.train_on_observations:  # a control (``controls``): what a trainer without the mask does
+                mask = [1] * len(mask)
             if result.masked:
                 mask = [0] * len(mask)
             evaluation = (result.final_info or {}).get("evaluation") if result.done else None
@@ -199,6 +203,7 @@ def rollout_func(env_id: str, **kwargs: Any) -> AgentGymRollout:
         stop_at_action: end each turn at the env's first complete action (its stop strings).
         constraint: a ``TurnConstraint`` restricting which tokens may be sampled (constrained decoding).
         failure_reward / unfinished_reward: paid when the env raised / the episode did not finish.
+        train_on_observations: a control that must learn less (``controls``): ``env_mask`` 1 everywhere.
     """
     return AgentGymRollout(env_id, **kwargs)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-__all__ = ["TAGS", "CHAT_TEMPLATE", "word_tokenizer", "tiny_qwen2", "env_texts"]
+__all__ = ["TAGS", "CHAT_TEMPLATE", "RESPONSE_SCHEMA", "word_tokenizer", "tiny_qwen2", "env_texts"]
 
 TAGS = ("<search>", "</search>", "<answer>", "</answer>", "<information>", "</information>", "<think>", "</think>",
         "<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>")
@@ -25,13 +25,37 @@ CHAT_TEMPLATE = (
     "{%- for message in messages %}"
     "{%- if message['role'] == 'assistant' %}<|assistant|> {{ message['content'] or '' }}"
     "{%- if message['tool_calls'] is defined and message['tool_calls'] %}{% for call in message['tool_calls'] %}"
-    " <tool_call> {{ call['function']['name'] }} {{ call['function']['arguments'] | tojson }} </tool_call>"
+    " <tool_call> {{ {'name': call['function']['name'], 'arguments': call['function']['arguments']} | tojson }}"
+    " </tool_call>"
     "{%- endfor %}{% endif %}<|end|>"
     "{%- elif message['role'] == 'tool' %}<|tool|> <tool_response> {{ message['content'] }} </tool_response><|end|>"
     "{%- else %}<|{{ message['role'] }}|> {{ message['content'] }}<|end|>{% endif %}"
     "{%- endfor %}{% if add_generation_prompt %}<|assistant|>{% endif %}")
-"""Role-tagged turns ended by ``<|end|>``; tools are listed in a system turn; tool calls and
-results are written as ``<tool_call>`` / ``<tool_response>`` blocks."""
+"""Role-tagged turns ended by ``<|end|>``; tools are listed in a system turn; tool calls are
+``<tool_call> {"name": ..., "arguments": {...}} </tool_call>`` and results ``<tool_response>`` blocks."""
+
+RESPONSE_SCHEMA = {
+    "x-regex": r"^(?P<content>(?:(?!<tool_call>)[\s\S])*?)\s*"
+               r"(?P<tool_calls>(?:<tool_call>(?:(?!</tool_call>)[\s\S])+</tool_call>\s*)+)?\s*(?:<\|end\|>|$)",
+    "type": "object",
+    "properties": {
+        "role": {"const": "assistant"},
+        "content": {"type": "string"},
+        "tool_calls": {
+            "type": "array",
+            "x-regex-iterator": r"<tool_call>\s*(.+?)\s*</tool_call>",
+            "items": {"x-parser": "json", "x-parser-args": {"transform": "{type: 'function', function: @}"},
+                      "type": "object",
+                      "properties": {"type": {"const": "function"},
+                                     "function": {"type": "object",
+                                                  "properties": {"name": {"type": "string"},
+                                                                 "arguments": {"type": "object",
+                                                                               "additionalProperties": {}}}}}},
+        },
+    },
+}
+"""How transformers' ``parse_response`` reads an assistant turn of ``CHAT_TEMPLATE`` back into
+content and tool calls (TRL's tool-calling loop needs it)."""
 
 
 def word_tokenizer(texts: Iterable[str], *, extra_words: Sequence[str] = (), max_vocab: int = 4000) -> Any:
@@ -50,6 +74,7 @@ def word_tokenizer(texts: Iterable[str], *, extra_words: Sequence[str] = (), max
                                         additional_special_tokens=list(ROLES))
     tokenizer.add_tokens(list(TAGS))
     tokenizer.chat_template = CHAT_TEMPLATE
+    tokenizer.response_schema = RESPONSE_SCHEMA
     return tokenizer
 
 

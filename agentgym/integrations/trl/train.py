@@ -108,12 +108,14 @@ def _apply(data: dict[str, Any], override: str) -> None:
     node[leaf] = yaml.safe_load(raw)
 
 
-def build_run(recipe: TrlRecipe, *, grpo: Mapping[str, Any] | None = None, reward_funcs: Sequence[Callable] = (),
-              tokenizer: Any = None, model: Any = None) -> tuple[Any, Any]:
+def build_run(recipe: TrlRecipe, *, grpo: Mapping[str, Any] | None = None,
+              reward_funcs: Sequence[Callable] | None = None, tokenizer: Any = None, model: Any = None,
+              **rollout_kwargs: Any) -> tuple[Any, Any]:
     """``(trainer, rollout)``: a ``GRPOTrainer`` playing the recipe's env through ``rollout_func``.
 
-    ``grpo`` overrides ``GRPOConfig`` fields; ``reward_funcs`` are added after ``agentgym_reward``
-    (weight them with ``grpo={"reward_weights": [...]}``)."""
+    ``grpo`` overrides ``GRPOConfig`` fields; ``reward_funcs`` replace ``[agentgym_reward]``
+    (weight several with ``grpo={"reward_weights": [...]}``); ``rollout_kwargs`` go to
+    ``rollout_func`` (e.g. ``train_on_observations=True``, a control)."""
     from trl import GRPOConfig, GRPOTrainer
 
     from agentgym.integrations.trl.constraints import TagConstraint
@@ -127,10 +129,10 @@ def build_run(recipe: TrlRecipe, *, grpo: Mapping[str, Any] | None = None, rewar
         constraint = TagConstraint(tokenizer, recipe.rollout.constraint.tags, words=recipe.rollout.constraint.words)
     rollout = rollout_func(recipe.env.id, env_kwargs=recipe.env.kwargs, reward=recipe.reward,
                            max_turns=recipe.rollout.max_turns, response_length=recipe.rollout.response_length,
-                           constraint=constraint)
+                           constraint=constraint, **rollout_kwargs)
     dataset = task_dataset(recipe.env.id, options=_task_options(recipe), env_kwargs=recipe.env.kwargs)
     args = GRPOConfig(**{**recipe.grpo, **dict(grpo or {})})
-    trainer = GRPOTrainer(model=model, processing_class=tokenizer, reward_funcs=[agentgym_reward, *reward_funcs],
+    trainer = GRPOTrainer(model=model, processing_class=tokenizer, reward_funcs=list(reward_funcs or [agentgym_reward]),
                           args=args, train_dataset=dataset, rollout_func=rollout)
     return trainer, rollout
 
