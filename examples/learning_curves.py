@@ -65,7 +65,8 @@ def main() -> None:
 def summarize(runs: dict[str, list[list[dict]]]) -> dict:
     out: dict = {}
     for arm, histories in runs.items():
-        for name, metric in (("reward", lambda e: e["reward"]), ("search_then_answer", searched_then_answered)):
+        for name, metric in (("reward", lambda e: e["reward"]), ("search_then_answer", searched_then_answered),
+                             ("exact_match", lambda e: e["terms"]["exact_match"])):
             starts = [window([metric(e) for e in h], True) for h in histories]
             ends = [window([metric(e) for e in h], False) for h in histories]
             out[f"{arm}/{name}"] = {"start": [round(v, 3) for v in starts], "end": [round(v, 3) for v in ends],

@@ -1,9 +1,10 @@
-"""TRL's own generation for the rollout: every live episode's turn sampled in one ``generate``.
+"""Sampling for the rollout: every live episode's turn sampled in one ``generate`` call.
 
 Each episode is a coroutine that awaits ``sample``; once every live episode waits (or has
 finished), the pending turns are left-padded into one batch and sampled together with the
-trainer's sampling settings. A row ends at its end-of-turn token, at one of its stop strings, or
-at its token budget. The chat template renders the prompt and, one message at a time, each
+trainer's sampling settings: TRL's own generation (``model.generate``), or TRL's vLLM back end
+when the trainer uses vLLM (untested here: it needs a GPU). A row ends at its end-of-turn token,
+at one of its stop strings, or at its token budget. The chat template renders the prompt and, one message at a time, each
 observation (the chat is never re-tokenized: tokens the model sampled stay as sampled).
 """
 
@@ -16,6 +17,8 @@ from typing import Any
 import torch
 from transformers import LogitsProcessor, LogitsProcessorList, StoppingCriteria, StoppingCriteriaList
 
+from agentgym.errors import ConfigError
+
 __all__ = ["TurnSampler"]
 
 _STOP_TAIL_TOKENS = 16  # tokens decoded from a row's end to look for a stop string
@@ -25,6 +28,10 @@ class TurnSampler:
     """Batched sampling of model turns with the trainer's model, tokenizer and sampling settings."""
 
     def __init__(self, trainer: Any, *, constraint: Any = None) -> None:
+        self.vllm = getattr(trainer, "vllm_generation", None) if getattr(trainer, "use_vllm", False) else None
+        if self.vllm is not None and constraint is not None:
+            raise ConfigError("constraint", type(constraint).__name__, "None with use_vllm=True (the constraint is "
+                              "a logits processor of TRL's own generation)")
         processing = trainer.processing_class
         self.tokenizer = getattr(processing, "tokenizer", processing)
         self.model = trainer.accelerator.unwrap_model(trainer.model)
@@ -87,6 +94,8 @@ class TurnSampler:
             future.set_result(tokens)
 
     def _generate(self, batch: list[tuple[list[int], int, tuple[str, ...], Any]]) -> list[list[int]]:
+        if self.vllm is not None:
+            return self._generate_vllm(batch)
         pad, eos = self.tokenizer.pad_token_id, self.tokenizer.eos_token_id
         width = max(len(prefix) for prefix, *_ in batch)
         rows = [[pad] * (width - len(prefix)) + prefix for prefix, *_ in batch]
@@ -110,6 +119,23 @@ class TurnSampler:
             self.model.train(training)
         new = out[:, width:].tolist()
         return [_until_end(tokens, eos, stopper.ended_at[i], limits[i]) for i, tokens in enumerate(new)]
+
+
+    def _generate_vllm(self, batch: list[tuple[list[int], int, tuple[str, ...], Any]]) -> list[list[int]]:
+        """The same round through TRL's vLLM back end (server or colocate), the stop strings kept in
+        the output. Needs a GPU: not tested here."""
+        limits = [limit for _, limit, _, _ in batch]
+        stops = sorted({stop for _, _, row_stops, _ in batch for stop in row_stops})
+        saved = self.vllm.max_completion_length, self.vllm.generation_kwargs
+        self.vllm.max_completion_length = max(limits)
+        if stops:
+            self.vllm.generation_kwargs = {**(saved[1] or {}), "stop": stops, "include_stop_str_in_output": True}
+        try:
+            _, completions, _, _ = self.vllm.generate([prefix for prefix, *_ in batch], None, num_generations=1)
+        finally:
+            self.vllm.max_completion_length, self.vllm.generation_kwargs = saved
+        return [_until_end(list(tokens), self.tokenizer.eos_token_id, None, limit)
+                for tokens, limit in zip(completions, limits)]
 
 
 _PROBE = [{"role": "user", "content": "x"}, {"role": "assistant", "content": "y"}]
