@@ -68,16 +68,32 @@ def test_searchqa_learns_to_search_then_answer_and_shuffled_rewards_do_not(tmp_p
     assert real_search_gain - shuffled_search_gain >= 0.25
 
 
+def model_tokens(completion, tokenizer):
+    """Which completion tokens the model sampled, read from the tokens alone (not from env_mask):
+    those between an ``<|assistant|>`` header and the next ``<|end|>``. Role headers, observations
+    and every ``<|end|>`` (here always added after a stop string) are not the model's."""
+    header, end = tokenizer.convert_tokens_to_ids("<|assistant|>"), tokenizer.eos_token_id
+    sampled, inside = [], True  # the prompt ends with the first assistant header
+    for token in completion:
+        sampled.append(inside and token != end)
+        if inside and token == end:
+            inside = False
+        elif not inside and token == header:
+            inside = True
+    return sampled
+
+
 def test_tokens_with_env_mask_zero_get_exactly_zero_gradient_through_trls_loss(tmp_path):
-    """One real GRPO batch (rollout, advantages, TRL's ``compute_loss``): the final hidden states
-    that predict observation tokens and the added end-of-turn tokens (``env_mask`` 0) get a
-    gradient of exactly 0, the model's own tokens do not. (TRL's loss projects hidden states
+    """One real GRPO batch (rollout, advantages, TRL's ``compute_loss``): ``env_mask`` is 1 exactly
+    on the tokens the model sampled (read from the tokens themselves), and the final hidden states
+    that predict every other token (observations, role headers, added end-of-turn tokens) get a
+    gradient of exactly 0, while the model's own tokens do not. (TRL's loss projects hidden states
     through a fused LM head, so the logits are never a tensor to hook; the final norm's output at
     position p feeds only the prediction of token p + 1.)"""
     torch.manual_seed(0)
     recipe = load_recipe("trl_searchqa", ["tasks.count=4"])
     trainer, _ = build_run(recipe, grpo={"output_dir": str(tmp_path), "max_steps": 1, "disable_tqdm": True})
-    model = trainer.model
+    model, tokenizer = trainer.model, trainer.processing_class
     captured = []
 
     def keep(module, args, output):
@@ -98,8 +114,10 @@ def test_tokens_with_env_mask_zero_get_exactly_zero_gradient_through_trls_loss(t
     hidden = captured[-1]  # the loss's forward: prompt then completion positions
     prompt, width = batch["prompt_ids"].shape[1], batch["completion_ids"].shape[1]
     grad = hidden.grad[:, prompt - 1:prompt - 1 + width].abs().sum(-1)  # predicts completion token j
-    env = (batch["tool_mask"] == 0) & (batch["completion_mask"] == 1)
-    own = (batch["tool_mask"] == 1) & (batch["completion_mask"] == 1)
+    real = batch["completion_mask"] == 1
+    sampled = torch.tensor([model_tokens(row.tolist(), tokenizer) for row in batch["completion_ids"]])
+    assert torch.equal(batch["tool_mask"].bool() & real, sampled & real)
+    env, own = real & ~sampled, real & sampled
     assert env.sum() > 0 and own.sum() > 0
     assert torch.count_nonzero(grad[env]) == 0
     assert torch.count_nonzero(grad[own]) > 0
