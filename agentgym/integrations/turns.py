@@ -78,7 +78,8 @@ class TurnHost(Protocol):
         """Append a model turn to the stream (mask 1)."""
 
     async def observe(self, stream: Any, observation: str) -> bool:
-        """Append an observation (mask 0); False when it leaves no room to answer."""
+        """Append an observation (mask 0); False, the stream unchanged, when the response would
+        reach ``response_length`` with it (no room left to answer)."""
 
     async def step(self, stream: Any, env: Any, text: str) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         """``env.step(text)``."""
