@@ -10,7 +10,7 @@ stop strings, ``<think>``, the end-of-turn token, budgets, ``max_turns``). It re
     completion_ids    every model turn and observation after it
     env_mask          1 for tokens the model sampled, 0 for observations and added tokens
     logprobs          None (TRL recomputes them with the policy)
-    shaped_reward     the env's reward (its shaper's total), the fallback when it did not finish
+    shaped_reward     the env's reward (its shaper's total); ``unfinished_reward`` when it did not finish
     reward_terms      {term: raw value} of the reward spec (0.0 when absent or abstaining)
     reward_info       the fixed-key breakdown verl logs too (``reward_info``): outcome, truncated...
     outcome           1.0 iff the env says the task was solved
@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
@@ -45,8 +44,6 @@ from agentgym.integrations.turns import (
 from agentgym.integrations.verl.reward_info import term_names_for
 
 __all__ = ["AgentGymRollout", "rollout_func", "task_dataset", "TurnConstraint", "schedule_clock", "TASK_KEY"]
-
-logger = logging.getLogger(__name__)
 
 TASK_KEY = "agentgym_task"
 """The key of a prompt message that names its task: JSON ``{"seed": int, "options": {...}}``."""
@@ -74,7 +71,7 @@ class AgentGymRollout:
     def __init__(self, env_id: str, *, env_kwargs: Mapping[str, Any] | None = None, reward: Any = None,
                  max_turns: int | None = None, response_length: int | None = None,
                  observation_role: str = "user", stop_at_action: bool = True, constraint: TurnConstraint | None = None,
-                 failure_reward: float = 0.0, unfinished_reward: float = 0.0, train_on_observations: bool = False,
+                 unfinished_reward: float = 0.0, train_on_observations: bool = False,
                  env_max_idle: int = 512) -> None:
         if not isinstance(env_id, str) or not env_id:
             raise ConfigError("env_id", env_id, "a registered env id, e.g. 'SearchQA-v0'")
@@ -83,7 +80,7 @@ class AgentGymRollout:
         self.env_id, self.env_kwargs, self.reward = env_id, dict(env_kwargs or {}), reward
         self.max_turns, self.response_length = max_turns, response_length
         self.observation_role, self.stop_at_action, self.constraint = observation_role, stop_at_action, constraint
-        self.failure_reward, self.unfinished_reward = failure_reward, unfinished_reward
+        self.unfinished_reward = unfinished_reward
         self.train_on_observations = train_on_observations
         self.term_names = term_names_for(reward)
         self.history: list[dict[str, Any]] = []
@@ -155,8 +152,7 @@ class AgentGymRollout:
                                                      "reward_terms", "reward_info", "outcome", "evaluation",
                                                      "episode")}
         for episode, result in played:
-            score, info = score_episode(result, self.term_names, failure_reward=self.failure_reward,
-                                        unfinished_reward=self.unfinished_reward)
+            score, info = score_episode(result, self.term_names, unfinished_reward=self.unfinished_reward)
             completion, mask = episode.response_ids, list(episode.response_mask)
             if not completion:  # TRL needs a token to end on: the end-of-turn token, masked
                 completion, mask = [sampler.tokenizer.eos_token_id], [0]
@@ -202,7 +198,8 @@ def rollout_func(env_id: str, **kwargs: Any) -> AgentGymRollout:
         observation_role: the chat role observations are written as (``"user"`` or ``"tool"``).
         stop_at_action: end each turn at the env's first complete action (its stop strings).
         constraint: a ``TurnConstraint`` restricting which tokens may be sampled (constrained decoding).
-        failure_reward / unfinished_reward: paid when the env raised / the episode did not finish.
+        unfinished_reward: paid when the episode did not finish (turns or tokens ran out). An env
+            that raises stops the training step with its error (TRL has no per-trajectory failure).
         train_on_observations: a control that must learn less (``controls``): ``env_mask`` 1 everywhere.
     """
     return AgentGymRollout(env_id, **kwargs)
