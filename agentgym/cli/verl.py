@@ -75,13 +75,13 @@ def selftest(
 
 @verl_app.command("recipes")
 def recipes(name: str = typer.Argument(None, help="Print this recipe's YAML.")) -> None:
-    """List the bundled training recipes (verl's, then TRL's), or print one."""
+    """List the bundled verl recipes, or print one (a TRL recipe too, e.g. trl_searchqa)."""
     from agentgym.integrations.trl.train import RECIPES as TRL_RECIPES
     from agentgym.integrations.trl.train import recipe_text as trl_recipe_text
     from agentgym.integrations.verl.train import RECIPES, recipe_text
 
     if name is None:
-        typer.echo("\n".join([*RECIPES, *TRL_RECIPES]))
+        typer.echo("\n".join(RECIPES))  # `agentgym list` shows the TRL recipes beside these
         return
     try:
         typer.echo(trl_recipe_text(name) if name in TRL_RECIPES else recipe_text(name))
