@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/python -m pip install --quiet --upgrade pip
-	$(VENV)/bin/python -m pip install --quiet -e ".[dev,verl]" "torch==2.13.0"
+	$(VENV)/bin/python -m pip install --quiet -e ".[dev,verl,trl]" "torch==2.13.0"
 	touch $(STAMP)
 
 demo: $(STAMP)  ## the main job: play TravelPlanner and SearchQA episodes offline, print and plot results

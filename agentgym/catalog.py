@@ -1,7 +1,7 @@
 """What this install offers: env ids, reward presets, training recipes (``agentgym list`` prints it).
 
 Each part is read from the package that owns it (``agentgym.ENV_IDS``, the rewards package's
-``PRESETS``, the verl integration's ``RECIPES``); a part whose package is missing or broken is
+``PRESETS``, the verl and TRL integrations' ``RECIPES``); a part whose package is missing or broken is
 listed as empty with the reason, and never stops the command.
 """
 
@@ -17,6 +17,7 @@ __all__ = ["catalog"]
 _PRESET_SOURCES = (("agentgym.rewards.presets", "PRESETS"), ("agentgym.rewards", "PRESETS"))
 _RECIPE_SOURCES = (("agentgym.integrations.verl.train", "RECIPES"), ("agentgym.integrations.verl", "RECIPES"),
                    ("agentgym.integrations.verl.recipes", "RECIPES"))
+_TRL_RECIPE_SOURCES = (("agentgym.integrations.trl.train", "RECIPES"),)
 
 
 def catalog() -> dict[str, Any]:
@@ -25,7 +26,8 @@ def catalog() -> dict[str, Any]:
     from agentgym.registration import ENV_IDS
 
     return {"envs": list(ENV_IDS), "reward_presets": _names(_PRESET_SOURCES, "reward_presets", notes),
-            "recipes": _names(_RECIPE_SOURCES, "recipes", notes) or _recipe_files(notes), "notes": notes}
+            "recipes": [*(_names(_RECIPE_SOURCES, "recipes", notes) or _recipe_files(notes)),
+                        *_names(_TRL_RECIPE_SOURCES, "trl_recipes", notes)], "notes": notes}
 
 
 def _names(sources: tuple[tuple[str, str], ...], part: str, notes: dict[str, str]) -> list[str]:

@@ -48,8 +48,8 @@ COMMANDS: dict[str, LazyCommand] = {
                                    "Serve a corpus over the Search-R1 /retrieve API, with BM25 or a dense e5 retriever."),
     "verl": LazyCommand("agentgym.cli.verl:verl_app",
                         "verl 0.9 integration: training data and recipes."),
-    "train": LazyCommand("agentgym.cli.verl:train", "Train with verl: a bundled recipe (grpo, "
-                         "planner_r1, prs_vspo) plus Hydra overrides KEY=VALUE.",
+    "train": LazyCommand("agentgym.cli.verl:train", "Train a bundled recipe: verl (grpo, planner_r1, "
+                         "prs_vspo) or TRL (trl_searchqa, trl_planner_r1), plus overrides KEY=VALUE.",
                          {"allow_extra_args": True, "ignore_unknown_options": True}, "[KEY=VALUE]..."),
 }
 

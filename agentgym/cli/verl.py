@@ -75,25 +75,32 @@ def selftest(
 
 @verl_app.command("recipes")
 def recipes(name: str = typer.Argument(None, help="Print this recipe's YAML.")) -> None:
-    """List the bundled training recipes, or print one."""
+    """List the bundled verl recipes, or print one (a TRL recipe too, e.g. trl_searchqa)."""
+    from agentgym.integrations.trl.train import RECIPES as TRL_RECIPES
+    from agentgym.integrations.trl.train import recipe_text as trl_recipe_text
     from agentgym.integrations.verl.train import RECIPES, recipe_text
 
     if name is None:
-        typer.echo("\n".join(RECIPES))
+        typer.echo("\n".join(RECIPES))  # `agentgym list` shows the TRL recipes beside these
         return
     try:
-        typer.echo(recipe_text(name))
+        typer.echo(trl_recipe_text(name) if name in TRL_RECIPES else recipe_text(name))
     except AgentGymError as exc:
         raise typer.BadParameter(str(exc)) from None
 
 
 def train(
     ctx: typer.Context,
-    recipe: str = typer.Argument(..., help="grpo, planner_r1 or prs_vspo."),
-    dry_run: bool = typer.Option(False, "--dry-run", help="Print the resolved verl config and check it; "
-                                 "no Ray, no GPU."),
+    recipe: str = typer.Argument(..., help="grpo, planner_r1, prs_vspo (verl) or trl_searchqa, "
+                                 "trl_planner_r1 (TRL)."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Print the resolved config and check it; "
+                                 "no training, no GPU."),
 ) -> None:
-    """Train with verl: a bundled recipe (grpo, planner_r1, prs_vspo) plus Hydra overrides KEY=VALUE."""
+    """Train a bundled recipe: verl (grpo, planner_r1, prs_vspo) or TRL (trl_searchqa, trl_planner_r1), plus overrides KEY=VALUE.
+
+    verl recipes take Hydra overrides; TRL recipes take dotted.key=value (read as YAML)."""
+    if recipe.startswith("trl_"):
+        raise typer.Exit(_train_trl(recipe, list(ctx.args), dry_run))
     from agentgym.integrations.verl import require_verl
 
     try:
@@ -107,6 +114,23 @@ def train(
     except AgentGymError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
+
+
+def _train_trl(recipe: str, overrides: list[str], dry_run: bool) -> int:
+    from agentgym.integrations.trl import require_trl
+
+    try:
+        require_trl()
+        from agentgym.integrations.trl.train import dry_run as trl_dry_run
+        from agentgym.integrations.trl.train import train as trl_train
+
+        if dry_run:
+            return trl_dry_run(recipe, overrides, echo=typer.echo)
+        trl_train(recipe, overrides, echo=typer.echo)
+        return 0
+    except AgentGymError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        return 2
 
 
 def _dry_run(recipe: str, overrides: list[str]) -> int:

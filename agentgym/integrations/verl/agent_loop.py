@@ -1,7 +1,9 @@
 """The ``agentgym`` agent loop: any agentgym env as a verl 0.9 multi-turn rollout.
 
 For each row the loop takes an env from the process pool (the row's ``extra_info`` names it),
-resets it to the row's task and alternates model turns with env steps, token in, token out:
+resets it to the row's task and alternates model turns with env steps, token in, token out, by
+the turn rules shared with the TRL rollout (``agentgym.integrations.turns``); this module holds
+verl's parts of them (its rollout server, Continuous Token builder, env pool and output):
 
 * model tokens are appended as generated (loss mask 1), observations are tokenized one message
   at a time through verl's Continuous Token builder (loss mask 0): the chat is never re-tokenized;
@@ -50,19 +52,18 @@ from agentgym.integrations.verl.envs import (  # noqa: E402
     total_steps_of,
     training_step_of,
 )
-from agentgym.integrations.verl.reward_info import (  # noqa: E402
+from agentgym.integrations.turns import (  # noqa: E402
     EpisodeResult,
-    extra_info_from,
-    score_of,
-    term_names_for,
+    TokenStream,
+    TurnRules,
+    episode_summary,
+    play_episode,
+    score_episode,
+    stop_strings_of,
 )
+from agentgym.integrations.verl.reward_info import term_names_for  # noqa: E402
 from agentgym.integrations.verl.settings import AgentGymConfig, EnvTask, decode_json_field  # noqa: E402
-from agentgym.integrations.verl.stops import (  # noqa: E402
-    ends_inside_thought,
-    first_action_end,
-    sampling_stop_params,
-    tokens_through,
-)
+from agentgym.integrations.verl.stops import sampling_stop_params  # noqa: E402
 
 __all__ = ["AgentGymAgentLoop"]
 
@@ -78,21 +79,13 @@ class _EnvFailure(Exception):
 
 
 @dataclass
-class _Rollout:
-    """The token stream of one trajectory: prompt and response tokens, masks, logprobs."""
+class _Rollout(TokenStream):
+    """One trajectory's token stream plus what verl's server and metrics need."""
 
-    messages: list[dict[str, Any]]
     request_id: str = field(default_factory=lambda: uuid4().hex)
-    token_ids: list[int] = field(default_factory=list)
-    response_mask: list[int] = field(default_factory=list)
-    logprobs: list[float] = field(default_factory=list)
     extra_fields: dict[str, Any] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=lambda: {"generate": 0.0, "env": 0.0})
     num_preempted: int = -1
-
-    @property
-    def prompt_length(self) -> int:
-        return len(self.token_ids) - len(self.response_mask)
 
 
 @register(AGENT_NAME)
@@ -118,7 +111,7 @@ class AgentGymAgentLoop(AgentLoopBase):
                 raise _EnvFailure(_FATAL[0]) from _ConfigErrorSeen(_FATAL[0])
             task = EnvTask.from_extra_info(extra_info, self.settings)
             env = await self._env_call(rollout, ENV_POOL.acquire, task)
-            self.stops = _stop_strings(env) if self.settings.stop_at_action else ()
+            self.stops = stop_strings_of(env) if self.settings.stop_at_action else ()
             observation = await self._env_call(rollout, self._reset, env, task, kwargs.get("global_steps"))
             rollout.messages = rollout.messages or [{"role": "user", "content": observation}]
             rollout.token_ids = await self.ct_build_initial_tokens(rollout.messages)
@@ -147,97 +140,38 @@ class AgentGymAgentLoop(AgentLoopBase):
             rollout.token_ids = await self.ct_build_initial_tokens(messages)
         return self._output(rollout, result, task, self._term_names(extra_info))
 
-    # -- the episode -------------------------------------------------------------------------
+    # -- the episode (the rules are agentgym.integrations.turns'; these are verl's parts) ------
     async def _play(self, env: Any, rollout: _Rollout, result: EpisodeResult, sampling_params: dict[str, Any]) -> None:
-        while True:
-            budget = self.response_length - len(rollout.response_mask)
-            if budget <= 0:
-                result.stop_reason = "response_length"
-                return
-            text = await self._generate(rollout, sampling_params, budget)
-            result.num_turns += 1
-            if len(rollout.response_mask) >= self.response_length:
-                result.stop_reason = "response_length"  # the turn was cut: not a complete action
-                return
-            observation, reward, terminated, truncated, info = await self._env_call(rollout, env.step, text)
-            result.env_return += float(reward)
-            result.final_info = info
-            if terminated or truncated:
-                result.done, result.terminated = True, bool(terminated)
-                result.stop_reason = "terminated" if terminated else "env_truncated"
-                return
-            if self.max_assistant_turns and result.num_turns >= self.max_assistant_turns:
-                result.stop_reason = "max_turns"
-                return
-            if not await self._observe(rollout, observation):
-                result.stop_reason = "response_length"
-                return
+        rules = TurnRules(response_length=self.response_length, eos_token_id=self.tokenizer.eos_token_id,
+                          stops=self.stops, max_turns=self.max_assistant_turns, max_resumes=_MAX_RESUMES)
+        await play_episode(self, rules, env, rollout, result, sampling_params)
 
-    async def _generate(self, rollout: _Rollout, sampling_params: dict[str, Any], budget: int) -> str:
-        tokens, logprobs = await self._sample_turn(rollout, sampling_params, budget)
-        tokens, logprobs, cut = self._cut_after_action(tokens, logprobs)
+    async def sample(self, rollout: _Rollout, sampling_params: dict[str, Any], continued: list[int],
+                     max_tokens: int) -> tuple[list[int], list[float] | None]:
+        """One call to verl's rollout server, the stop strings in the engine's own terms."""
+        params = {**sampling_params, **sampling_stop_params(self.rollout_name, self.stops), "max_tokens": max_tokens}
+        started = time.perf_counter()
+        output = await self.server_manager.generate(
+            request_id=rollout.request_id, prompt_ids=rollout.token_ids + continued, sampling_params=params)
+        rollout.seconds["generate"] += time.perf_counter() - started
+        _note_server_fields(rollout, output)
+        return list(output.token_ids), (list(output.log_probs) if output.log_probs else None)
+
+    async def merge_assistant(self, rollout: _Rollout, tokens: list[int], logprobs: list[float] | None) -> None:
         merge, mask, aligned = await self.ct_merge_assistant_token(
             rollout.token_ids, tokens, rollout.response_mask,
             rollout.logprobs if (rollout.logprobs or logprobs) else None, assistant_logprobs=logprobs)
         rollout.token_ids, rollout.response_mask = merge.token_ids, mask
         if aligned is not None:
             rollout.logprobs = aligned
-        text = self._decode(tokens)
-        if cut or self._stopped_on_string(tokens, text):
-            self._close_turn(rollout)
-        rollout.messages.append({"role": "assistant", "content": text})
-        return text
 
-    async def _sample_turn(self, rollout: _Rollout, sampling_params: dict[str, Any],
-                           budget: int) -> tuple[list[int], list[float] | None]:
-        """One model turn; resumed when the server stopped on a stop string inside a think block."""
-        params = {**sampling_params, **sampling_stop_params(self.rollout_name, self.stops)}
-        tokens: list[int] = []
-        logprobs: list[float] | None = []
-        for _ in range(_MAX_RESUMES + 1):
-            started = time.perf_counter()
-            output = await self.server_manager.generate(
-                request_id=rollout.request_id, prompt_ids=rollout.token_ids + tokens,
-                sampling_params={**params, "max_tokens": budget - len(tokens)})
-            rollout.seconds["generate"] += time.perf_counter() - started
-            _note_server_fields(rollout, output)
-            new = list(output.token_ids)[: budget - len(tokens)]
-            tokens += new
-            logprobs = logprobs + list(output.log_probs)[: len(new)] if (logprobs is not None and output.log_probs) \
-                else None
-            text = self._decode(tokens)
-            if not (new and len(tokens) < budget and self._stopped_on_string(tokens, text)
-                    and ends_inside_thought(text)):
-                break
-        return tokens, logprobs
+    async def observe(self, rollout: _Rollout, observation: str) -> bool:
+        return await self._observe(rollout, observation)
 
-    def _cut_after_action(self, tokens: list[int], logprobs: list[float] | None) -> tuple[list[int], Any, bool]:
-        """Drop the tokens after the first complete action (outside think blocks)."""
-        if not self.stops or not tokens:
-            return tokens, logprobs, False
-        text = self._decode(tokens)
-        end = first_action_end(text, self.stops)
-        if end is None or not text[end:].strip():
-            return tokens, logprobs, False
-        keep = tokens_through(tokens, self._decode, end)
-        return tokens[:keep], (logprobs[:keep] if logprobs is not None else None), keep < len(tokens)
+    async def step(self, rollout: _Rollout, env: Any, text: str) -> Any:
+        return await self._env_call(rollout, env.step, text)
 
-    def _stopped_on_string(self, tokens: list[int], text: str) -> bool:
-        return bool(self.stops) and bool(tokens) and tokens[-1] != self.tokenizer.eos_token_id \
-            and text.rstrip().endswith(self.stops)
-
-    def _close_turn(self, rollout: _Rollout) -> None:
-        """End the assistant turn the stop string cut short with the end-of-turn token (loss mask 0:
-        the model did not sample it), so the next message starts a well-formed chat turn."""
-        eos = self.tokenizer.eos_token_id
-        if not isinstance(eos, int) or len(rollout.response_mask) >= self.response_length:
-            return
-        rollout.token_ids.append(eos)
-        rollout.response_mask.append(0)
-        if rollout.logprobs:
-            rollout.logprobs.append(0.0)
-
-    def _decode(self, tokens: list[int]) -> str:
+    def decode(self, tokens: Any) -> str:
         return self.tokenizer.decode(tokens, skip_special_tokens=True)
 
     async def _observe(self, rollout: _Rollout, observation: str) -> bool:
@@ -297,10 +231,10 @@ class AgentGymAgentLoop(AgentLoopBase):
             logprobs = [0.0] if logprobs is not None else None
         if result.masked:
             mask = [0] * len(mask)
-        score = score_of(result, failure_reward=self.settings.failure_reward,
-                         unfinished_reward=self.settings.unfinished_reward)
-        extra = {**rollout.extra_fields, "reward_extra_info": extra_info_from(result, terms, score),
-                 "agentgym": _episode_summary(result, task)}
+        score, reward_extra_info = score_episode(result, terms, failure_reward=self.settings.failure_reward,
+                                                 unfinished_reward=self.settings.unfinished_reward)
+        extra = {**rollout.extra_fields, "reward_extra_info": reward_extra_info,
+                 "agentgym": episode_summary(result, task.env_id if task else None)}
         return AgentLoopOutput(
             prompt_ids=prompt_ids, response_ids=response_ids, response_mask=mask, response_logprobs=logprobs,
             reward_score=score, num_turns=len(rollout.messages), extra_fields=extra,
@@ -325,13 +259,6 @@ def _note_server_fields(rollout: _Rollout, output: Any) -> None:
     preempted = getattr(output, "num_preempted", None)
     if preempted is not None:
         rollout.num_preempted = max(rollout.num_preempted, 0) + int(preempted)
-
-
-def _episode_summary(result: EpisodeResult, task: EnvTask | None) -> dict[str, Any]:
-    info = result.final_info or {}
-    return {"env_id": task.env_id if task else None, "task_id": info.get("task_id"),
-            "stop_reason": result.stop_reason, "error": result.error, "env_return": result.env_return,
-            "fatal": result.error if result.fatal else None}
 
 
 class _ConfigErrorSeen(Exception):
@@ -362,11 +289,6 @@ def _is_env_error(exc: BaseException) -> bool:
 def _uses_v1(config: Any) -> bool:
     trainer = config.get("trainer", None) if hasattr(config, "get") else None
     return bool(trainer.get("use_v1", True)) if trainer is not None else True
-
-
-def _stop_strings(env: Any) -> tuple[str, ...]:
-    stops = getattr(getattr(env, "unwrapped", env), "stop_strings", ()) or ()
-    return tuple(str(s) for s in stops if s)
 
 
 def _plain(value: Any) -> Any:

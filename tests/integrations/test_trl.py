@@ -1,0 +1,244 @@
+"""The TRL bridge: rollout output, masks, the schedule clock, reward functions, tools, recipes.
+
+Real TRL 1.16 ``GRPOTrainer`` objects over a tiny Qwen2 and a word-level tokenizer built here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from types import SimpleNamespace
+
+import gymnasium
+import pytest
+
+pytest.importorskip("trl")
+
+import agentgym  # noqa: E402,F401
+from agentgym.errors import ConfigError  # noqa: E402
+from agentgym.integrations.trl import (  # noqa: E402
+    SearchTool,
+    TagConstraint,
+    TravelPlannerTools,
+    agentgym_reward,
+    schedule_clock,
+    task_dataset,
+    term_reward,
+)
+from agentgym.integrations.trl.rollout import TASK_KEY, task_of  # noqa: E402
+from agentgym.integrations.trl.train import build_run, load_recipe  # noqa: E402
+
+os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    """A trainer and rollout from the trl_searchqa recipe, 2 prompts x 4 episodes."""
+    import torch
+
+    torch.manual_seed(0)
+    recipe = load_recipe("trl_searchqa", ["tasks.count=4"])
+    out = tmp_path_factory.mktemp("trl")
+    trainer, rollout = build_run(recipe, grpo={"output_dir": str(out), "per_device_train_batch_size": 8,
+                                               "num_generations": 4, "max_steps": 1, "disable_tqdm": True})
+    return trainer, rollout
+
+
+def _batch(trainer, n=8):
+    dataset = trainer.train_dataset
+    return [dataset[i // 4]["prompt"] for i in range(n)]
+
+
+def test_rollout_returns_what_grpo_trainer_expects(run):
+    trainer, rollout = run
+    out = rollout(_batch(trainer), trainer)
+    assert {"prompt_ids", "completion_ids", "logprobs", "env_mask"} <= set(out)
+    assert out["logprobs"] is None
+    for key in ("prompt_ids", "completion_ids", "env_mask", "shaped_reward", "reward_terms", "outcome",
+                "evaluation", "episode", "reward_info"):
+        assert len(out[key]) == 8, key
+    for ids, mask in zip(out["completion_ids"], out["env_mask"]):
+        assert len(ids) == len(mask) and set(mask) <= {0, 1} and 1 in mask
+    assert set(out["reward_terms"][0]) == {"format", "tool_call_validity", "exact_match"}
+    assert all(episode["env_id"] == "SearchQA-v0" for episode in out["episode"])
+
+
+def test_env_mask_is_zero_exactly_on_observations_and_added_tokens(run):
+    trainer, rollout = run
+    out = rollout(_batch(trainer), trainer)
+    tokenizer = trainer.processing_class
+    searched = 0
+    for ids, mask, episode in zip(out["completion_ids"], out["env_mask"], out["episode"]):
+        masked = [t for t, m in zip(ids, mask) if m == 0]
+        sampled = tokenizer.decode([t for t, m in zip(ids, mask) if m == 1])
+        assert "<information>" not in sampled  # the env's text is never trained on
+        if "tool" in episode["actions"]:
+            searched += 1
+            assert "<information>" in tokenizer.decode(masked)
+        # each turn ends with the end-of-turn token: sampled (mask 1) or added after a stop string (mask 0)
+        assert ids[-1] == tokenizer.eos_token_id
+    assert searched > 0
+
+
+def test_prompt_and_completion_are_the_chat_the_template_renders(run):
+    """The observation tokens are the chat template's rendering of the message, one at a time."""
+    trainer, rollout = run
+    out = rollout(_batch(trainer, 4), trainer)
+    tokenizer = trainer.processing_class
+    text = tokenizer.decode(out["prompt_ids"][0] + out["completion_ids"][0], skip_special_tokens=False)
+    assert text.startswith("<|user|>") and "<|assistant|>" in text
+    if "tool" in out["episode"][0]["actions"]:
+        assert "<|end|> <|user|>" in text or "<|end|><|user|>" in text
+
+
+def test_rollout_runs_the_shared_turn_engine(run, monkeypatch):
+    """The TRL rollout and the verl loop call one play_episode (turns.py), no second copy."""
+    import agentgym.integrations.trl.rollout as trl_rollout
+    from agentgym.integrations import turns
+
+    calls = []
+    original = turns.play_episode
+
+    async def counting(*args, **kwargs):
+        calls.append(1)
+        return await original(*args, **kwargs)
+
+    monkeypatch.setattr(trl_rollout, "play_episode", counting)
+    trainer, rollout = run
+    rollout(_batch(trainer, 4), trainer)
+    assert len(calls) == 4
+    assert trl_rollout.play_episode is counting and original is turns.play_episode
+    source = open(trl_rollout.__file__).read() + open(sys.modules["agentgym.integrations.turns"].__file__).read()
+    assert source.count("def play_episode") == 1
+
+
+def test_task_dataset_rows_name_their_task_and_bad_prompts_fail_loudly():
+    data = task_dataset("SearchQA-v0", options=[{"query_index": 2}], env_kwargs={"synthetic_size": "small"})
+    message = data[0]["prompt"][0]
+    assert json.loads(message[TASK_KEY]) == {"seed": None, "options": {"query_index": 2}}
+    assert task_of(data[0]["prompt"])["options"] == {"query_index": 2}
+    with pytest.raises(ConfigError, match="agentgym_task"):
+        task_of([{"role": "user", "content": "hi"}])
+    with pytest.raises(ConfigError, match="seeds"):
+        task_dataset("SearchQA-v0")
+
+
+def _trainer(step, max_steps, args_max_steps=-1):
+    return SimpleNamespace(state=SimpleNamespace(global_step=step, max_steps=max_steps),
+                           args=SimpleNamespace(max_steps=args_max_steps))
+
+
+def test_schedule_clock_reads_trls_step_and_run_length():
+    assert schedule_clock(_trainer(7, 100)) == (7, 100)
+    assert schedule_clock(_trainer(0, 0, 40)) == (0, 40)  # before train(): args.max_steps
+    assert schedule_clock(SimpleNamespace()) == (None, None)
+
+
+def test_a_fractional_schedule_never_fails_for_lack_of_total_steps():
+    """planner_r1/curriculum has stage starts as fractions of the run and no total_steps of its own."""
+    reward = "planner_r1/curriculum"
+    step, total = schedule_clock(_trainer(5, 0), reward)  # outside train(): no run length anywhere
+    assert total is not None and total > step
+    env = gymnasium.make("TravelPlanner-v0", reward=reward)
+    env.reset(options={"query_index": 0, "training_step": step, "total_steps": total})
+    *_, info = env.step("Finish[[]]")
+    assert info["reward"]["training_step"] == step
+
+
+def test_agentgym_reward_pays_the_shaped_reward_and_logs_term_means():
+    logged = {}
+    rewards = agentgym_reward(completions=["a", "b"], shaped_reward=[1.0, 0.5],
+                              reward_terms=[{"format": 1.0, "em": 0.0}, {"format": 0.0, "em": 1.0}],
+                              outcome=[0.0, 1.0], episode=[{"stop_reason": "terminated"}] * 2,
+                              log_metric=lambda name, value: logged.__setitem__(name, value))
+    assert rewards == [1.0, 0.5]
+    assert logged == {"agentgym/term/format": 0.5, "agentgym/term/em": 0.5, "agentgym/outcome": 0.5,
+                      "agentgym/stop/terminated": 1.0}
+    assert term_reward("em")(completions=["a", "b"], reward_terms=[{"em": 0.0}, {"em": 1.0}]) == [0.0, 1.0]
+    with pytest.raises(ConfigError, match="emm"):
+        term_reward("emm")(completions=["a"], reward_terms=[{"em": 0.0}])
+    with pytest.raises(ConfigError, match="rollout_func"):
+        agentgym_reward(completions=["a"])
+
+
+def test_tag_constraint_allows_only_well_formed_actions(run):
+    trainer, _ = run
+    tokenizer = trainer.processing_class
+    constraint = TagConstraint(tokenizer, {"<search>": (1, 2), "<answer>": (1, 1)})
+    ids = tokenizer.convert_tokens_to_ids
+    prefix = tokenizer("where is Skei", add_special_tokens=False)["input_ids"]
+    assert sorted(constraint.allowed(prefix, [])) == sorted([ids("<search>"), ids("<answer>")])
+    words = constraint.allowed(prefix, [ids("<search>")])
+    assert ids("</search>") not in words and set(words) <= set(prefix)
+    assert ids("</search>") in constraint.allowed(prefix, [ids("<search>"), prefix[0]])
+    assert constraint.allowed(prefix, [ids("<answer>"), prefix[0]]) == [ids("</answer>")]
+    assert constraint.allowed(prefix, [ids("<answer>"), prefix[0], ids("</answer>")]) == [tokenizer.eos_token_id]
+    with pytest.raises(ConfigError, match="tags"):
+        TagConstraint(tokenizer, {"<nosuchtag>": (1, 1)})
+
+
+def test_environment_factory_classes_play_their_envs():
+    class Search(SearchTool):
+        env_kwargs = {"synthetic_size": "small"}
+        reward = {"terms": [{"kind": "exact_match", "weight": 1.0}]}
+
+    tools = Search()
+    observation = tools.reset(seed=None, options={"query_index": 0})
+    assert "Question" in observation
+    question = tools.env.unwrapped.question
+    assert "Doc 1" in tools.search(query=question.question)
+    tools.answer(answer=question.golden_answers[0])
+    assert tools.get_reward() == 1.0 and tools.search(query="x") == "The episode is over."
+
+    planner = TravelPlannerTools()
+    data = TravelPlannerTools.dataset(options=[{"query_index": 0}])
+    assert planner.reset(prompt=data[0]["prompt"]) is None  # the prompt already holds the observation
+    assert "Cities" in planner.search_cities(state="Texas") or planner.info["action"] == "tool"
+    planner.submit_plan(plan="[]")
+    assert planner.done and planner.get_reward() == 0.0
+
+
+def test_grpo_trainer_accepts_the_tool_classes_with_a_tool_template(tmp_path):
+    """TRL's own checks: the template renders a tool-calling chat, every public method is a tool."""
+    from trl import GRPOConfig, GRPOTrainer
+
+    from agentgym.integrations.trl.tiny import tiny_qwen2, word_tokenizer
+
+    tokenizer = word_tokenizer(["search answer query plan city state"])
+    args = GRPOConfig(output_dir=str(tmp_path), use_cpu=True, per_device_train_batch_size=2, num_generations=2,
+                      max_steps=1, report_to=[], max_completion_length=8)
+    class Search(SearchTool):
+        env_kwargs = {"synthetic_size": "small"}
+
+    data = Search.dataset(options=[{"query_index": 0}])
+
+    trainer = GRPOTrainer(model=tiny_qwen2(tokenizer), processing_class=tokenizer, args=args, train_dataset=data,
+                          environment_factory=Search)
+    assert {t.__name__ for t in trainer.tools} == {"search", "answer"}
+    rendered = tokenizer.apply_chat_template(data[0]["prompt"], tools=trainer.tools, tokenize=False,
+                                             add_generation_prompt=True)
+    assert rendered.startswith("<|system|> tools : answer search")
+
+
+def test_recipe_overrides_and_mistakes():
+    recipe = load_recipe("trl_searchqa", ["grpo.max_steps=3", "model.hidden_size=32"])
+    assert recipe.grpo["max_steps"] == 3 and recipe.model.hidden_size == 32
+    with pytest.raises(ConfigError, match="recipe"):
+        load_recipe("trl_searchqa", ["model.size=3"])
+    with pytest.raises(ConfigError, match="override"):
+        load_recipe("trl_searchqa", ["grpo.max_steps"])
+    with pytest.raises(ConfigError, match="trl_searchqa"):
+        load_recipe("trl_nosuch")
+
+
+def test_train_dry_run_from_the_cli():
+    env = {**os.environ, "PYTHONPATH": os.getcwd()}
+    out = subprocess.run([sys.executable, "-m", "agentgym.cli", "train", "trl_searchqa", "--dry-run",
+                          "grpo.max_steps=5"], capture_output=True, text=True, timeout=300, env=env)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "trl_searchqa: ready to train" in out.stdout
+    bad = subprocess.run([sys.executable, "-m", "agentgym.cli", "train", "trl_searchqa", "--dry-run",
+                          "env.kwargs.top_k=0"], capture_output=True, text=True, timeout=300, env=env)
+    assert bad.returncode == 1 and "top_k" in bad.stdout

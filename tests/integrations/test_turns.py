@@ -1,0 +1,93 @@
+"""The shared turn rules (``agentgym.integrations.turns``) with a scripted host: no trainer.
+
+Tokens are characters (token = code point, 0 = end of turn), so every rule can be read off the text.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agentgym.integrations.turns import EpisodeResult, TokenStream, TurnRules, play_episode
+
+EOS = 0
+
+
+class ScriptedHost:
+    """Samples scripted replies, one per ``sample`` call; an env that answers every action with ``obs``."""
+
+    def __init__(self, replies, *, obs="<information>x</information>", end_on="</answer>"):
+        self.replies, self.obs, self.end_on = list(replies), obs, end_on
+        self.budget = 200
+        self.actions = []
+
+    async def sample(self, stream, params, continued, max_tokens):
+        text = self.replies.pop(0) if self.replies else "<answer>a</answer>"
+        return [ord(c) for c in text][:max_tokens], None
+
+    async def merge_assistant(self, stream, tokens, logprobs):
+        stream.token_ids += tokens
+        stream.response_mask += [1] * len(tokens)
+
+    async def observe(self, stream, observation):
+        ids = [ord(c) for c in observation]
+        if len(stream.response_mask) + len(ids) >= self.budget:  # the host's part of the contract
+            return False
+        stream.token_ids += ids
+        stream.response_mask += [0] * len(ids)
+        return True
+
+    async def step(self, stream, env, text):
+        self.actions.append(text)
+        done = text.endswith(self.end_on)
+        return self.obs, 1.0 if done else 0.0, done, False, {}
+
+    def decode(self, tokens):
+        return "".join(chr(t) for t in tokens if t != EOS)
+
+
+def play(host, **rules):
+    host.budget = rules.get("response_length", 200)
+    stream, result = TokenStream(messages=[], token_ids=[ord("p")]), EpisodeResult()
+    rules = TurnRules(**{"response_length": 200, "eos_token_id": EOS, "stops": ("</search>", "</answer>"), **rules})
+    asyncio.run(play_episode(host, rules, None, stream, result, {}))
+    return stream, result
+
+
+def test_a_turn_is_cut_after_its_first_action_and_closed_at_mask_0():
+    host = ScriptedHost(["<search>q</search><information>made up</information>", "<answer>a</answer>"])
+    stream, result = play(host)
+    assert host.actions == ["<search>q</search>", "<answer>a</answer>"]
+    first = len("<search>q</search>")
+    assert stream.response_ids[first] == EOS and stream.response_mask[first] == 0
+    assert result.stop_reason == "terminated" and result.env_return == 1.0
+
+
+def test_a_stop_string_inside_think_is_not_an_action_and_sampling_resumes():
+    host = ScriptedHost(["<think>maybe <answer>x</answer>", "</think><search>q</search>", "<answer>a</answer>"])
+    _, result = play(host)
+    assert host.actions[0] == "<think>maybe <answer>x</answer></think><search>q</search>"
+    assert result.num_turns == 2
+
+
+def test_max_turns_and_the_budget_end_the_episode():
+    _, result = play(ScriptedHost(["<search>q</search>"] * 5), max_turns=2)
+    assert result.stop_reason == "max_turns" and result.num_turns == 2 and not result.done
+    stream, result = play(ScriptedHost(["<search>" + "q" * 50 + "</search>"] * 5), response_length=40)
+    assert result.stop_reason == "response_length" and len(stream.response_mask) == 40
+
+
+@settings(max_examples=60, deadline=None)
+@given(replies=st.lists(st.sampled_from(["<search>q</search>", "<answer>a</answer>", "noise", "<think>t</think>",
+                                         "<search>q</search>tail", "<think><answer>x</answer>"]), max_size=6),
+       budget=st.integers(1, 120), max_turns=st.one_of(st.none(), st.integers(1, 5)))
+def test_masks_line_up_and_the_budget_is_never_exceeded(replies, budget, max_turns):
+    host = ScriptedHost(replies)
+    stream, result = play(host, response_length=budget, max_turns=max_turns)
+    assert len(stream.response_mask) == len(stream.response_ids) <= budget
+    sampled = "".join(chr(t) for t, m in zip(stream.response_ids, stream.response_mask) if m == 1)
+    assert "<information>" not in sampled  # observations are never the model's
+    assert all(t == EOS or m == 1 or chr(t) in host.obs for t, m in zip(stream.response_ids, stream.response_mask))
+    assert result.stop_reason in {"terminated", "max_turns", "response_length"}
