@@ -290,3 +290,15 @@ def test_an_answer_inside_think_does_not_end_a_travelplanner_episode():
     assert info["num_turns"] == 2  # the <answer> inside <think> did not end the episode: a second turn ran
     trained = tok.decode([t for t, m in zip(out.response_ids, out.response_mask) if m])
     assert "made up" not in trained and trained.count("</tool_call>") == 1  # cut after the first action
+
+
+def test_the_loop_runs_on_verl_main_where_the_merge_helper_was_renamed(tokenizer, tp_rows, plans, monkeypatch):
+    # verl's main branch (PR #6804) renamed ct_merge_context_msg to ct_merge_non_assistant_msg.
+    from verl.experimental.agent_loop.agent_loop import AgentLoopBase
+
+    monkeypatch.setattr(AgentLoopBase, "ct_merge_non_assistant_msg", AgentLoopBase.ct_merge_context_msg, raising=False)
+    monkeypatch.delattr(AgentLoopBase, "ct_merge_context_msg")
+    server = h.FakeServer(tokenizer, scripted([plans[0]]))
+    (out,) = h.run_rows(tokenizer, server, h.trainer_config(response_length=100_000, prompt_length=8192), tp_rows[:1])
+    assert out.extra_fields["agentgym"]["stop_reason"] == "terminated" and out.reward_score == 1.0
+    assert sum(out.response_mask) == sum(len(call["output"]) for call in server.calls)

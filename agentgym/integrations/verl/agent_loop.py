@@ -42,6 +42,7 @@ from verl.experimental.agent_loop.agent_loop import (  # noqa: E402
 )
 
 from agentgym.integrations.verl import AGENT_NAME  # noqa: E402
+from agentgym.integrations.verl._compat import merge_observation  # noqa: E402
 from agentgym.integrations.verl.envs import (  # noqa: E402
     ENV_POOL,
     reset_options,
@@ -244,8 +245,8 @@ class AgentGymAgentLoop(AgentLoopBase):
         """Append the observation as one chat message; False when it leaves no room to answer."""
         previous = list(rollout.messages)
         updated = [*previous, {"role": self.settings.observation_role, "content": self._clip(observation)}]
-        merge, mask, aligned = await self.ct_merge_context_msg(
-            previous, updated, rollout.token_ids, rollout.response_mask, rollout.logprobs or None)
+        merge, mask, aligned = await merge_observation(
+            self, previous, updated, rollout.token_ids, rollout.response_mask, rollout.logprobs or None)
         if len(mask) >= self.response_length:
             return False
         rollout.messages, rollout.token_ids, rollout.response_mask = updated, merge.token_ids, mask
