@@ -173,6 +173,14 @@ def test_unknown_env_id_is_a_failed_trajectory_with_its_reason(tokenizer, tp_row
     assert out.response_mask == [0] and out.prompt_ids
 
 
+def test_a_trajectory_failed_before_any_generation_still_names_its_policy_version(tokenizer, tp_rows):
+    # verl's V1 trainer reads min/max_global_steps of every trained trajectory as ints (staleness metrics);
+    # with no generation the server never set them, and None stopped the trainer with a TypeError.
+    row = {**tp_rows[0], "extra_info": {**tp_rows[0]["extra_info"], "env_id": "NoSuchEnv-v9"}}
+    (out,) = h.run_rows(tokenizer, h.FakeServer(tokenizer), h.trainer_config(), [row], global_steps=3)
+    assert out.extra_fields["min_global_steps"] == out.extra_fields["max_global_steps"] == 3
+
+
 def test_envs_are_pooled_and_a_broken_env_is_not_reused(tokenizer, tp_rows, plans):
     from agentgym.integrations.verl.settings import EnvTask
 

@@ -146,6 +146,10 @@ class AgentGymAgentLoop(AgentLoopBase):
         if not rollout.token_ids:  # the env failed before the prompt was built
             messages = rollout.messages or [{"role": "user", "content": ""}]
             rollout.token_ids = await self.ct_build_initial_tokens(messages)
+        step = _as_int(kwargs.get("global_steps"))
+        for key in ("min_global_steps", "max_global_steps"):  # verl's V1 trainer reads both as ints
+            if rollout.extra_fields.get(key) is None and step is not None:
+                rollout.extra_fields[key] = step
         return self._output(rollout, result, task, self._term_names(extra_info))
 
     # -- the episode -------------------------------------------------------------------------
