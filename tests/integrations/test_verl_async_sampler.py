@@ -129,3 +129,17 @@ def test_vspo_async_past_its_eviction_budget_trains_zero_variance_groups_as_grpo
     refill = Refill(store)
     batch, metrics = build("VSPOReplayBufferAsync", refill=refill, vspo={"max_extra_batches": 0.0}).sample(1, "train", 3)
     assert uids(batch) == ["a", "b", "c"] and refill.calls == [] and metrics["vspo/copies"] == 0
+
+
+def test_a_turn_aborted_inside_its_closing_tag_is_cut_as_the_uninterrupted_one(tmp_path):
+    # verl's own partial-rollout client over the selftest's aborting stand-in server (no Ray needed)
+    from agentgym.integrations.verl import selftest_async as part
+    from agentgym.integrations.verl.prepare import prepare_rows
+    from verl_harness import make_tokenizer
+
+    tokenizer = make_tokenizer()
+    tokenizer.save_pretrained(tmp_path)  # the env counts observation tokens with the policy's tokenizer
+    rows = prepare_rows("SearchQA-v0", split="train", limit=3)
+    config = part._config(tmp_path, 2)
+    figures = part._check_partial_rollouts(config, tokenizer, rows[:2], part._plans(rows, 2), 2)
+    assert figures["aborts"] == 8 and figures["ran_past"] >= 4
