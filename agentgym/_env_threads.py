@@ -1,31 +1,15 @@
-"""Where local env calls run: agentgym's one threading rule.
+"""Where local env calls run: agentgym's one threading rule (docs/verl.md, "Env calls and threads").
 
-**The rule.** An env *instance* is used by one thread at a time (its episode state is not
-guarded); *different* instances may be reset and stepped in different threads at once, in any
-threads. Everything envs share within a process is safe under that:
+An env *instance* is used by one thread at a time; different instances may be reset and stepped
+in different threads at once. Everything envs share within a process is safe under that: the
+bounded caches (eviction tolerates a key another thread evicted first), literal parsing (one lock
+in ``agentgym._literal``: CPython 3.11's ``ast`` fails on concurrent use, gh-106905), and the
+construction of what instances share (a world, an index), done once under a lock.
+``tests/core/test_env_threads.py`` holds the rule under forced thread switches.
 
-* the bounded memos and result caches (``functools.lru_cache``, the evaluator's per-world memos,
-  whose eviction tolerates a key another thread evicted first, the shared verdicts);
-* ``ast`` parsing, which CPython 3.11 gets wrong when two threads build trees at once (gh-106905,
-  ``SystemError: AST constructor recursion depth mismatch``): every literal parse goes through
-  ``agentgym._literal``'s lock;
-* building what instances share (a TravelPlanner world, a BM25 index) happens once, under a lock.
-
-``tests/core/test_env_threads.py`` checks the rule: many threads stepping TravelPlanner envs with
-degenerate plan texts (literal parsing included) give exactly what one thread gives, with thread
-switches forced inside parsing and the memos evicting on every insert.
-
-**Who runs env calls where.** ``agentgym run`` and the verl agent loop await :func:`run_in_env_thread`
-(one pool per process, :data:`ENV_THREADS` threads unless the first caller asks otherwise: verl's
-``agentgym.env_workers``); the env server runs them in worker processes or its own threads
-(``agentgym serve``'s ``--env-calls``); a trainer that steps envs synchronously in its own
-threads (TRL's rollout function) calls them directly, one env instance per thread.
-
-**Why threads help at all.** A TravelPlanner step is pure Python and holds the GIL, so threads
-only keep the event loop free for model requests; steps that wait (a retrieval server, an LLM
-judge) overlap. Training throughput beyond one core's worth of env work comes from processes:
-more verl agent-loop workers (``actor_rollout_ref.rollout.agent.num_workers``), or an env server
-with worker processes.
+``agentgym run`` and the verl agent loop await :func:`run_in_env_thread` (one pool per process);
+the env server uses its worker processes or threads; a trainer stepping envs synchronously in
+its own threads (TRL's rollout) calls them directly, one env instance per thread.
 """
 
 from __future__ import annotations
