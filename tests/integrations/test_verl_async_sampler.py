@@ -119,7 +119,8 @@ def test_vspo_async_waits_for_a_group_to_copy_from(store):
         store.tags["train"]["r1"] = {"is_prompt": True, "status": "running", "global_steps": 1}
         return n
 
-    batch, metrics = build("VSPOReplayBufferAsync", refill=refill, vspo={"max_extra_batches": 2.0}).sample(1, "train", 2)
+    buffer = build("VSPOReplayBufferAsync", refill=refill, vspo={"max_extra_batches": 2.0})
+    batch, metrics = buffer.sample(1, "train", 2)
     assert uids(batch) == ["r0", "r0~copy1"] and metrics["vspo/copies"] == 1 and metrics["vspo/evicted_groups"] == 2
 
 
@@ -127,7 +128,8 @@ def test_vspo_async_past_its_eviction_budget_trains_zero_variance_groups_as_grpo
     for uid, rewards in (("a", [1, 0, 0, 0]), ("b", [0, 0, 0, 0]), ("c", [1, 1, 1, 1])):
         store.add_group(uid, rewards)
     refill = Refill(store)
-    batch, metrics = build("VSPOReplayBufferAsync", refill=refill, vspo={"max_extra_batches": 0.0}).sample(1, "train", 3)
+    buffer = build("VSPOReplayBufferAsync", refill=refill, vspo={"max_extra_batches": 0.0})
+    batch, metrics = buffer.sample(1, "train", 3)
     assert uids(batch) == ["a", "b", "c"] and refill.calls == [] and metrics["vspo/copies"] == 0
 
 

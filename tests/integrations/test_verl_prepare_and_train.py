@@ -130,7 +130,8 @@ def test_each_recipe_dry_run_plays_its_rows_with_a_reward_that_works(data, recip
 def test_async_recipes_run_colocate_async_with_an_async_buffer(recipe, buffer):
     pytest.importorskip("verl")
     config = compose_recipe(recipe, SMALL)
-    assert config.trainer.v1.trainer_mode == "colocate_async" and config.trainer.v1.sampler.custom_sampler.name == buffer
+    assert config.trainer.v1.trainer_mode == "colocate_async"
+    assert config.trainer.v1.sampler.custom_sampler.name == buffer
     base = compose_recipe(recipe.removesuffix("_async"), SMALL)
     assert config.agentgym == base.agentgym and config.algorithm == base.algorithm  # only the trainer differs
 

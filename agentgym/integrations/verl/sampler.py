@@ -155,8 +155,9 @@ def audit_batch(batch: KVBatchMeta, batch_size: int, global_steps: int, max_mask
             f"step {global_steps}: {lost:g} of {expected:g} trajectories are masked or missing "
             f"(env failed {failed}, reward abstained {abstained}, groups failed in verl {missing_groups}), "
             f"more than agentgym.max_masked_share={max_masked_share:g}; first error: {first_error}")
-    return {**_staleness(batch, global_steps), "agentgym/trajectories": float(len(keys)), "agentgym/masked": float(masked),
-            "agentgym/masked_share": float(share), "agentgym/env_failed": float(failed),
+    return {**_staleness(batch, global_steps), "agentgym/trajectories": float(len(keys)),
+            "agentgym/masked": float(masked), "agentgym/masked_share": float(share),
+            "agentgym/env_failed": float(failed),
             "agentgym/abstained": float(abstained), "agentgym/unfinished": float(unfinished),
             "agentgym/failed_groups": float(missing_groups)}
 
@@ -174,8 +175,9 @@ def _staleness(batch: KVBatchMeta, global_steps: int) -> dict[str, float]:
             lags.append(global_steps - int(tag["global_steps"]))
         if tag.get("min_global_steps") is not None:
             behind.append(global_steps - 1 - int(tag["min_global_steps"]))
-    return {f"agentgym/{name}/{stat}": float(fn(values)) for name, values in (("schedule_lag", lags), ("staleness", behind))
-            if values for stat, fn in (("mean", np.mean), ("max", np.max))}
+    series = (("schedule_lag", lags), ("staleness", behind))
+    return {f"agentgym/{name}/{stat}": float(fn(values)) for name, values in series if values
+            for stat, fn in (("mean", np.mean), ("max", np.max))}
 
 
 def _extra_fields(partition_id: str, keys: list[str]) -> list[dict[str, Any]]:

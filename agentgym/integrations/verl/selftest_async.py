@@ -317,10 +317,10 @@ def run_async_check(model_dir: Path, tokenizer: Any, *, n: int = 2, echo: Any = 
     rows = prepare_rows("SearchQA-v0", split="train", limit=9)  # 3 groups, a late one, 5 refills
     config, plans = _config(model_dir, n), _plans(rows, n)
     figures = _check_partial_rollouts(config, tokenizer, rows[:2], plans, n)
-    echo(f"partial rollouts: {int(figures['sessions'])} SearchQA sessions through verl's FullyAsyncLLMServerClient, "
-         f"{int(figures['aborts'])} turns aborted inside the action's closing tag and resumed, {int(figures['ran_past'])} "
-         f"resumed requests ran past the action; tokens, loss mask, log-probs and rewards identical to the "
-         f"uninterrupted run (the loop cut them at their first action)")
+    echo(f"partial rollouts: {int(figures['sessions'])} SearchQA sessions through verl's "
+         f"FullyAsyncLLMServerClient, {int(figures['aborts'])} turns aborted inside the action's closing tag and "
+         f"resumed, {int(figures['ran_past'])} resumed requests ran past the action; tokens, loss mask, "
+         f"log-probs and rewards identical to the uninterrupted run (the loop cut them at their first action)")
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, ignore_reinit_error=True)
     try:
         tq.init(OmegaConf.create({"backend": {"SimpleStorage": {"num_data_storage_units": 1}}}))
