@@ -5,7 +5,7 @@ step. Part 2: real Ray + TransferQueue, verl's TQ worker writing, VSPOReplayBuff
 PPOTrainerSync._compute_advantage. Part 2b: verl's FullyAsyncLLMServerClient over an aborting stand-in
 server, and VSPOReplayBufferAsync on the real TransferQueue. Part 3: `agentgym train prs_vspo|planner_r1` through verl's
 main_ppo up to GPU allocation. The in-process model server stands in for vLLM/SGLang, which need a
-GPU. Slow (two to four minutes on two busy cores): marked ``selftest``, deselect with ``-m 'not selftest'``."""
+GPU. Slow (two to ten minutes on two cores, by load): marked ``selftest``, deselect with ``-m 'not selftest'``."""
 
 from __future__ import annotations
 
