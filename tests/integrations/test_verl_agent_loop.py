@@ -304,8 +304,9 @@ def test_the_loop_runs_on_verl_main_where_the_merge_helper_was_renamed(tokenizer
     # verl's main branch (PR #6804) renamed ct_merge_context_msg to ct_merge_non_assistant_msg.
     from verl.experimental.agent_loop.agent_loop import AgentLoopBase
 
-    monkeypatch.setattr(AgentLoopBase, "ct_merge_non_assistant_msg", AgentLoopBase.ct_merge_context_msg, raising=False)
-    monkeypatch.delattr(AgentLoopBase, "ct_merge_context_msg")
+    merge = getattr(AgentLoopBase, "ct_merge_context_msg", None) or AgentLoopBase.ct_merge_non_assistant_msg
+    monkeypatch.setattr(AgentLoopBase, "ct_merge_non_assistant_msg", merge, raising=False)
+    monkeypatch.delattr(AgentLoopBase, "ct_merge_context_msg", raising=False)
     server = h.FakeServer(tokenizer, scripted([plans[0]]))
     (out,) = h.run_rows(tokenizer, server, h.trainer_config(response_length=100_000, prompt_length=8192), tp_rows[:1])
     assert out.extra_fields["agentgym"]["stop_reason"] == "terminated" and out.reward_score == 1.0
