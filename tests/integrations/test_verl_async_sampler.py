@@ -38,7 +38,7 @@ class Refill:
         return n
 
 
-def build(name, *, mode="colocate_async", refill=None, threshold=None, vspo=None, agentgym=None):
+def build(name, *, mode="colocate_async", refill=None, threshold=100, vspo=None, agentgym=None):
     return getattr(sampler, name)(
         trainer_mode=mode, trainer_config=OmegaConf.create({}), max_off_policy_threshold=threshold,
         max_off_policy_strategy="drop", poll_interval=0.0, refill_fn=refill or (lambda n: n),
