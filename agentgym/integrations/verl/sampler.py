@@ -208,6 +208,12 @@ class _Judged:
     def _stats(self, uid: str) -> GroupStats:
         return group_stats(uid, self._rewards.get(uid, []), effective_r_max(self.vspo, self._seen_max), self.vspo)
 
+    def _group_metrics(self, groups: list[GroupStats]) -> dict[str, float]:
+        zero = sum(1 for g in groups if not g.informative)
+        return {"vspo/mean_value": float(np.mean([g.value for g in groups])) if groups else 0.0,
+                "vspo/zero_variance_share": zero / len(groups) if groups else 0.0,
+                "vspo/r_max": effective_r_max(self.vspo, self._seen_max) if math.isfinite(self._seen_max) else 0.0}
+
     def _judged(self, partition_id: str, uids: Any) -> list[GroupStats]:
         """The statistics of these finished groups (read from the store once per group)."""
         uids = list(uids)
@@ -328,15 +334,8 @@ class VSPOReplayBuffer(_Judged, AgentGymReplayBuffer):
         return [self._stats(uid) for uid in order]
 
     def _metrics(self, groups: list[GroupStats], plan: Any, extra_prompts: int) -> dict[str, float]:
-        zero = sum(1 for g in groups if not g.informative)
-        return {
-            "vspo/evicted_groups": float(plan.evicted),
-            "vspo/copies": float(len(plan.copies)),
-            "vspo/extra_prompts": float(extra_prompts),
-            "vspo/mean_value": float(np.mean([g.value for g in groups])) if groups else 0.0,
-            "vspo/zero_variance_share": zero / len(groups) if groups else 0.0,
-            "vspo/r_max": effective_r_max(self.vspo, self._seen_max) if math.isfinite(self._seen_max) else 0.0,
-        }
+        return {**self._group_metrics(groups), "vspo/evicted_groups": float(plan.evicted),
+                "vspo/copies": float(len(plan.copies)), "vspo/extra_prompts": float(extra_prompts)}
 
 
 class VSPOReplayBufferAsync(_Judged, AgentGymReplayBufferAsync):
@@ -370,12 +369,8 @@ class VSPOReplayBufferAsync(_Judged, AgentGymReplayBufferAsync):
         copy_keys, copy_tags = self._write_copies(partition_id, copies, snapshot)
         self._forget(uids)
         evicted, self._evicted_zero = self._evicted_zero, 0  # evictions after this count for the next step
-        zero = sum(1 for g in groups if not g.informative)
-        metrics = {**metrics, "vspo/evicted_groups": float(evicted), "vspo/copies": float(len(copies)),
-                   "vspo/extra_prompts": float(evicted),
-                   "vspo/mean_value": float(np.mean([g.value for g in groups])) if groups else 0.0,
-                   "vspo/zero_variance_share": zero / len(groups) if groups else 0.0,
-                   "vspo/r_max": effective_r_max(self.vspo, self._seen_max) if math.isfinite(self._seen_max) else 0.0}
+        metrics = {**metrics, **self._group_metrics(groups), "vspo/evicted_groups": float(evicted),
+                   "vspo/copies": float(len(copies)), "vspo/extra_prompts": float(evicted)}
         return KVBatchMeta(partition_id=partition_id, keys=[*batch.keys, *copy_keys],
                            tags=[*batch.tags, *copy_tags]), metrics
 
