@@ -15,13 +15,13 @@ observation and with each step's, and returns the next action text::
 from __future__ import annotations
 
 import asyncio
-import functools
 import inspect
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
+
+from agentgym._env_threads import run_in_env_thread
 
 __all__ = ["Agent", "EpisodeLog", "ReplayAgent", "play_episode", "run_episode", "function_tools", "in_env_thread"]
 
@@ -102,18 +102,12 @@ async def _resolve(value: Any) -> Any:
     return await value if inspect.isawaitable(value) else value
 
 
-_ENV_THREAD = ThreadPoolExecutor(1, thread_name_prefix="agentgym-env")
-
-
 async def in_env_thread(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    """Run a local env call off the event loop, on the one thread that runs them all.
+    """Run a local env call off the event loop, on the process's env threads.
 
     A step may take a while (an evaluation, a retrieval), so it leaves the event loop free for
-    the model requests; but envs share process-wide caches that are not thread safe, and
-    CPython 3.11's ``ast`` (which parses TravelPlanner's queries and plans) fails on concurrent
-    use, so local env calls never run in two threads at once.
-    """
-    return await asyncio.get_running_loop().run_in_executor(_ENV_THREAD, functools.partial(fn, *args, **kwargs))
+    the model requests. Which calls may share threads: ``agentgym._env_threads`` (the one rule)."""
+    return await run_in_env_thread(fn, *args, **kwargs)
 
 
 async def _env_call(env: Any, method: str, *args: Any, **kwargs: Any) -> Any:

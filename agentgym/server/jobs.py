@@ -41,7 +41,7 @@ class _ApiError(Exception):
 def make_env(env_id: str, kwargs: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
     """The env and what a client needs to know about it (limits, action format, tool schemas)."""
     try:
-        with _MAKE_LOCK:  # one construction at a time: see agentgym.agents.base.in_env_thread for why
+        with _MAKE_LOCK:  # one construction at a time: a first one builds what envs share (agentgym._env_threads)
             env = gymnasium.make(env_id, **kwargs)
     except Exception as exc:
         kind, message, details = env_error(exc)

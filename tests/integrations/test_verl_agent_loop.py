@@ -173,6 +173,14 @@ def test_unknown_env_id_is_a_failed_trajectory_with_its_reason(tokenizer, tp_row
     assert out.response_mask == [0] and out.prompt_ids
 
 
+def test_a_trajectory_failed_before_any_generation_still_names_its_policy_version(tokenizer, tp_rows):
+    # verl's V1 trainer reads min/max_global_steps of every trained trajectory as ints (staleness metrics);
+    # with no generation the server never set them, and None stopped the trainer with a TypeError.
+    row = {**tp_rows[0], "extra_info": {**tp_rows[0]["extra_info"], "env_id": "NoSuchEnv-v9"}}
+    (out,) = h.run_rows(tokenizer, h.FakeServer(tokenizer), h.trainer_config(), [row], global_steps=3)
+    assert out.extra_fields["min_global_steps"] == out.extra_fields["max_global_steps"] == 3
+
+
 def test_envs_are_pooled_and_a_broken_env_is_not_reused(tokenizer, tp_rows, plans):
     from agentgym.integrations.verl.settings import EnvTask
 
@@ -290,3 +298,16 @@ def test_an_answer_inside_think_does_not_end_a_travelplanner_episode():
     assert info["num_turns"] == 2  # the <answer> inside <think> did not end the episode: a second turn ran
     trained = tok.decode([t for t, m in zip(out.response_ids, out.response_mask) if m])
     assert "made up" not in trained and trained.count("</tool_call>") == 1  # cut after the first action
+
+
+def test_the_loop_runs_on_verl_main_where_the_merge_helper_was_renamed(tokenizer, tp_rows, plans, monkeypatch):
+    # verl's main branch (PR #6804) renamed ct_merge_context_msg to ct_merge_non_assistant_msg.
+    from verl.experimental.agent_loop.agent_loop import AgentLoopBase
+
+    merge = getattr(AgentLoopBase, "ct_merge_context_msg", None) or AgentLoopBase.ct_merge_non_assistant_msg
+    monkeypatch.setattr(AgentLoopBase, "ct_merge_non_assistant_msg", merge, raising=False)
+    monkeypatch.delattr(AgentLoopBase, "ct_merge_context_msg", raising=False)
+    server = h.FakeServer(tokenizer, scripted([plans[0]]))
+    (out,) = h.run_rows(tokenizer, server, h.trainer_config(response_length=100_000, prompt_length=8192), tp_rows[:1])
+    assert out.extra_fields["agentgym"]["stop_reason"] == "terminated" and out.reward_score == 1.0
+    assert sum(out.response_mask) == sum(len(call["output"]) for call in server.calls)

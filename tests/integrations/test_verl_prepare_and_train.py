@@ -11,6 +11,7 @@ from agentgym.cli import app
 from agentgym.errors import ConfigError
 from agentgym.integrations.verl.prepare import prepare_rows, read_parquet
 from agentgym.integrations.verl.settings import AgentGymConfig, EnvTask
+from agentgym.integrations.verl.train import compose_recipe
 
 runner = CliRunner()
 
@@ -86,7 +87,8 @@ def test_run_settings_override_rows():
 
 def test_recipes_are_listed_and_printed():
     result = runner.invoke(app, ["verl", "recipes"])
-    assert result.output.split() == ["grpo", "planner_r1", "prs_vspo"]
+    assert result.output.split() == ["grpo", "planner_r1", "prs_vspo", "planner_r1_async", "prs_vspo_async",
+                                     "planner_r1_separate_async"]
     assert "VSPOReplayBuffer" in runner.invoke(app, ["verl", "recipes", "prs_vspo"]).output
 
 
@@ -102,13 +104,14 @@ def data(tmp_path_factory):
                                "--out", str(tp)]).exit_code == 0
     assert runner.invoke(app, ["verl", "prepare", "SearchQA-v0", "--split", "train", "--limit", "2",
                                "--env-kwarg", "synthetic_size=small", "--out", str(sq)]).exit_code == 0
-    return {"grpo": tp, "planner_r1": tp, "prs_vspo": sq}
+    return {"grpo": tp, "planner_r1": tp, "prs_vspo": sq, "planner_r1_async": tp, "prs_vspo_async": sq,
+            "planner_r1_separate_async": tp}
 
 
 SMALL = ["data.train_batch_size=2", "actor_rollout_ref.actor.ppo_mini_batch_size=2"]  # the 2-row files below
 
 
-@pytest.mark.parametrize("recipe", ["grpo", "planner_r1", "prs_vspo"])
+@pytest.mark.parametrize("recipe", ["grpo", "planner_r1", "prs_vspo", "planner_r1_async", "prs_vspo_async"])
 def test_each_recipe_dry_run_plays_its_rows_with_a_reward_that_works(data, recipe):
     files = [f"data.train_files={data[recipe]}", f"data.val_files={data[recipe]}"]
     result = runner.invoke(app, ["train", recipe, *files, *SMALL, "--dry-run"])
@@ -120,6 +123,40 @@ def test_each_recipe_dry_run_plays_its_rows_with_a_reward_that_works(data, recip
     assert len(played) == 2, result.output  # train and val files
     rewards = [float(r.split(" (")[0]) for r in played[0].split("reward ", 1)[1].split("), ")]
     assert len(rewards) == 2 and all(r > 0 for r in rewards), played  # the scripted episode earns its reward
+
+
+@pytest.mark.parametrize("recipe,buffer", [("planner_r1_async", "AgentGymReplayBufferAsync"),
+                                           ("prs_vspo_async", "VSPOReplayBufferAsync")])
+def test_async_recipes_run_colocate_async_with_an_async_buffer(recipe, buffer):
+    pytest.importorskip("verl")
+    config = compose_recipe(recipe, SMALL)
+    assert config.trainer.v1.trainer_mode == "colocate_async"
+    assert config.trainer.v1.sampler.custom_sampler.name == buffer
+    base = compose_recipe(recipe.removesuffix("_async"), SMALL)
+    assert config.agentgym == base.agentgym and config.algorithm == base.algorithm  # only the trainer differs
+
+
+def test_a_sync_buffer_in_an_async_trainer_is_a_dry_run_problem(data):
+    files = [f"data.train_files={data['planner_r1']}", f"data.val_files={data['planner_r1']}"]
+    result = runner.invoke(app, ["train", "planner_r1_async", *files, *SMALL,
+                                 "trainer.v1.sampler.custom_sampler.name=AgentGymReplayBuffer", "--dry-run"])
+    assert result.exit_code == 1
+    assert ("problem: trainer.v1.sampler.custom_sampler.name=AgentGymReplayBuffer runs in sync, not "
+            "trainer.v1.trainer_mode=colocate_async: use AgentGymReplayBufferAsync") in result.output
+
+
+def test_separate_async_invariants_are_checked_by_the_dry_run(data):
+    files = [f"data.train_files={data['planner_r1']}", f"data.val_files={data['planner_r1']}"]
+    broken = runner.invoke(app, ["train", "planner_r1_separate_async", *files, *SMALL,
+                                 "actor_rollout_ref.rollout.checkpoint_engine.backend=naive", "--dry-run"])
+    assert broken.exit_code == 1
+    assert ("problem: data.train_batch_size=2 must equal trainer.v1.separate_async.parameter_sync_step x "
+            "actor_rollout_ref.actor.ppo_mini_batch_size = 4 x 2 = 8") in broken.output
+    assert "problem: actor_rollout_ref.rollout.checkpoint_engine.backend=naive cannot send weights" in broken.output
+    fixed = runner.invoke(app, ["train", "planner_r1_separate_async", *files, "data.train_batch_size=2",
+                                "actor_rollout_ref.actor.ppo_mini_batch_size=1",
+                                "trainer.v1.separate_async.parameter_sync_step=2", "--dry-run"])
+    assert fixed.exit_code == 0 and "planner_r1_separate_async: ready to launch" in fixed.output, fixed.output
 
 
 def test_dry_run_refuses_a_dataset_smaller_than_one_batch(data):

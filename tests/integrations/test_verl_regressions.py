@@ -316,7 +316,8 @@ _NO_OP_KEYS = ("actor_rollout_ref.rollout.multi_turn.enable", "data.return_raw_c
                "algorithm.norm_adv_by_std_in_grpo")
 
 
-@pytest.mark.parametrize("recipe", ["_agentgym_base", "grpo", "planner_r1", "prs_vspo"])
+@pytest.mark.parametrize("recipe", ["_agentgym_base", "grpo", "planner_r1", "prs_vspo", "planner_r1_async",
+                                    "prs_vspo_async", "planner_r1_separate_async"])
 def test_recipes_set_no_key_the_v1_trainer_ignores(recipe):
     import yaml
 

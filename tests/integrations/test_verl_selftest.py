@@ -2,9 +2,10 @@
 
 Part 1: verl's AgentLoopWorker and Qwen CT builder, log-probs, loss mask, advantages, policy loss, one
 step. Part 2: real Ray + TransferQueue, verl's TQ worker writing, VSPOReplayBuffer sampling, verl's
-PPOTrainerSync._compute_advantage. Part 3: `agentgym train prs_vspo|planner_r1` through verl's
+PPOTrainerSync._compute_advantage. Part 2b: verl's FullyAsyncLLMServerClient over an aborting stand-in
+server, and VSPOReplayBufferAsync on the real TransferQueue. Part 3: `agentgym train prs_vspo|planner_r1` through verl's
 main_ppo up to GPU allocation. The in-process model server stands in for vLLM/SGLang, which need a
-GPU. Slow (two to four minutes on two busy cores): marked ``selftest``, deselect with ``-m 'not selftest'``."""
+GPU. Slow (two to ten minutes on two cores, by load): marked ``selftest``, deselect with ``-m 'not selftest'``."""
 
 from __future__ import annotations
 
@@ -33,6 +34,9 @@ def test_selftest_passes_all_three_parts_and_reports_its_figures(tmp_path, monke
         assert figures[f"{env_id}/grpo_max_abs_advantage"] > 0.0
     assert figures["tq/evicted"] == 2 and figures["tq/copies"] == 2 and figures["tq/trajectories"] == 6
     assert figures["tq/copy_advantage_gap"] <= 1e-6 and figures["tq/old_logprob_gap"] <= 1e-4
+    assert figures["async/aborts"] == 8 and figures["async/ran_past"] >= 4
+    assert figures["async/zero_variance_evicted"] == 2 and figures["async/copies"] == 2
+    assert figures["async/stale_evicted"] == 3 and figures["async/refilled"] == 2 + 3
     # verl's own run length from the 4 prepared rows, batch 2: 2 steps per epoch x the recipes' epochs
     assert figures["launch/prs_vspo/total_training_steps"] == 2 * 5
     assert figures["launch/planner_r1/total_training_steps"] == 2 * 30

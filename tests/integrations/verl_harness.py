@@ -210,6 +210,6 @@ def make_buffer(cls_name: str = "VSPOReplayBuffer", *, vspo: Any = None, agentgy
 
     kwargs = {"vspo": vspo or {}, "agentgym": agentgym or {}}
     return getattr(sampler, cls_name)(
-        trainer_mode=mode, trainer_config=OmegaConf.create({}), max_off_policy_threshold=None,
+        trainer_mode=mode, trainer_config=OmegaConf.create({}), max_off_policy_threshold=8,
         max_off_policy_strategy="drop", sampler_kwargs=OmegaConf.create(kwargs), poll_interval=0.0,
         refill_fn=refill_fn or (lambda n: n))

@@ -18,7 +18,7 @@ from agentgym._lazy import lazy_names as _lazy_names
 from agentgym.integrations.verl._guard import VERL_VERSION, require_verl
 
 __all__ = ["VERL_VERSION", "require_verl", "AGENT_NAME", "AgentGymAgentLoop", "compute_vspo_advantage",
-           "VSPOReplayBuffer", "VSPOConfig", "AgentGymConfig", "prepare_rows", "write_parquet"]
+           "VSPOReplayBuffer", "VSPOReplayBufferAsync", "VSPOConfig", "AgentGymConfig", "prepare_rows", "write_parquet"]
 
 AGENT_NAME = "agentgym"
 """The name the agent loop is registered under (the rows' ``agent_name``)."""
@@ -27,6 +27,7 @@ _LAZY = {
     "AgentGymAgentLoop": "agentgym.integrations.verl.agent_loop",
     "compute_vspo_advantage": "agentgym.integrations.verl.estimator",
     "VSPOReplayBuffer": "agentgym.integrations.verl.sampler",
+    "VSPOReplayBufferAsync": "agentgym.integrations.verl.sampler",
     "VSPOConfig": "agentgym.integrations.verl.vspo",
     "AgentGymConfig": "agentgym.integrations.verl.settings",
     "prepare_rows": "agentgym.integrations.verl.prepare",

@@ -44,6 +44,7 @@ from verl.experimental.agent_loop.agent_loop import (  # noqa: E402
 )
 
 from agentgym.integrations.verl import AGENT_NAME  # noqa: E402
+from agentgym.integrations.verl._compat import merge_observation  # noqa: E402
 from agentgym.integrations.verl.envs import (  # noqa: E402
     ENV_POOL,
     reset_options,
@@ -138,6 +139,10 @@ class AgentGymAgentLoop(AgentLoopBase):
         if not rollout.token_ids:  # the env failed before the prompt was built
             messages = rollout.messages or [{"role": "user", "content": ""}]
             rollout.token_ids = await self.ct_build_initial_tokens(messages)
+        step = _as_int(kwargs.get("global_steps"))
+        for key in ("min_global_steps", "max_global_steps"):  # verl's V1 trainer reads both as ints
+            if rollout.extra_fields.get(key) is None and step is not None:
+                rollout.extra_fields[key] = step
         return self._output(rollout, result, task, self._term_names(extra_info))
 
     # -- the episode (the rules are agentgym.integrations.turns'; these are verl's parts) ------
@@ -178,8 +183,8 @@ class AgentGymAgentLoop(AgentLoopBase):
         """Append the observation as one chat message; False when it leaves no room to answer."""
         previous = list(rollout.messages)
         updated = [*previous, {"role": self.settings.observation_role, "content": self._clip(observation)}]
-        merge, mask, aligned = await self.ct_merge_context_msg(
-            previous, updated, rollout.token_ids, rollout.response_mask, rollout.logprobs or None)
+        merge, mask, aligned = await merge_observation(
+            self, previous, updated, rollout.token_ids, rollout.response_mask, rollout.logprobs or None)
         if len(mask) >= self.response_length:
             return False
         rollout.messages, rollout.token_ids, rollout.response_mask = updated, merge.token_ids, mask

@@ -67,8 +67,8 @@ def check_vspo(config: Any) -> list[str]:
         return problems
     sampler = config.trainer.v1.sampler
     VSPOConfig.from_section((sampler.get("sampler_kwargs") or {}).get("vspo"))
-    if not config.trainer.use_v1 or config.trainer.v1.trainer_mode != "sync":
-        problems.append("the VSPO replay buffer needs trainer.use_v1=true and trainer.v1.trainer_mode=sync")
+    if not config.trainer.use_v1:
+        problems.append("the VSPO replay buffers need trainer.use_v1=true")
     if config.data.get("gen_batch_size") != 1:
         problems.append("the VSPO replay buffer asks for exact prompt counts: set data.gen_batch_size=1")
     if config.algorithm.adv_estimator != "vspo":
@@ -188,12 +188,37 @@ def _check_trainer(config: Any) -> list[str]:
         sampler = load_extern_object(custom.path, custom.name)
         if not (isinstance(sampler, type) and issubclass(sampler, ReplayBuffer)):
             problems.append(f"trainer.v1.sampler.custom_sampler: {custom.name} is not a ReplayBuffer")
+        mode, modes = config.trainer.v1.trainer_mode, getattr(sampler, "MODES", None)
+        if modes is not None and mode not in modes:  # agentgym's buffers say which modes they support
+            problems.append(f"trainer.v1.sampler.custom_sampler.name={custom.name} runs in {' or '.join(modes)}, "
+                            f"not trainer.v1.trainer_mode={mode}: use {sampler.COUNTERPART}")
+    return problems + _check_separate_async(config)
+
+
+def _check_separate_async(config: Any) -> list[str]:
+    """What verl's separate_async trainer asserts when it starts, checked before any GPU is allocated."""
+    if config.trainer.v1.trainer_mode != "separate_async":
+        return []
+    problems = []
+    batch, rollout = config.data.train_batch_size, config.actor_rollout_ref.rollout
+    sync_steps = config.trainer.v1.separate_async.parameter_sync_step
+    mini = config.actor_rollout_ref.actor.ppo_mini_batch_size
+    if batch != sync_steps * mini:
+        problems.append(f"data.train_batch_size={batch} must equal trainer.v1.separate_async.parameter_sync_step x "
+                        f"actor_rollout_ref.actor.ppo_mini_batch_size = {sync_steps} x {mini} = {sync_steps * mini}")
+    if rollout.checkpoint_engine.backend == "naive":
+        problems.append("actor_rollout_ref.rollout.checkpoint_engine.backend=naive cannot send weights to a separate "
+                        "rollout: use nccl, nixl, hccl or mooncake")
+    for key in ("nnodes", "n_gpus_per_node"):
+        if not rollout.get(key):
+            problems.append(f"actor_rollout_ref.rollout.{key}={rollout.get(key)}: separate_async needs rollout GPUs "
+                            "of its own (> 0)")
     return problems
 
 
 def _uses_vspo_sampler(config: Any) -> bool:
     custom = config.trainer.v1.sampler.get("custom_sampler") or {}
-    return custom.get("name") == "VSPOReplayBuffer"
+    return custom.get("name") in ("VSPOReplayBuffer", "VSPOReplayBufferAsync")
 
 
 def _yaml_agent_loops(path: str | None) -> set[str]:

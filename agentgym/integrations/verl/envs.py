@@ -8,22 +8,22 @@ comes from the run's ``agentgym.env_kwargs``, as for agentgym's own rows.
 
 verl makes one agent-loop object per trajectory, but building an env can be costly (the
 TravelPlanner world, a BM25 index), so instances are pooled per process and reused across
-trajectories with the same id, kwargs and reward spec. Resets and steps run on a thread pool so
-a slow env never blocks the worker's event loop, where every other trajectory's generation waits.
+trajectories with the same id, kwargs and reward spec. Resets and steps run on the process's env
+threads (``agentgym._env_threads``) so a slow env never blocks the worker's event loop, where every
+other trajectory's generation waits.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import threading
 from collections import defaultdict
 from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 import gymnasium
 
+from agentgym._env_threads import run_in_env_thread
 from agentgym.integrations.verl.settings import AgentGymConfig, EnvTask
 
 __all__ = ["EnvPool", "ENV_POOL", "run_off_loop", "row_extra_info", "SEARCH_R1_ROW_DEFAULTS",
@@ -33,8 +33,6 @@ SEARCH_R1_ROW_DEFAULTS = {"env_id": "SearchQA-v0", "env_kwargs": {"protocol": "s
 """What a Search-R1-prepared row (no ``extra_info.env_id``) is played as."""
 
 T = TypeVar("T")
-_EXECUTOR: ThreadPoolExecutor | None = None
-_EXECUTOR_LOCK = threading.Lock()
 
 
 class EnvPool:
@@ -86,19 +84,10 @@ ENV_POOL = EnvPool()
 """The pool the agent loop uses (one per Ray worker process)."""
 
 
-def executor(max_workers: int) -> ThreadPoolExecutor:
-    """The process's env thread pool, created on first use with ``max_workers`` threads."""
-    global _EXECUTOR
-    with _EXECUTOR_LOCK:
-        if _EXECUTOR is None:
-            _EXECUTOR = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="agentgym-env")
-        return _EXECUTOR
-
-
 async def run_off_loop(fn: Callable[..., T], *args: Any, max_workers: int = 8) -> T:
-    """Run a blocking env call on the env thread pool and await its result."""
-    loop = asyncio.get_running_loop()
-    return await loop.run_in_executor(executor(max_workers), lambda: fn(*args))
+    """Run a blocking env call on the process's env threads (``agentgym._env_threads``: the rule
+    for which calls may share threads) and await its result."""
+    return await run_in_env_thread(fn, *args, max_workers=max_workers)
 
 
 def _close_quietly(env: gymnasium.Env) -> None:

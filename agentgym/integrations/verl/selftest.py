@@ -11,6 +11,7 @@ the model produced, verl's ``compute_advantage`` (grpo, vspo), its vanilla polic
 ``low_var_kl`` through the real ``ActorConfig``, and one optimizer step with non-zero gradients.
 
 Part 2, the real TransferQueue on a local Ray, and VSPO over it: ``selftest_tq``.
+Part 2b, async training: partial rollouts and the async replay buffer: ``selftest_async``.
 Part 3, the bundled recipes through verl's real launcher up to GPU allocation: ``selftest_launch``.
 """
 
@@ -308,6 +309,10 @@ def run_selftest(*, n: int = 2, launch: bool = True, echo: Any = print) -> dict[
         part2 = run_transfer_queue_check(model_dir, model, TinyModelServer(model, tokenizer, seed=1), n=n, echo=echo)
         figures.update({f"tq/{k}": v for k, v in part2.items()})
         echo(f"part 2 (TransferQueue and VSPO) OK in {part2['seconds']:.1f}s")
+        from agentgym.integrations.verl.selftest_async import run_async_check
+
+        figures.update({f"async/{k}": v for k, v in run_async_check(model_dir, tokenizer, n=n, echo=echo).items()})
+        echo(f"part 2b (partial rollouts and the async buffer) OK in {figures['async/seconds']:.1f}s")
         if launch:
             part3_started = time.perf_counter()
             figures.update({f"launch/{k}": v for k, v in run_launch_check(model_dir, Path(folder), echo=echo).items()})

@@ -1,7 +1,9 @@
 """``agentgym train RECIPE [overrides...]``: verl's PPO entry point with one of the bundled recipes.
 
 A recipe is a Hydra config (``recipes/<name>.yaml``) on top of verl's ``ppo_trainer``; overrides
-are verl's usual ``key=value`` arguments. ``--dry-run`` composes the config in-process (no Ray, no
+are verl's usual ``key=value`` arguments. A variant (``planner_r1_async``) is a small YAML of
+settings over another recipe (``VARIANTS``), applied as overrides before the user's, since Hydra
+lets only the primary config set its search path. ``--dry-run`` composes the config in-process (no Ray, no
 GPU), prints it resolved and checks that every referenced file, registry entry and key exists,
 then what the run will meet: its length, reward stages and a few rows played (``dryrun``).
 """
@@ -20,8 +22,12 @@ from agentgym.errors import ConfigError
 
 __all__ = ["RECIPES", "recipe_dir", "recipe_text", "compose_recipe", "resolved_yaml", "check_config", "launch_command"]
 
-RECIPES = ("grpo", "planner_r1", "prs_vspo")
-"""The bundled recipes: GRPO baseline, Planner-R1 on TravelPlanner, PRS + VSPO on search QA."""
+RECIPES = ("grpo", "planner_r1", "prs_vspo", "planner_r1_async", "prs_vspo_async", "planner_r1_separate_async")
+"""The bundled recipes: GRPO baseline, Planner-R1 on TravelPlanner, PRS + VSPO on search QA, and the
+two latter trained asynchronously (verl's colocate_async; Planner-R1 also separate_async)."""
+VARIANTS = {"planner_r1_async": "planner_r1", "prs_vspo_async": "prs_vspo",
+            "planner_r1_separate_async": "planner_r1_async"}
+"""Each variant recipe and the recipe its settings apply to."""
 
 
 @contextlib.contextmanager
@@ -42,8 +48,9 @@ def compose_recipe(name: str, overrides: Sequence[str] = ()) -> Any:
     _check_name(name)
     from hydra import compose, initialize_config_dir
 
+    base, settings = _resolve(name)
     with recipe_dir() as folder, initialize_config_dir(config_dir=str(folder), version_base=None):
-        return compose(config_name=name, overrides=list(overrides))
+        return compose(config_name=base, overrides=[*settings, *overrides])
 
 
 def resolved_yaml(config: Any) -> str:
@@ -69,8 +76,9 @@ def check_config(config: Any) -> list[str]:
 
 def launch_command(name: str, overrides: Sequence[str], folder: Path) -> list[str]:
     """The command that runs verl's trainer with the recipe (what ``agentgym train`` execs)."""
-    return [sys.executable, "-m", "verl.trainer.main_ppo", f"--config-path={folder}", f"--config-name={name}",
-            *overrides]
+    base, settings = _resolve(name)
+    return [sys.executable, "-m", "verl.trainer.main_ppo", f"--config-path={folder}", f"--config-name={base}",
+            *settings, *overrides]
 
 
 def launch(name: str, overrides: Sequence[str]) -> None:
@@ -79,6 +87,24 @@ def launch(name: str, overrides: Sequence[str]) -> None:
     with recipe_dir() as folder:
         command = launch_command(name, overrides, folder)
         os.execv(command[0], command)
+
+
+def _resolve(name: str) -> tuple[str, list[str]]:
+    """The Hydra config a recipe starts from and the overrides its variant files add, base first."""
+    if name not in VARIANTS:
+        return name, []
+    base, settings = _resolve(VARIANTS[name])
+    from omegaconf import OmegaConf
+
+    overlay = OmegaConf.create(recipe_text(name))
+    return base, [*settings, *_dotlist(OmegaConf.to_container(overlay))]
+
+
+def _dotlist(node: Any, prefix: str = "") -> list[str]:
+    if isinstance(node, dict):
+        return [item for key, value in node.items() for item in _dotlist(value, f"{prefix}{key}.")]
+    value = "null" if node is None else str(node).lower() if isinstance(node, bool) else str(node)
+    return [f"{prefix[:-1]}={value}"]
 
 
 def _check_name(name: str) -> None:

@@ -16,6 +16,7 @@ import gc
 import hashlib
 import json
 import os
+import threading
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -44,6 +45,7 @@ CACHE_ENV_VAR = "AGENTGYM_CACHE_DIR"
 _TABLES_VERSION = "7"  # of the parsed-tables cache
 _TABLES_KIND = "agentgym-world-tables"
 _OPEN: dict[Path, World] = {}
+_OPEN_LOCK = threading.Lock()  # two threads opening one world would build it twice
 
 
 class Flight(NamedTuple):
@@ -144,13 +146,14 @@ class World:
         root = _world_root(Path(path))
         cache = _cache_folder(root, cache_dir)
         # One instance per cache folder per process: many envs share one world's memory.
-        world = _OPEN.get(cache)
-        if world is None:
-            small = _read_cache(cache) if is_valid(cache, _TABLES_KIND, _TABLES_VERSION) else None
-            if small is None:
-                small = install(cache, _TABLES_KIND, _TABLES_VERSION, lambda tmp: _build_cache(root, tmp))
-            world = _OPEN[cache] = cls(root, small, FlightTable(cache / "flights"), cache / "rendered.json")
-        return world
+        with _OPEN_LOCK:
+            world = _OPEN.get(cache)
+            if world is None:
+                small = _read_cache(cache) if is_valid(cache, _TABLES_KIND, _TABLES_VERSION) else None
+                if small is None:
+                    small = install(cache, _TABLES_KIND, _TABLES_VERSION, lambda tmp: _build_cache(root, tmp))
+                world = _OPEN[cache] = cls(root, small, FlightTable(cache / "flights"), cache / "rendered.json")
+            return world
 
     # -- lookups -----------------------------------------------------------------------------
     def flights(self, origin: str, dest: str, date: str) -> list[Flight]:
@@ -215,7 +218,7 @@ class World:
         a later ``open`` re-reads the cache in milliseconds."""
         for key, value in list(_OPEN.items()):
             if value is self:
-                del _OPEN[key]
+                _OPEN.pop(key, None)
 
     def __reduce__(self):
         # Pickle by location: the tables are re-read from the cache on the other side.

@@ -12,7 +12,6 @@ immutable), so they go away with the world. Every memo is bounded; a full one dr
 from __future__ import annotations
 
 import bisect
-import itertools
 import math
 import weakref
 from typing import Any
@@ -183,8 +182,10 @@ def _put(memo: dict[Any, Any], key: Any, value: Any) -> Any:
     """Store in a bounded memo. When full, the older half goes (dicts keep insertion order): a long
     stream of new texts keeps the recent half warm instead of dropping every entry at once."""
     if len(memo) >= _MEMO_LIMIT:
-        for old in list(itertools.islice(memo, _MEMO_LIMIT // 2)):
-            del memo[old]
+        # Safe when env calls run in many threads (agentgym._env_threads): ``list(memo)`` is one C call,
+        # and ``pop(.., None)`` tolerates a key another thread has already evicted.
+        for old in list(memo)[: _MEMO_LIMIT // 2]:
+            memo.pop(old, None)
     memo[key] = value
     return value
 

@@ -1,0 +1,143 @@
+"""The threading rule (``agentgym._env_threads``): env instances in many threads at once, one
+thread per instance, give exactly what one thread gives.
+
+Thread switches are forced as often as CPython allows, and inside C code too: a GC callback that
+releases the GIL stands in for the finalizers that do so in a real worker (closing a file or a
+socket), which is how two threads end up inside ``ast``'s tree building at once (gh-106905)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import copy
+import gc
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import gymnasium
+import pytest
+
+import agentgym  # noqa: F401  (registers the envs)
+from agentgym import _env_threads
+from agentgym.envs.travelplanner.world import _index
+
+THREADS = 8
+
+
+@contextlib.contextmanager
+def contention() -> Iterator[None]:
+    def release_the_gil(phase: str, info: dict) -> None:
+        time.sleep(0)
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    gc.callbacks.append(release_the_gil)
+    try:
+        yield
+    finally:
+        gc.callbacks.remove(release_the_gil)
+        sys.setswitchinterval(interval)
+
+
+def in_threads(work: Callable[[int], Any], n: int = THREADS) -> list[Any]:
+    """``work(i)`` in ``n`` threads started together; an exception is returned as the result."""
+    results: list[Any] = [None] * n
+    start = threading.Barrier(n)
+
+    def run(i: int) -> None:
+        start.wait()
+        try:
+            results[i] = work(i)
+        except Exception as exc:  # the rule is broken: report it, do not lose it in a thread
+            results[i] = exc
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return results
+
+
+@pytest.fixture
+def tiny_memos(monkeypatch):
+    monkeypatch.setattr(_index, "_MEMO_LIMIT", 8)  # every insert past 8 evicts: eviction under contention
+
+
+def test_the_shared_evaluator_memos_survive_eviction_from_many_threads(tiny_memos):
+    env = gymnasium.make("TravelPlanner-v0")
+    index = _index.index_for(env.unwrapped.world)
+
+    def fill(i: int) -> int:
+        for k in range(3000):
+            assert index.remember("venue", ("thread", i, k), k) == k
+        return 3000
+
+    with contention():
+        results = in_threads(fill)
+    assert results == [3000] * THREADS
+    assert len(index.memo["venue"]) <= 8
+
+
+def degenerate_plans(gold: list[dict[str, Any]], thread: int) -> list[str]:
+    """Plan texts a policy writes: Python literals (parsed by ``ast``), too deep, too long, cut off,
+    of the wrong shape; and the gold plan with venues of its own, so the memos fill and evict."""
+    renamed = []
+    for k in range(6):
+        plan = copy.deepcopy(gold)
+        for day in plan:
+            for field in ("breakfast", "lunch", "dinner", "attraction", "accommodation"):
+                name, comma, city = str(day.get(field, "-")).rpartition(", ")
+                if comma:
+                    day[field] = f"{name} {thread}-{k}, {city}"
+        renamed.append(repr(plan))
+    return [*renamed, repr(gold), "[" * 150 + "]" * 150, "[" + "{'days': 1}, " * 4_900 + "]",
+            repr(gold)[:-40], "{'days': 1, 'current_city': 'from A to B'}", "[" + "(" * 90 + "1" + ")" * 90 + "]",
+            "['" + "x" * 50_000 + "']", "[{'days': 10**10**3}]", "[" + "[1, 2], " * 2_000 + "]"]
+
+
+def play(plans: list[str]) -> list[tuple[str, float, Any]]:
+    env = gymnasium.make("TravelPlanner-v0", queries="train")
+    query_index = _longest_query(env)
+    outcomes = []
+    for text in plans:
+        env.reset(seed=0, options={"query_index": query_index})
+        observation, reward, _, _, info = env.step(f"Finish[{text}]")
+        outcomes.append((observation, reward, (info.get("error") or {}).get("code")))
+    env.close()
+    return outcomes
+
+
+def _longest_query(env: Any) -> int:
+    queries = env.unwrapped.queries
+    return max(range(len(queries)), key=lambda i: len(queries[i].annotated_plan or ()))
+
+
+def test_many_threads_stepping_travelplanner_with_degenerate_plans_match_one_thread(tiny_memos):
+    env = gymnasium.make("TravelPlanner-v0", queries="train")
+    gold = [dict(day) for day in env.unwrapped.queries[_longest_query(env)].annotated_plan]
+    texts = [degenerate_plans(gold, i) for i in range(THREADS)]
+    alone = [play(plans) for plans in texts]
+    assert {code for outcomes in alone for _, _, code in outcomes} >= {None, "invalid_plan"}
+
+    with contention():
+        together = in_threads(lambda i: play(texts[i]))
+    for i in range(THREADS):
+        assert together[i] == alone[i], f"thread {i}: {together[i]!r}"
+
+
+def test_agentgym_run_and_the_verl_loop_share_the_process_env_threads():
+    pytest.importorskip("verl")
+    from agentgym.agents.base import in_env_thread
+    from agentgym.integrations.verl.envs import run_off_loop
+
+    async def names() -> tuple[str, str]:
+        return (await in_env_thread(lambda: threading.current_thread().name),
+                await run_off_loop(lambda: threading.current_thread().name))
+
+    for name in asyncio.run(names()):
+        assert name.startswith("agentgym-env")
+    assert _env_threads.env_executor() is _env_threads.env_executor(max_workers=1)
