@@ -108,30 +108,7 @@ class EnvServer:
     async def create(self, request: Request) -> Response:
         owner = self._owner(request)
         body = await self._read(request, CreateSession)
-        if body.env_id not in self.env_ids:
-            raise _ApiError("ConfigError", f"env_id={body.env_id[:100]!r} is not served here; expected one of "
-                           f"{', '.join(self.env_ids)}", field="env_id", value=body.env_id[:100],
-                           allowed=list(self.env_ids))
-        try:  # the trust boundary: nothing is built from what a client may not set
-            kwargs = self.boundary.kwargs(body.env_id, body.preset, body.kwargs)
-            preset = self.boundary.preset_name(body.env_id, body.preset)
-        except ConfigError as exc:
-            kind, message, details = env_error(exc)
-            raise _ApiError(kind, message, **details) from None
-        try:
-            self._close_all(self.pool.reserve(owner), "ttl")
-        except _PoolFull as full:
-            raise _ApiError("ServerFull", str(full), headers={"Retry-After": "1"}) from None
-        try:
-            key, env, description = await self._make(body.env_id, kwargs)
-        except BaseException:
-            self.pool.release(owner)
-            raise
-        extra = {"ttl_s": self.settings.session_ttl_s, "max_request_bytes": self.settings.max_request_bytes,
-                 "preset": preset}
-        session = self.pool.add(owner, body.env_id, env, lambda sid: {**description, **extra, "session_id": sid},
-                                session_id=key)
-        self.metrics.sessions_created += 1
+        session = await self.open_session(owner, body.env_id, body.preset, body.kwargs)
         return _json(201, encode(session.description))
 
     async def describe(self, request: Request) -> Response:
@@ -140,27 +117,77 @@ class EnvServer:
     async def reset(self, request: Request) -> Response:
         session = self._session(request)
         body = await self._read(request, ResetRequest)
-        try:
-            self.boundary.check_options(session.env_id, body.options)
-        except ConfigError as exc:
-            kind, message, details = env_error(exc)
-            raise _ApiError(kind, message, **details) from None
-        self.metrics.resets += 1
-        return await self._apply(session, body.seq, "reset", {"seed": body.seed, "options": body.options})
+        return _json(*await self.reset_session(session, body.seed, body.options, body.seq))
 
     async def step(self, request: Request) -> Response:
         session = self._session(request)
         body = await self._read(request, StepRequest)
-        self.metrics.steps += 1
-        return await self._apply(session, body.seq, "step", {"action": body.action})
+        return _json(*await self.step_session(session, body.action, body.seq))
 
     async def close(self, request: Request) -> Response:
-        session = self._session(request)
-        if self.pool.remove(session):
-            self.metrics.sessions_closed["client"] += 1
-            async with session.lock:  # let a call under way finish before the env goes
-                await self._close_env(session)
+        await self.close_session(self._session(request))
         return _json(200, encode({"closed": True}))
+
+    # -- the session API the front doors share (HTTP routes, MCP, OpenEnv) --------------------
+    async def open_session(self, owner: str, env_id: str, preset: str | None, kwargs: dict[str, Any]) -> Session:
+        """A new session of ``env_id`` for ``owner``, its kwargs checked at the trust boundary.
+
+        Raises ``_ApiError`` (a config mistake, a full server, a failed construction).
+        """
+        if env_id not in self.env_ids:
+            raise _ApiError("ConfigError", f"env_id={env_id[:100]!r} is not served here; expected one of "
+                           f"{', '.join(self.env_ids)}", field="env_id", value=env_id[:100],
+                           allowed=list(self.env_ids))
+        try:  # the trust boundary: nothing is built from what a client may not set
+            kwargs = self.boundary.kwargs(env_id, preset, kwargs)
+            preset = self.boundary.preset_name(env_id, preset)
+        except ConfigError as exc:
+            kind, message, details = env_error(exc)
+            raise _ApiError(kind, message, **details) from None
+        try:
+            self._close_all(self.pool.reserve(owner), "ttl")
+        except _PoolFull as full:
+            raise _ApiError("ServerFull", str(full), headers={"Retry-After": "1"}) from None
+        try:
+            key, env, description = await self._make(env_id, kwargs)
+        except BaseException:
+            self.pool.release(owner)
+            raise
+        extra = {"ttl_s": self.settings.session_ttl_s, "max_request_bytes": self.settings.max_request_bytes,
+                 "preset": preset}
+        session = self.pool.add(owner, env_id, env, lambda sid: {**description, **extra, "session_id": sid},
+                                session_id=key)
+        self.metrics.sessions_created += 1
+        return session
+
+    async def reset_session(self, session: Session, seed: int | None = None,
+                            options: dict[str, Any] | None = None, seq: int | None = None) -> tuple[int, bytes]:
+        """Reset the session's env (options checked at the trust boundary): the reply's status and JSON."""
+        try:
+            self.boundary.check_options(session.env_id, options)
+        except ConfigError as exc:
+            kind, message, details = env_error(exc)
+            raise _ApiError(kind, message, **details) from None
+        self.metrics.resets += 1
+        return await self._apply(session, seq, "reset", {"seed": seed, "options": options})
+
+    async def step_session(self, session: Session, action: str, seq: int | None = None) -> tuple[int, bytes]:
+        """Step the session's env: the reply's status and JSON."""
+        self.metrics.steps += 1
+        return await self._apply(session, seq, "step", {"action": action})
+
+    async def close_session(self, session: Session, reason: str = "client") -> None:
+        """Close the session and its env (after a call under way finishes)."""
+        if self.pool.remove(session):
+            self.metrics.sessions_closed[reason] += 1
+            async with session.lock:
+                await self._close_env(session)
+
+    def discard(self, session: Session, reason: str) -> None:
+        """Close the session without waiting (its env closes in the background)."""
+        if self.pool.remove(session):
+            self.metrics.sessions_closed[reason] += 1
+            self._close_later(session)
 
     # -- lifecycle ---------------------------------------------------------------------------
     @contextlib.asynccontextmanager
@@ -297,15 +324,19 @@ class EnvServer:
         return endpoint
 
     def _owner(self, request: Request) -> str:
-        if not self._owners:
-            return _ANONYMOUS
-        scheme, _, token = request.headers.get("authorization", "").partition(" ")
-        digest = hashlib.sha256(token.strip().encode()).digest()
-        owner = self._owners.get(digest) if scheme.lower() == "bearer" else None
+        owner = self.owner_of(request.headers.get("authorization", ""))
         if owner is None:
             raise _ApiError("Unauthorized", "a valid 'Authorization: Bearer <token>' header is required",
                            headers={"WWW-Authenticate": "Bearer"})
         return owner
+
+    def owner_of(self, authorization: str) -> str | None:
+        """Whose token an ``Authorization`` header carries; None when it is not a valid one."""
+        if not self._owners:
+            return _ANONYMOUS
+        scheme, _, token = authorization.partition(" ")
+        digest = hashlib.sha256(token.strip().encode()).digest()
+        return self._owners.get(digest) if scheme.lower() == "bearer" else None
 
     def _session(self, request: Request) -> Session:
         session = self.pool.get(self._owner(request), request.path_params["session_id"])
@@ -327,7 +358,7 @@ class EnvServer:
                                  for e in exc.errors()[:5])
             raise _ApiError("InvalidBody", f"the body is not a valid {model.__name__}: {problems}") from None
 
-    async def _apply(self, session: Session, seq: int | None, op: str, args: dict[str, Any]) -> Response:
+    async def _apply(self, session: Session, seq: int | None, op: str, args: dict[str, Any]) -> tuple[int, bytes]:
         session.in_flight += 1
         try:
             async with session.lock:
@@ -335,14 +366,14 @@ class EnvServer:
                     raise _ApiError("SessionNotFound", "the session was closed while this call waited")
                 if seq is not None and seq == session.seq and session.last_reply is not None:
                     self.metrics.replayed += 1
-                    return _json(*session.last_reply)
+                    return session.last_reply
                 if seq is not None and seq != session.seq + 1:
                     raise _ApiError("OutOfOrder", f"seq {seq} is out of order: the last call applied was "
                                    f"{session.seq}, so the next must be {session.seq + 1}")
                 reply = await self._run(session, op, args)
                 if seq is not None:
                     session.seq, session.last_reply = seq, reply
-                return _json(*reply)
+                return reply
         finally:
             session.in_flight -= 1
             session.last_used = self.clock()
