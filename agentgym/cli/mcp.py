@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -13,7 +13,7 @@ from agentgym.cli.serve import _is_loopback, _presets, write_token_file
 from agentgym.errors import ConfigError
 from agentgym.server.settings import TOKENS_ENV_VAR, ServerSettings, default_token_path
 
-__all__ = ["mcp"]
+__all__ = ["mcp", "front_door_fields"]
 
 
 def mcp(
@@ -42,13 +42,8 @@ def mcp(
     """Serve an env's tools over MCP: one episode per MCP session, the same presets and limits as serve."""
     if transport not in ("stdio", "http"):
         raise typer.BadParameter(f"{transport!r}; expected stdio or http", param_hint="--transport")
-    for module in import_ or ():
-        importlib.import_module(module)
-    fields = dict(env_ids=(env_id,), presets=_presets(presets, reward_preset, [env_id], env_kwarg or []),
-                  imports=tuple(import_ or ()), max_sessions=max_sessions, session_ttl_s=session_ttl,
-                  request_timeout_s=request_timeout, env_calls=env_calls)
-    if env_workers is not None:
-        fields["env_workers"] = env_workers
+    fields = front_door_fields(env_id, presets, env_kwarg, reward_preset, import_, max_sessions, session_ttl,
+                               request_timeout, env_calls, env_workers)
     from agentgym.server import mcp_app
 
     try:
@@ -73,3 +68,19 @@ def mcp(
     typer.echo(f"agentgym MCP server for {env_id} on http://{host}:{port}/mcp", err=True)
     uvicorn.Server(uvicorn_config(app, header_timeout_s=settings.header_timeout_s, host=host, port=port,
                                   log_level=log_level)).run()
+
+
+def front_door_fields(env_id: str, presets: Path | None, env_kwarg: list[str] | None,
+                      reward_preset: list[str] | None, import_: list[str] | None, max_sessions: int,
+                      session_ttl: float, request_timeout: float, env_calls: str,
+                      env_workers: int | None) -> dict[str, Any]:
+    """The ``ServerSettings`` fields a front door for one env takes from its flags (as serve's)."""
+    for module in import_ or ():
+        importlib.import_module(module)
+    fields: dict[str, Any] = dict(
+        env_ids=(env_id,), presets=_presets(presets, reward_preset, [env_id], env_kwarg or []),
+        imports=tuple(import_ or ()), max_sessions=max_sessions, session_ttl_s=session_ttl,
+        request_timeout_s=request_timeout, env_calls=env_calls)
+    if env_workers is not None:
+        fields["env_workers"] = env_workers
+    return fields
