@@ -10,6 +10,12 @@
    over. The server (TTL 30 s here, longer than creating them takes) must evict them all; its
    RSS after each round must stay flat.
 
+3. Floods (``--flood 40``): with the server idle but for one tenant stepping a TravelPlanner
+   session, 40 connections each post an 8 MB body at once, three ways: with a valid token (read
+   within the server's body budget, the rest wait or get 503), without one (401, connection
+   closed), and dripping it (408 at the body deadline). Reports the server's peak RSS over idle
+   and the tenant's step p99 during each. Goals: within 100 MB of idle, p99 under 100 ms.
+
 The server runs in its own process (``agentgym serve``) and the clients in this one, so the
 two share the machine's cores as they would on a single rollout node. ``--env-calls`` runs the
 throughput part once per mode, side by side: ``auto`` (env calls on the server's event loop, the
@@ -26,6 +32,7 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -38,7 +45,7 @@ from agentgym._connection import ConnectionLost, Endpoint, SyncConnection
 from agentgym.envs.travelplanner.oracle import reference_plan_actions
 from agentgym.remote import AsyncRemoteEnv
 
-TOKEN = "bench-token"
+TOKEN, TENANT_TOKEN = "bench-token", "tenant-token"
 TTL_S = 30.0
 
 
@@ -57,7 +64,7 @@ def start_server(max_sessions: int, env_calls: str = "processes") -> tuple[subpr
         port = s.getsockname()[1]
     cmd = [sys.executable, "-m", "agentgym.cli", "serve", "--port", str(port), "--max-sessions", str(max_sessions),
            "--session-ttl", str(TTL_S), "--log-level", "warning", "--env-calls", env_calls]
-    proc = subprocess.Popen(cmd, env={**os.environ, "AGENTGYM_SERVER_TOKENS": TOKEN})
+    proc = subprocess.Popen(cmd, env={**os.environ, "AGENTGYM_SERVER_TOKENS": f"{TOKEN},{TENANT_TOKEN}"})
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and proc.poll() is None:
@@ -187,12 +194,114 @@ def memory(url: str, proc: subprocess.Popen, count: int, rounds: int = 2) -> lis
     return results
 
 
+def _send_flood_post(port: int, path: str, token: str | None, size: int, drip: bool, results: list) -> None:
+    """One flooding connection: headers, then the body (all at once, or a byte every 50 ms)."""
+    head = (f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {size}\r\n"
+            + (f"Authorization: Bearer {token}\r\n" if token else "") + "\r\n").encode()
+    body = b'{"action": "' + b"x" * (size - 14) + b'"}'
+    start = time.monotonic()
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=60) as sock:
+            sock.sendall(head)
+            if drip:
+                sock.settimeout(0.05)
+                for i in range(len(body)):
+                    sock.send(body[i:i + 1])
+                    try:
+                        reply = sock.recv(65536)
+                        break
+                    except TimeoutError:
+                        continue
+            else:
+                try:
+                    sock.sendall(body)
+                except OSError:  # refused mid-body: the reply is waiting
+                    pass
+                sock.settimeout(60)
+                reply = sock.recv(65536)
+        status = int(reply.split()[1]) if reply else 0
+    except OSError:
+        status = 0  # the connection was closed on us
+    results.append((status, time.monotonic() - start))
+
+
+def _flood_process(port: int, path: str, token: str | None, size: int, drip: bool, connections: int,
+                   queue) -> None:
+    # In a process of its own, so that 40 senders do not slow the measuring tenant's client down.
+    results: list = []
+    threads = [threading.Thread(target=_send_flood_post, args=(port, path, token, size, drip, results))
+               for _ in range(connections)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    queue.put(results)
+
+
+def flood(url: str, proc: subprocess.Popen, connections: int, mb: float) -> list[dict]:
+    """The three floods, one after the other; each with the tenant's latencies and the peak RSS."""
+    import multiprocessing
+
+    from agentgym.remote import RemoteEnv
+
+    port, size = int(url.rsplit(":", 1)[1]), int(mb * 1_000_000)
+    tenant, flooder = (RemoteEnv(url, "TravelPlanner-v0", token=t) for t in (TENANT_TOKEN, TOKEN))
+    tenant.reset(seed=0, options={"query_index": 0})
+    flooder.reset(seed=0)
+    path = f"/v1/sessions/{flooder.session_id}/step"  # the flooder's own session: another tenant's
+    context = multiprocessing.get_context("spawn")
+    out = []
+    for kind, token, drip in (("valid token", TOKEN, False), ("no token", None, False), ("dripped", TOKEN, True)):
+        time.sleep(1.0)
+        idle, peak, latencies, results = rss_mb(proc), [rss_mb(proc)], [], []
+        done = threading.Event()
+
+        def sample() -> None:
+            while not done.is_set():
+                peak.append(rss_mb(proc))
+                time.sleep(0.01)
+
+        def step() -> None:
+            while not done.is_set():
+                start = time.perf_counter()
+                *_, terminated, truncated, _ = tenant.step("CitySearch[Texas]")
+                latencies.append(time.perf_counter() - start)
+                if terminated or truncated:
+                    tenant.reset(seed=0, options={"query_index": 0})
+                time.sleep(0.005)
+
+        threads = [threading.Thread(target=f, daemon=True) for f in (sample, step)]
+        for t in threads:
+            t.start()
+        queue = context.Queue()
+        sender = context.Process(target=_flood_process, args=(port, path, token, size, drip, connections, queue))
+        sender.start()
+        results = queue.get(timeout=180)
+        sender.join(30)
+        done.set()
+        for t in threads:
+            t.join(10)
+        latencies.sort()
+        statuses: dict[int, int] = {}
+        for status, _ in results:
+            statuses[status] = statuses.get(status, 0) + 1
+        out.append({"flood": kind, "connections": connections, "mb": mb, "idle_rss_mb": idle,
+                    "peak_rss_mb": max(peak), "over_idle_mb": max(peak) - idle, "tenant_steps": len(latencies),
+                    "tenant_p50_ms": percentile(latencies, 0.5) * 1e3, "tenant_p99_ms": percentile(latencies, 0.99) * 1e3,
+                    "statuses": statuses, "slowest_connection_s": max(t for _, t in results)})
+    tenant.close()
+    flooder.close()
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sessions", type=int, default=64)
     parser.add_argument("--seconds", type=float, default=15.0)
     parser.add_argument("--warmup", type=float, default=3.0)
     parser.add_argument("--abandon", type=int, default=1000)
+    parser.add_argument("--flood", type=int, default=40, help="connections per flood (0: no flood part)")
+    parser.add_argument("--flood-mb", type=float, default=8.0, help="the body each flooding connection posts")
     parser.add_argument("--env-calls", default="auto,processes", help="modes to compare, comma-separated")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args()
@@ -220,6 +329,14 @@ def main() -> None:
                           f"{r['rss_after_eviction_mb']:.0f} MB after TTL eviction ({r['eviction_s']:.1f} s, "
                           f"TTL {TTL_S:g} s)")
                 figures[mode]["abandon"] = rounds
+            if i == len(modes) - 1 and args.flood:
+                figures[mode]["flood"] = floods = flood(url, proc, args.flood, args.flood_mb)
+                for f in floods:
+                    print(f"flood ({f['flood']}): {f['connections']} x {f['mb']:g} MB posts: server RSS "
+                          f"{f['idle_rss_mb']:.0f} -> peak {f['peak_rss_mb']:.0f} MB (+{f['over_idle_mb']:.0f} MB, goal "
+                          f"<= 100); another tenant's step p50 {f['tenant_p50_ms']:.1f} ms, p99 "
+                          f"{f['tenant_p99_ms']:.1f} ms over {f['tenant_steps']} steps (goal < 100 ms); replies "
+                          f"{f['statuses']}, slowest connection {f['slowest_connection_s']:.1f} s")
         finally:
             proc.terminate()
             proc.wait(timeout=30)

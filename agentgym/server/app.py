@@ -20,6 +20,7 @@ import json
 import logging
 import secrets
 import time
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -29,7 +30,9 @@ from pydantic import BaseModel, ValidationError
 from agentgym import __version__
 from agentgym.registration import ENV_IDS
 from agentgym.errors import ConfigError, DependencyNotInstalled
+from agentgym.server._fast import peek_step, read_step
 from agentgym.server.boundary import ClientBoundary
+from agentgym.server.budget import SMALL_BODY_BYTES, BodyBudget
 from agentgym.server.calls import _CallTimedOut, EnvCalls
 from agentgym.server.jobs import _ApiError, close_quietly, env_error, make_env, reset_reply, step_reply
 from agentgym.server.metrics import ServerMetrics
@@ -40,7 +43,7 @@ from agentgym.server.workers import _CallOverran, _WorkerLost, WorkerPool
 
 try:
     from starlette.applications import Starlette
-    from starlette.requests import Request
+    from starlette.requests import ClientDisconnect, Request
     from starlette.responses import PlainTextResponse, Response
     from starlette.routing import Route
 except ImportError:  # pragma: no cover - the message is the point
@@ -51,6 +54,7 @@ __all__ = ["create_app", "EnvServer"]
 log = logging.getLogger("agentgym.server")
 _ANONYMOUS = "anonymous"
 _COLLECT_EVERY_S = 10.0
+_CLOSES = frozenset({"Unauthorized", "BadRequest", "RequestTooLarge", "RequestTimeout", "ServerBusy"})
 
 
 class EnvServer:
@@ -73,6 +77,8 @@ class EnvServer:
         if settings.env_calls == "processes":
             self.workers = WorkerPool(settings.env_workers, _worker_imports(settings, self.env_ids))
             self.workers.on_lost = self._lost
+        self.budget = BodyBudget(settings.max_body_bytes_in_flight)
+        self._lost_keys: OrderedDict[str, None] = OrderedDict()  # sessions whose worker died (bounded)
         self._started = clock()
 
     # -- routes ------------------------------------------------------------------------------
@@ -121,8 +127,13 @@ class EnvServer:
 
     async def step(self, request: Request) -> Response:
         session = self._session(request)
-        body = await self._read(request, StepRequest)
-        return _json(*await self.step_session(session, body.action, body.seq))
+        body = await self._body(request)
+        if self.workers is not None and (peeked := peek_step(body)) is not None:
+            # The hot path: the worker parses the body itself; the action is never built here.
+            self.metrics.steps += 1
+            return _json(*await self._apply(session, peeked[0], "step", body))
+        step = read_step(body) or self._decode(body, StepRequest)
+        return _json(*await self.step_session(session, step.action, step.seq))
 
     async def close(self, request: Request) -> Response:
         await self.close_session(self._session(request))
@@ -234,8 +245,12 @@ class EnvServer:
             self._close_later(session)
 
     def _lost(self, keys: list[str]) -> None:
-        # A worker died (or was killed to stop an overrunning call): its sessions are gone.
+        # A worker died (or was killed to stop an overrunning call): its sessions are gone, and
+        # say so when their clients come back.
         for key in keys:
+            self._lost_keys[key] = None
+            if len(self._lost_keys) > 4 * self.settings.max_sessions:
+                self._lost_keys.popitem(last=False)
             session = self.pool.by_id(key)
             if session is not None and self.pool.remove(session):
                 self.metrics.sessions_closed["worker_lost"] += 1
@@ -275,7 +290,7 @@ class EnvServer:
                 raise _ApiError("Timeout", f"{exc}; {stopped} and the session is closed") from None
             except _WorkerLost as exc:
                 self._drop(session, "worker_lost")
-                raise _ApiError("SessionNotFound", f"{exc}; the session is closed") from None
+                raise _ApiError("WorkerLost", f"{exc}; the session and its env are gone") from None
             return header["status"], body
         job = reset_reply if op == "reset" else step_reply
         try:
@@ -315,9 +330,14 @@ class EnvServer:
                 response = await handler(request)
             except _ApiError as exc:
                 response = _error_response(exc)
+            except ClientDisconnect:  # expected (a client gave up mid-body): one line, no traceback
+                log.info("%s: the client disconnected before its body arrived", name)
+                response = _json(400, b"", {"Connection": "close"})  # nobody is left to read it
             except Exception as exc:  # a server bug: report it, keep serving
                 log.exception("%s failed", name)
                 response = _error_response(_ApiError("EnvFailed", f"internal error: {type(exc).__name__}"))
+            finally:
+                self.budget.release(request.scope.pop("agentgym.held", 0))
             self.metrics.observe(name, response.status_code, time.perf_counter() - start)
             return response
 
@@ -339,14 +359,20 @@ class EnvServer:
         return self._owners.get(digest) if scheme.lower() == "bearer" else None
 
     def _session(self, request: Request) -> Session:
-        session = self.pool.get(self._owner(request), request.path_params["session_id"])
+        session_id = request.path_params["session_id"]
+        session = self.pool.get(self._owner(request), session_id)
+        if session is None and session_id in self._lost_keys:
+            raise _ApiError("WorkerLost", "the worker process hosting this session stopped; the session and its "
+                           "env are gone")
         if session is None:  # unknown, expired and other clients' sessions look the same
             raise _ApiError("SessionNotFound", "no such session: it was closed, expired after "
                            f"{self.settings.session_ttl_s:g} s idle, or never existed")
         return session
 
     async def _read(self, request: Request, model: type[BaseModel]) -> Any:
-        body = await _read_limited(request, self.settings.max_request_bytes)
+        return self._decode(await self._body(request), model)
+
+    def _decode(self, body: bytes, model: type[BaseModel]) -> Any:
         try:
             return decode(body, model)
         except RecursionError:  # e.g. a megabyte of "[": nested deeper than the parser goes
@@ -358,7 +384,40 @@ class EnvServer:
                                  for e in exc.errors()[:5])
             raise _ApiError("InvalidBody", f"the body is not a valid {model.__name__}: {problems}") from None
 
-    async def _apply(self, session: Session, seq: int | None, op: str, args: dict[str, Any]) -> tuple[int, bytes]:
+    async def _body(self, request: Request) -> bytes:
+        """The request body, within the size limit, the body deadline and the server's byte budget."""
+        limit = self.settings.max_request_bytes
+        declared = request.headers.get("content-length")
+        if declared is not None and not declared.isdigit():
+            raise _ApiError("BadRequest", "Content-Length is not a number")
+        if declared is not None and int(declared) > limit:
+            raise _ApiError("RequestTooLarge", f"the body has {declared} bytes; the limit is {limit}")
+        size = int(declared) if declared is not None else None
+        try:
+            async with asyncio.timeout(self.settings.body_timeout_s):
+                if size is not None and size > SMALL_BODY_BYTES:
+                    await self._hold(request, size)
+                chunks, received = [], 0
+                async for chunk in request.stream():
+                    received += len(chunk)
+                    if received > limit:
+                        raise _ApiError("RequestTooLarge", f"the body is over the limit of {limit} bytes")
+                    if size is None and received > SMALL_BODY_BYTES and "agentgym.held" not in request.scope:
+                        await self._hold(request, limit)  # no declared size: hold for the largest
+                    chunks.append(chunk)
+        except TimeoutError:
+            raise _ApiError("RequestTimeout", f"the body did not arrive within {self.settings.body_timeout_s:g} s")
+        return b"".join(chunks)
+
+    async def _hold(self, request: Request, size: int) -> None:
+        held = await self.budget.reserve(size)
+        if not held:
+            raise _ApiError("ServerBusy", "the server is reading as many large bodies as its budget allows; "
+                           "retry shortly", headers={"Retry-After": "1"})
+        request.scope["agentgym.held"] = held  # given back when the reply is sent
+
+    async def _apply(self, session: Session, seq: int | None, op: str,
+                     args: dict[str, Any] | bytes) -> tuple[int, bytes]:
         session.in_flight += 1
         try:
             async with session.lock:
@@ -371,7 +430,7 @@ class EnvServer:
                     raise _ApiError("OutOfOrder", f"seq {seq} is out of order: the last call applied was "
                                    f"{session.seq}, so the next must be {session.seq + 1}")
                 reply = await self._run(session, op, args)
-                if seq is not None:
+                if seq is not None and reply[0] != 422:  # a body the worker could not read was not applied
                     session.seq, session.last_reply = seq, reply
                 return reply
         finally:
@@ -407,29 +466,15 @@ def _worker_imports(settings: ServerSettings, env_ids: tuple[str, ...]) -> tuple
 
 
 def _error_response(exc: _ApiError) -> Response:
-    return _json(exc.status, exc.body(), exc.headers)
+    headers = exc.headers
+    if exc.kind in _CLOSES:  # the body may be unread (or still arriving): end the connection after the reply
+        headers = {**(headers or {}), "Connection": "close"}
+    return _json(exc.status, exc.body(), headers)
 
 
 def _close_made_env(done: asyncio.Future) -> None:
     if not done.cancelled() and done.exception() is None:
         close_quietly(done.result()[0])
-
-
-async def _read_limited(request: Request, limit: int) -> bytes:
-    declared = request.headers.get("content-length")
-    if declared is not None:
-        if not declared.isdigit():
-            raise _ApiError("BadRequest", "Content-Length is not a number")
-        if int(declared) > limit:
-            raise _ApiError("RequestTooLarge", f"the body has {declared} bytes; the limit is {limit}")
-        return await request.body()
-    chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise _ApiError("RequestTooLarge", f"the body is over the limit of {limit} bytes")
-        chunks.append(chunk)
-    return b"".join(chunks)
 
 
 def _json(status: int, body: bytes, headers: dict[str, str] | None = None) -> Response:

@@ -73,7 +73,11 @@ class _Host:
 
     def handle(self, header: dict[str, Any], body: bytes) -> tuple[dict[str, Any], bytes]:
         key, op, timeout = header["key"], header["op"], float(header["timeout"])
-        args = json.loads(body) if body else {}
+        try:
+            args = json.loads(body) if body else {}
+        except ValueError as exc:  # a step body forwarded unread (e.g. not UTF-8): the server checked its shape only
+            reply = self.jobs.error_body("InvalidBody", f"the body is not JSON: {str(exc)[:200]}")
+            return {"status": 422, "seconds": 0.0}, self.jobs.encode(reply)
         start = time.perf_counter()
         try:
             status, reply = self._alarm.run(timeout, self._dispatch, op, key, args)

@@ -58,13 +58,14 @@ class _Worker:
         self.killed_for: int | None = None  # the id of the call that overran, when killed
         self._reader = asyncio.get_running_loop().create_task(self._read_replies())
 
-    def send(self, op: str, key: str, args: dict[str, Any], timeout: float) -> asyncio.Future:
+    def send(self, op: str, key: str, args: dict[str, Any] | bytes, timeout: float) -> asyncio.Future:
         future = asyncio.get_running_loop().create_future()
         if self.dead:
             future.set_exception(_WorkerLost("the worker process is gone"))
             return future
         call_id = next(self._ids)
-        body = json.dumps(args, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
+        body = args if isinstance(args, bytes) else json.dumps(  # bytes: a request body, forwarded as it came
+            args, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
         self.proc.stdin.write(pack_frame({"id": call_id, "op": op, "key": key, "timeout": timeout}, body))
         self.queue.append((call_id, timeout, future))
         if len(self.queue) == 1:
@@ -147,7 +148,8 @@ class WorkerPool:
         self._workers[index].keys.add(key)
         return index
 
-    async def call(self, key: str, op: str, args: dict[str, Any], timeout: float) -> tuple[dict[str, Any], bytes]:
+    async def call(self, key: str, op: str, args: dict[str, Any] | bytes,
+                   timeout: float) -> tuple[dict[str, Any], bytes]:
         """Run ``op`` for the session ``key`` in its worker; the worker's reply header and body.
 
         Raises ``_CallOverran`` past the deadline and ``_WorkerLost`` when the session's worker died.
