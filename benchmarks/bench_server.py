@@ -251,7 +251,9 @@ def flood(url: str, proc: subprocess.Popen, connections: int, mb: float) -> list
     path = f"/v1/sessions/{flooder.session_id}/step"  # the flooder's own session: another tenant's
     context = multiprocessing.get_context("spawn")
     out = []
-    for kind, token, drip in (("valid token", TOKEN, False), ("no token", None, False), ("dripped", TOKEN, True)):
+    floods = (("none (baseline)", TOKEN, False, 0), ("valid token", TOKEN, False, connections),
+              ("no token", None, False, connections), ("dripped", TOKEN, True, connections))
+    for kind, token, drip, count in floods:
         time.sleep(1.0)
         idle, peak, latencies, results = rss_mb(proc), [rss_mb(proc)], [], []
         done = threading.Event()
@@ -274,10 +276,13 @@ def flood(url: str, proc: subprocess.Popen, connections: int, mb: float) -> list
         for t in threads:
             t.start()
         queue = context.Queue()
-        sender = context.Process(target=_flood_process, args=(port, path, token, size, drip, connections, queue))
-        sender.start()
-        results = queue.get(timeout=180)
-        sender.join(30)
+        if count:
+            sender = context.Process(target=_flood_process, args=(port, path, token, size, drip, count, queue))
+            sender.start()
+            results = queue.get(timeout=180)
+            sender.join(30)
+        else:  # the same tenant, no flood: its latency on this machine, now
+            time.sleep(3.0)
         done.set()
         for t in threads:
             t.join(10)
@@ -285,10 +290,10 @@ def flood(url: str, proc: subprocess.Popen, connections: int, mb: float) -> list
         statuses: dict[int, int] = {}
         for status, _ in results:
             statuses[status] = statuses.get(status, 0) + 1
-        out.append({"flood": kind, "connections": connections, "mb": mb, "idle_rss_mb": idle,
+        out.append({"flood": kind, "connections": count, "mb": mb, "idle_rss_mb": idle,
                     "peak_rss_mb": max(peak), "over_idle_mb": max(peak) - idle, "tenant_steps": len(latencies),
                     "tenant_p50_ms": percentile(latencies, 0.5) * 1e3, "tenant_p99_ms": percentile(latencies, 0.99) * 1e3,
-                    "statuses": statuses, "slowest_connection_s": max(t for _, t in results)})
+                    "statuses": statuses, "slowest_connection_s": max((t for _, t in results), default=0.0)})
     tenant.close()
     flooder.close()
     return out

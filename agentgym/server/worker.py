@@ -8,17 +8,27 @@ carry their arguments as JSON, replies carry the HTTP reply body ready to send. 
 under an interval timer (SIGALRM) that interrupts it at its deadline; an interrupted env is
 closed, as its state is unknown. A call that ignores the signal (stuck in C code) is the
 server's to stop: it kills the whole process.
+
+One slow call must not hold up the other sessions of the worker (a hung retriever, a slow
+judge): calls run on the main thread, but once the main thread's call has taken longer than
+``_SLOW_S``, a lookout thread reads the next requests itself and runs them on overflow threads
+until the main thread is free again. An overflow call's deadline interrupts it with an
+asynchronous exception (``PyThreadState_SetAsyncExc``), which lands at its next bytecode: a call
+blocked in I/O stops when the I/O returns, one stuck in C code is again the server's to kill.
 """
 
 from __future__ import annotations
 
+import ctypes
 import importlib
 import json
 import os
 import signal
 import struct
 import sys
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, BinaryIO
 
 from agentgym.server._alarm import Alarm, Interrupted
@@ -26,6 +36,10 @@ from agentgym.server._alarm import Alarm, Interrupted
 __all__ = ["write_frame", "read_frame", "pack_frame", "main"]
 
 _HEAD = struct.Struct(">II")
+_SLOW_S = 0.05
+"""How long the main thread's call may run before the next requests go to overflow threads."""
+_TICK_S = 0.01
+_OVERFLOW_THREADS = 32
 
 
 def pack_frame(header: dict[str, Any], body: bytes = b"") -> bytes:
@@ -70,8 +84,85 @@ class _Host:
         self.jobs = jobs
         self.envs: dict[str, Any] = {}
         self._alarm = Alarm()
+        self._read_lock, self._write_lock, self._overflow_lock = threading.Lock(), threading.Lock(), threading.Lock()
+        self._busy_since: float | None = None  # when the main thread's call began; None when it reads
+        self._overflow: dict[int, list[Any]] = {}  # call id -> [deadline, thread ident, interrupted]
+        self._pool = ThreadPoolExecutor(_OVERFLOW_THREADS, thread_name_prefix="agentgym-overflow",
+                                        initializer=_alarm_to_main_thread)
 
-    def handle(self, header: dict[str, Any], body: bytes) -> tuple[dict[str, Any], bytes]:
+    def serve(self, requests: BinaryIO, channel: BinaryIO) -> None:
+        """Answer requests until the server closes the channel."""
+        threading.Thread(target=self._lookout, args=(requests, channel), daemon=True).start()
+        threading.Thread(target=self._deadlines, daemon=True).start()
+        while True:
+            with self._read_lock:
+                frame = read_frame(requests)
+            if frame is None:
+                return
+            self._busy_since = time.monotonic()
+            try:
+                reply_header, reply = self.handle(*frame, interrupt=self._alarm.run)
+            finally:
+                self._busy_since = None
+            self._write(channel, frame[0]["id"], reply_header, reply)
+
+    def _write(self, channel: BinaryIO, call_id: int, header: dict[str, Any], body: bytes) -> None:
+        with self._write_lock:
+            write_frame(channel, {"id": call_id, **header}, body)
+
+    def _lookout(self, requests: BinaryIO, channel: BinaryIO) -> None:
+        # While the main thread is stuck in a slow call, read the next requests and run them elsewhere.
+        _alarm_to_main_thread()
+        while True:
+            time.sleep(_TICK_S)
+            since = self._busy_since
+            if since is None or time.monotonic() - since < _SLOW_S or not self._read_lock.acquire(blocking=False):
+                continue
+            try:
+                frame = read_frame(requests)
+            finally:
+                self._read_lock.release()
+            if frame is None:
+                return
+            self._pool.submit(self._run_overflow, channel, *frame)
+
+    def _run_overflow(self, channel: BinaryIO, header: dict[str, Any], body: bytes) -> None:
+        call_id = header["id"]
+        reply_header, reply = self.handle(header, body, interrupt=lambda timeout, fn, *args: self._guarded(
+            call_id, timeout, fn, *args))
+        self._write(channel, call_id, reply_header, reply)
+
+    def _guarded(self, call_id: int, timeout: float, fn: Any, *args: Any) -> Any:
+        entry = [time.monotonic() + timeout, threading.get_ident(), False]
+        with self._overflow_lock:
+            self._overflow[call_id] = entry
+        try:
+            return fn(*args)
+        finally:
+            self._unguard(call_id)
+
+    def _unguard(self, call_id: int) -> None:
+        # After this, no interruption is pending for this thread: none is set once the entry is gone,
+        # and one set before it is cleared here (or has already been raised).
+        with self._overflow_lock:
+            entry = self._overflow.pop(call_id, None)
+            if entry is not None and entry[2]:
+                ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(entry[1]), None)
+
+    def _deadlines(self) -> None:
+        _alarm_to_main_thread()
+        while True:
+            time.sleep(_TICK_S)
+            now = time.monotonic()
+            with self._overflow_lock:
+                for entry in self._overflow.values():
+                    if entry[0] <= now and not entry[2]:
+                        entry[2] = True
+                        ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(entry[1]),
+                                                                   ctypes.py_object(Interrupted))
+
+    def handle(self, header: dict[str, Any], body: bytes, interrupt: Any) -> tuple[dict[str, Any], bytes]:
+        """Run one request under its deadline (``interrupt(timeout, fn, *args)``); the reply header and body."""
         key, op, timeout = header["key"], header["op"], float(header["timeout"])
         try:
             args = json.loads(body) if body else {}
@@ -80,7 +171,7 @@ class _Host:
             return {"status": 422, "seconds": 0.0}, self.jobs.encode(reply)
         start = time.perf_counter()
         try:
-            status, reply = self._alarm.run(timeout, self._dispatch, op, key, args)
+            status, reply = interrupt(timeout, self._dispatch, op, key, args)
             extra: dict[str, Any] = {}
         except Interrupted:
             env = self.envs.pop(key, None)
@@ -111,6 +202,12 @@ class _Host:
         return jobs.step_reply(env, args["action"])
 
 
+def _alarm_to_main_thread() -> None:
+    # SIGALRM is the main thread's deadline: a call there that blocks it (as C code may) must stay
+    # uninterrupted, for the server to kill, rather than have another thread take the signal.
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
+
+
 def main() -> None:
     # The channel is the original stdout; whatever envs print goes to stderr instead.
     channel = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
@@ -126,10 +223,7 @@ def main() -> None:
         importlib.import_module(module)
     host = _Host()
     write_frame(channel, {"ready": True, "pid": os.getpid()})
-    while (frame := read_frame(requests)) is not None:
-        header, body = frame
-        reply_header, reply = host.handle(header, body)
-        write_frame(channel, {"id": header["id"], **reply_header}, reply)
+    host.serve(requests, channel)
 
 
 if __name__ == "__main__":
