@@ -134,12 +134,34 @@ async def play(env: AsyncRemoteEnv, index: int, scripts: list, latencies: list, 
         await env.close()
 
 
-async def throughput(url: str, sessions: int, seconds: float, warmup: float, server: psutil.Process) -> dict:
+def in_process(sessions: int, seconds: float) -> dict:
+    """The baseline: the same episodes stepped in this process, round-robin over ``sessions`` local envs."""
+    envs = [gymnasium.make("TravelPlanner-v0") for _ in range(sessions)]
+    queries = envs[0].unwrapped.queries
+    scripts = [reference_plan_actions(q, "react") for q in queries if q.annotated_plan]
+    position = [0] * sessions
+    for i, env in enumerate(envs):
+        env.reset(options={"query_index": i % len(scripts)})
+    steps, start = 0, time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        for i, env in enumerate(envs):
+            script = scripts[i % len(scripts)]
+            *_, terminated, truncated, _ = env.step(script[position[i]])
+            position[i] += 1
+            steps += 1
+            if terminated or truncated or position[i] == len(script):
+                env.reset(options={"query_index": i % len(scripts)})
+                position[i] = 0
+    return {"sessions": sessions, "steps_per_s": steps / (time.perf_counter() - start)}
+
+
+async def throughput(url: str, sessions: int, seconds: float, warmup: float, server: psutil.Process,
+                     coalesce: bool = False) -> dict:
     queries = gymnasium.make("TravelPlanner-v0").unwrapped.queries  # the same queries the server loads
     scripts = [reference_plan_actions(q, "react") for q in queries if q.annotated_plan]
     latencies: list[float] = []
     state = {"stop": False, "measuring": False}
-    envs = [AsyncRemoteEnv(url, "TravelPlanner-v0", token=TOKEN) for _ in range(sessions)]
+    envs = [AsyncRemoteEnv(url, "TravelPlanner-v0", token=TOKEN, coalesce=coalesce) for _ in range(sessions)]
     await asyncio.gather(*(env.open() for env in envs))
     tasks = [asyncio.create_task(play(env, i, scripts, latencies, state)) for i, env in enumerate(envs)]
     await asyncio.sleep(warmup)
@@ -307,19 +329,26 @@ def main() -> None:
     parser.add_argument("--abandon", type=int, default=1000)
     parser.add_argument("--flood", type=int, default=40, help="connections per flood (0: no flood part)")
     parser.add_argument("--flood-mb", type=float, default=8.0, help="the body each flooding connection posts")
-    parser.add_argument("--env-calls", default="auto,processes", help="modes to compare, comma-separated")
+    parser.add_argument("--env-calls", default="processes,processes+coalesce",
+                        help="server modes to compare, comma-separated: processes, auto, inline or threads, each "
+                             "optionally +coalesce (AsyncRemoteEnv(coalesce=True): steps batched per request)")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args()
     modes = args.env_calls.split(",")
-    figures: dict = {}
+    figures: dict = {"in_process": in_process(args.sessions, args.seconds)}
+    print(f"[in-process] {args.sessions} local envs stepped round-robin: "
+          f"{figures['in_process']['steps_per_s']:,.0f} steps/s")
     for i, mode in enumerate(modes):
-        proc, url = start_server(max(2 * args.abandon, args.sessions) + 64, mode)
+        env_calls, _, coalesced = mode.partition("+")
+        proc, url = start_server(max(2 * args.abandon, args.sessions) + 64, env_calls)
         try:
             idle = rss_mb(proc)
             load_avg = os.getloadavg()[0]
-            load = run_async(throughput(url, args.sessions, args.seconds, args.warmup, psutil.Process(proc.pid)))
-            print(f"[--env-calls {mode}] throughput: {load['sessions']} sessions, {load['steps_per_s']:,.0f} "
-                  f"steps/s (goal >= 2,000), step latency p50 {load['p50_ms']:.1f} ms, p99 {load['p99_ms']:.1f} ms, "
+            load = run_async(throughput(url, args.sessions, args.seconds, args.warmup, psutil.Process(proc.pid),
+                                        coalesce=coalesced == "coalesce"))
+            load["vs_in_process"] = load["steps_per_s"] / figures["in_process"]["steps_per_s"]
+            print(f"[{mode}] throughput: {load['sessions']} sessions, {load['steps_per_s']:,.0f} "
+                  f"steps/s (goal >= 10,000; {load['vs_in_process']:.2f}x in-process), step latency p50 {load['p50_ms']:.1f} ms, p99 {load['p99_ms']:.1f} ms, "
                   f"p99.9 {load['p999_ms']:.1f} ms")
             print(f"  CPU per step: server {load['server_cpu_us_per_step']:.0f} us ({load['server_cpu_share']:.0%} of "
                   f"a core), client {load['client_cpu_us_per_step']:.0f} us ({load['client_cpu_share']:.0%}); "

@@ -9,9 +9,13 @@ pydantic path, whose verdicts and messages stay the protocol's.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
-__all__ = ["peek_step", "read_step"]
+__all__ = ["peek_step", "read_step", "read_batch", "MAX_BATCH"]
+
+MAX_BATCH = 1024
+"""Steps in one batch request."""
 
 try:
     import msgspec
@@ -29,7 +33,12 @@ if msgspec is not None:
         action: str
         seq: int | None = None
 
+    class _Item(msgspec.Struct, forbid_unknown_fields=True):
+        session_id: str
+        step: msgspec.Raw
+
     _PEEK, _STEP = msgspec.json.Decoder(_Peek), msgspec.json.Decoder(_Step)
+    _BATCH = msgspec.json.Decoder(list[_Item])
 
 
 def peek_step(body: bytes) -> tuple[int | None] | None:
@@ -53,3 +62,28 @@ def read_step(body: bytes) -> Any:
         return _STEP.decode(body)
     except msgspec.DecodeError:
         return _UNSURE
+
+
+def read_batch(body: bytes) -> list[tuple[str, bytes]] | None:
+    """A batch body ``[{"session_id": ..., "step": <a step request>}, ...]`` as (session id, step body)
+    pairs; None when it is not one."""
+    if msgspec is not None:
+        try:
+            return [(item.session_id, bytes(item.step)) for item in _BATCH.decode(body)]
+        except msgspec.DecodeError:  # not a batch, or one msgspec cannot scan (a lone surrogate escape)
+            pass
+    return _read_batch_slowly(body)
+
+
+def _read_batch_slowly(body: bytes) -> list[tuple[str, bytes]] | None:
+    from agentgym.server.protocol import encode
+
+    try:
+        items = json.loads(body)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(items, list) or not all(
+            isinstance(item, dict) and set(item) == {"session_id", "step"} and isinstance(item["session_id"], str)
+            for item in items):
+        return None
+    return [(item["session_id"], encode(item["step"])) for item in items]

@@ -30,7 +30,7 @@ from pydantic import BaseModel, ValidationError
 from agentgym import __version__
 from agentgym.registration import ENV_IDS
 from agentgym.errors import ConfigError, DependencyNotInstalled
-from agentgym.server._fast import peek_step, read_step
+from agentgym.server._fast import MAX_BATCH, peek_step, read_batch, read_step
 from agentgym.server.boundary import ClientBoundary
 from agentgym.server.budget import SMALL_BODY_BYTES, BodyBudget
 from agentgym.server.calls import _CallTimedOut, EnvCalls
@@ -86,6 +86,7 @@ class EnvServer:
         sessions = f"{API_PREFIX}/sessions"
         table = [  # the hot routes first: the router tries them in order
             ("step", sessions + "/{session_id}/step", "POST", self.step),
+            ("steps", f"{API_PREFIX}/steps", "POST", self.steps),
             ("reset", sessions + "/{session_id}/reset", "POST", self.reset),
             ("create", sessions, "POST", self.create),
             ("describe", sessions + "/{session_id}", "GET", self.describe),
@@ -134,6 +135,30 @@ class EnvServer:
             return _json(*await self._apply(session, peeked[0], "step", body))
         step = read_step(body) or self._decode(body, StepRequest)
         return _json(*await self.step_session(session, step.action, step.seq))
+
+    async def steps(self, request: Request) -> Response:
+        """Many sessions' steps in one request (``AsyncRemoteEnv`` coalesces concurrent steps into one):
+        ``[{"session_id", "step": <a step body>}]`` -> ``[[status, <its reply>], ...]``, in order."""
+        owner = self._owner(request)
+        items = read_batch(await self._body(request))
+        if items is None:
+            raise _ApiError("InvalidBody", 'the body is not a batch: [{"session_id": str, "step": {"action": str, '
+                           '"seq": int}}, ...]')
+        if len(items) > MAX_BATCH:
+            raise _ApiError("InvalidBody", f"the batch has {len(items)} steps; the limit is {MAX_BATCH}")
+        replies = await asyncio.gather(*(self._step_one(owner, session_id, body) for session_id, body in items))
+        return _json(200, b"[" + b",".join(b"[%d,%s]" % (status, body) for status, body in replies) + b"]")
+
+    async def _step_one(self, owner: str, session_id: str, body: bytes) -> tuple[int, bytes]:
+        try:
+            session = self._owned(owner, session_id)
+            if self.workers is not None and (peeked := peek_step(body)) is not None:
+                self.metrics.steps += 1
+                return await self._apply(session, peeked[0], "step", body)
+            step = read_step(body) or self._decode(body, StepRequest)
+            return await self.step_session(session, step.action, step.seq)
+        except _ApiError as exc:
+            return exc.status, exc.body()
 
     async def close(self, request: Request) -> Response:
         await self.close_session(self._session(request))
@@ -359,8 +384,10 @@ class EnvServer:
         return self._owners.get(digest) if scheme.lower() == "bearer" else None
 
     def _session(self, request: Request) -> Session:
-        session_id = request.path_params["session_id"]
-        session = self.pool.get(self._owner(request), session_id)
+        return self._owned(self._owner(request), request.path_params["session_id"])
+
+    def _owned(self, owner: str, session_id: str) -> Session:
+        session = self.pool.get(owner, session_id)
         if session is None and session_id in self._lost_keys:
             raise _ApiError("WorkerLost", "the worker process hosting this session stopped; the session and its "
                            "env are gone")
