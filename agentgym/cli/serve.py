@@ -61,7 +61,7 @@ def serve(
     body_timeout: Annotated[float, typer.Option(help="Seconds a client has to send a request's body (408).")] = 15.0,
     max_body_bytes_in_flight: Annotated[int, typer.Option(
         help="Bytes of large bodies (over 64 KiB) read at once across connections; past it, wait 1 s, then 503.")]
-    = 16 * 1024 * 1024,
+    = 8 * 1024 * 1024,
     env_calls: Annotated[str, typer.Option(
         help="Where env calls run: processes (worker processes: no call can stall the server), or in this "
              "process for trusted single-user setups: auto, inline, threads.")] = "processes",

@@ -127,14 +127,8 @@ class EnvServer:
         return _json(*await self.reset_session(session, body.seed, body.options, body.seq))
 
     async def step(self, request: Request) -> Response:
-        session = self._session(request)
-        body = await self._body(request)
-        if self.workers is not None and (peeked := peek_step(body)) is not None:
-            # The hot path: the worker parses the body itself; the action is never built here.
-            self.metrics.steps += 1
-            return _json(*await self._apply(session, peeked[0], "step", body))
-        step = read_step(body) or self._decode(body, StepRequest)
-        return _json(*await self.step_session(session, step.action, step.seq))
+        session = self._session(request)  # before the body: a stranger's is never read
+        return _json(*await self._step_body(session, await self._body(request)))
 
     async def steps(self, request: Request) -> Response:
         """Many sessions' steps in one request (``AsyncRemoteEnv`` coalesces concurrent steps into one):
@@ -151,14 +145,17 @@ class EnvServer:
 
     async def _step_one(self, owner: str, session_id: str, body: bytes) -> tuple[int, bytes]:
         try:
-            session = self._owned(owner, session_id)
-            if self.workers is not None and (peeked := peek_step(body)) is not None:
-                self.metrics.steps += 1
-                return await self._apply(session, peeked[0], "step", body)
-            step = read_step(body) or self._decode(body, StepRequest)
-            return await self.step_session(session, step.action, step.seq)
+            return await self._step_body(self._owned(owner, session_id), body)
         except _ApiError as exc:
             return exc.status, exc.body()
+
+    async def _step_body(self, session: Session, body: bytes) -> tuple[int, bytes]:
+        if self.workers is not None and (peeked := peek_step(body)) is not None:
+            # The hot path: the worker parses the body itself; the action is never built here.
+            self.metrics.steps += 1
+            return await self._apply(session, peeked[0], "step", body)
+        step = read_step(body) or self._decode(body, StepRequest)
+        return await self.step_session(session, step.action, step.seq)
 
     async def close(self, request: Request) -> Response:
         await self.close_session(self._session(request))
@@ -411,7 +408,7 @@ class EnvServer:
                                  for e in exc.errors()[:5])
             raise _ApiError("InvalidBody", f"the body is not a valid {model.__name__}: {problems}") from None
 
-    async def _body(self, request: Request) -> bytes:
+    async def _body(self, request: Request) -> bytes | bytearray:
         """The request body, within the size limit, the body deadline and the server's byte budget."""
         limit = self.settings.max_request_bytes
         declared = request.headers.get("content-length")
@@ -424,17 +421,21 @@ class EnvServer:
             async with asyncio.timeout(self.settings.body_timeout_s):
                 if size is not None and size > SMALL_BODY_BYTES:
                     await self._hold(request, size)
-                chunks, received = [], 0
+                # One buffer of the declared size, filled in place: a large body is held once, not twice.
+                body, received = bytearray(size or 0), 0
                 async for chunk in request.stream():
-                    received += len(chunk)
-                    if received > limit:
-                        raise _ApiError("RequestTooLarge", f"the body is over the limit of {limit} bytes")
-                    if size is None and received > SMALL_BODY_BYTES and "agentgym.held" not in request.scope:
+                    end = received + len(chunk)
+                    if end > limit or (size is not None and end > size):
+                        raise _ApiError("RequestTooLarge", f"the body is over the limit of {min(limit, size or limit)} "
+                                        "bytes")
+                    if size is None and end > SMALL_BODY_BYTES and "agentgym.held" not in request.scope:
                         await self._hold(request, limit)  # no declared size: hold for the largest
-                    chunks.append(chunk)
+                    body[received:end] = chunk
+                    received = end
         except TimeoutError:
             raise _ApiError("RequestTimeout", f"the body did not arrive within {self.settings.body_timeout_s:g} s")
-        return b"".join(chunks)
+        del body[received:]
+        return bytes(body) if received <= SMALL_BODY_BYTES else body  # a large one stays a bytearray: no copy
 
     async def _hold(self, request: Request, size: int) -> None:
         held = await self.budget.reserve(size)
@@ -444,7 +445,7 @@ class EnvServer:
         request.scope["agentgym.held"] = held  # given back when the reply is sent
 
     async def _apply(self, session: Session, seq: int | None, op: str,
-                     args: dict[str, Any] | bytes) -> tuple[int, bytes]:
+                     args: dict[str, Any] | bytes | bytearray) -> tuple[int, bytes]:
         session.in_flight += 1
         try:
             async with session.lock:

@@ -45,7 +45,7 @@ class ServerSettings(BaseModel):
     """Idle seconds after which a session is closed and its memory freed."""
     max_request_bytes: int = Field(8 * 1024 * 1024, ge=1024)
     """Larger request bodies are refused with 413."""
-    max_body_bytes_in_flight: int = Field(16 * 1024 * 1024, ge=1024)
+    max_body_bytes_in_flight: int = Field(8 * 1024 * 1024, ge=1024)
     """Bytes of large request bodies (over 64 KiB) held across all connections at once; a body past
     the budget waits up to a second for room, then answers 503 ``ServerBusy`` (the client retries).
     Smaller bodies, such as steps, never wait for it. A larger ``max_request_bytes`` still fits alone."""

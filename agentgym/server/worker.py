@@ -42,9 +42,10 @@ _TICK_S = 0.01
 _OVERFLOW_THREADS = 32
 
 
-def pack_frame(header: dict[str, Any], body: bytes = b"") -> bytes:
+def pack_frame(header: dict[str, Any], body: bytes = b"", *, size: int | None = None) -> bytes:
+    """A frame; with ``size``, only its head, for a body of that size sent after it."""
     head = json.dumps(header, separators=(",", ":")).encode()
-    return _HEAD.pack(len(head), len(body)) + head + body
+    return _HEAD.pack(len(head), len(body) if size is None else size) + head + body
 
 
 def write_frame(stream: BinaryIO, header: dict[str, Any], body: bytes = b"") -> None:

@@ -31,6 +31,7 @@ log = logging.getLogger("agentgym.server")
 _GRACE_S = 1.0
 """How long after its deadline a call may take to be interrupted before its worker is killed."""
 _START_TIMEOUT_S = 120.0
+_JOIN_BYTES = 64 * 1024
 
 
 class _WorkerLost(Exception):
@@ -57,16 +58,21 @@ class _Worker:
         self.killed_for: int | None = None  # the id of the call that overran, when killed
         self._reader = asyncio.get_running_loop().create_task(self._read_replies())
 
-    def send(self, op: str, key: str, args: dict[str, Any] | bytes, timeout: float) -> asyncio.Future:
+    def send(self, op: str, key: str, args: dict[str, Any] | bytes | bytearray, timeout: float) -> asyncio.Future:
         loop = asyncio.get_running_loop()
         future = loop.create_future()
         if self.dead:
             future.set_exception(_WorkerLost("the worker process is gone"))
             return future
         call_id = next(self._ids)
-        body = args if isinstance(args, bytes) else json.dumps(  # bytes: a request body, forwarded as it came
+        body = args if isinstance(args, (bytes, bytearray)) else json.dumps(  # a request body, forwarded as it came
             args, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
-        self.proc.stdin.write(pack_frame({"id": call_id, "op": op, "key": key, "timeout": timeout}, body))
+        head = pack_frame({"id": call_id, "op": op, "key": key, "timeout": timeout}, size=len(body))
+        if len(body) > _JOIN_BYTES:  # written apart from the head: a large body is not copied to join them
+            self.proc.stdin.write(head)
+            self.proc.stdin.write(body)
+        else:  # one write, one system call
+            self.proc.stdin.write(head + body)
         # The worker interrupts a call at its deadline; past a grace period, only killing it stops the call.
         watchdog = loop.call_later(timeout + _GRACE_S, self._overran, call_id)
         self.calls[call_id] = (timeout, future, watchdog)
@@ -137,7 +143,7 @@ class WorkerPool:
         self._workers[index].keys.add(key)
         return index
 
-    async def call(self, key: str, op: str, args: dict[str, Any] | bytes,
+    async def call(self, key: str, op: str, args: dict[str, Any] | bytes | bytearray,
                    timeout: float) -> tuple[dict[str, Any], bytes]:
         """Run ``op`` for the session ``key`` in its worker; the worker's reply header and body.
 
