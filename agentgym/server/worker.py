@@ -33,7 +33,7 @@ from typing import Any, BinaryIO
 
 from agentgym.server._alarm import Alarm, Interrupted
 
-__all__ = ["write_frame", "read_frame", "pack_frame", "main"]
+__all__ = ["write_frame", "pack_frame", "main"]
 
 _HEAD = struct.Struct(">II")
 _SLOW_S = 0.05
@@ -53,27 +53,40 @@ def write_frame(stream: BinaryIO, header: dict[str, Any], body: bytes = b"") -> 
     stream.flush()
 
 
-def read_frame(stream: BinaryIO) -> tuple[dict[str, Any], bytes] | None:
-    """The next frame, or None at the end of the stream."""
-    prefix = _read_exactly(stream, _HEAD.size)
-    if prefix is None:
-        return None
-    head_len, body_len = _HEAD.unpack(prefix)
-    head, body = _read_exactly(stream, head_len), _read_exactly(stream, body_len)
-    if head is None or body is None:
-        return None
-    return json.loads(head), body
+class _Requests:
+    """The request channel, read in large chunks, so that the worker knows when it is about to wait
+    for the next request: the moment to flush the replies it wrote (one system call for many)."""
 
+    def __init__(self, fd: int) -> None:
+        self.fd, self._buffer, self._start = fd, bytearray(), 0
 
-def _read_exactly(stream: BinaryIO, n: int) -> bytes | None:
-    chunks, left = [], n
-    while left:
-        chunk = stream.read(left)
-        if not chunk:
+    def frame(self, before_waiting: Any = None) -> tuple[dict[str, Any], bytes] | None:
+        """The next request, or None at the end of the stream; ``before_waiting()`` runs before a read blocks."""
+        while (end := self._frame_end()) is None:
+            if before_waiting is not None:
+                before_waiting()
+            data = os.read(self.fd, 1 << 20)
+            if not data:
+                return None
+            if self._start:  # compact what was consumed before growing
+                del self._buffer[:self._start]
+                self._start = 0
+            self._buffer += data
+        head_len, _ = _HEAD.unpack_from(self._buffer, self._start)
+        head_end = self._start + _HEAD.size + head_len
+        with memoryview(self._buffer) as view:
+            header, body = json.loads(bytes(view[self._start + _HEAD.size:head_end])), bytes(view[head_end:end])
+        self._start = end
+        if self._start == len(self._buffer):  # all consumed: let a large request's bytes go now
+            self._buffer, self._start = bytearray(), 0
+        return header, body
+
+    def _frame_end(self) -> int | None:
+        if len(self._buffer) - self._start < _HEAD.size:
             return None
-        chunks.append(chunk)
-        left -= len(chunk)
-    return b"".join(chunks)
+        head_len, body_len = _HEAD.unpack_from(self._buffer, self._start)
+        end = self._start + _HEAD.size + head_len + body_len
+        return end if end <= len(self._buffer) else None
 
 
 class _Host:
@@ -91,13 +104,23 @@ class _Host:
         self._pool = ThreadPoolExecutor(_OVERFLOW_THREADS, thread_name_prefix="agentgym-overflow",
                                         initializer=_alarm_to_main_thread)
 
-    def serve(self, requests: BinaryIO, channel: BinaryIO) -> None:
-        """Answer requests until the server closes the channel."""
+    def serve(self, requests: _Requests, channel: BinaryIO) -> None:
+        """Answer requests until the server closes the channel.
+
+        The main thread's replies are written as they come but flushed (one system call for
+        many) only when no other request is waiting, or by the lookout once a call runs long.
+        """
         threading.Thread(target=self._lookout, args=(requests, channel), daemon=True).start()
         threading.Thread(target=self._deadlines, daemon=True).start()
+        flush = lambda: self._flush(channel)  # noqa: E731
         while True:
-            with self._read_lock:
-                frame = read_frame(requests)
+            if not self._read_lock.acquire(blocking=False):  # the lookout is reading: it may wait long
+                flush()
+                self._read_lock.acquire()
+            try:
+                frame = requests.frame(before_waiting=flush)
+            finally:
+                self._read_lock.release()
             if frame is None:
                 return
             self._busy_since = time.monotonic()
@@ -105,22 +128,32 @@ class _Host:
                 reply_header, reply = self.handle(*frame, interrupt=self._alarm.run)
             finally:
                 self._busy_since = None
-            self._write(channel, frame[0]["id"], reply_header, reply)
+            self._write(channel, frame[0]["id"], reply_header, reply, flush=False)
 
-    def _write(self, channel: BinaryIO, call_id: int, header: dict[str, Any], body: bytes) -> None:
+    def _write(self, channel: BinaryIO, call_id: int, header: dict[str, Any], body: bytes, *,
+               flush: bool = True) -> None:
         with self._write_lock:
-            write_frame(channel, {"id": call_id, **header}, body)
+            channel.write(pack_frame({"id": call_id, **header}, body))
+            if flush:
+                channel.flush()
 
-    def _lookout(self, requests: BinaryIO, channel: BinaryIO) -> None:
+    def _flush(self, channel: BinaryIO) -> None:
+        with self._write_lock:
+            channel.flush()
+
+    def _lookout(self, requests: _Requests, channel: BinaryIO) -> None:
         # While the main thread is stuck in a slow call, read the next requests and run them elsewhere.
         _alarm_to_main_thread()
         while True:
             time.sleep(_TICK_S)
             since = self._busy_since
-            if since is None or time.monotonic() - since < _SLOW_S or not self._read_lock.acquire(blocking=False):
+            if since is None or time.monotonic() - since < _SLOW_S:
+                continue
+            self._flush(channel)  # the replies the main thread wrote before this slow call
+            if not self._read_lock.acquire(blocking=False):
                 continue
             try:
-                frame = read_frame(requests)
+                frame = requests.frame()
             finally:
                 self._read_lock.release()
             if frame is None:
@@ -213,9 +246,9 @@ def main() -> None:
     # The channel is the original stdout; whatever envs print goes to stderr instead.
     channel = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
-    requests = sys.stdin.buffer
+    requests = _Requests(sys.stdin.fileno())
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C goes to the server, which stops us
-    hello = read_frame(requests)
+    hello = requests.frame()
     if hello is None:
         return
     import agentgym  # noqa: F401  (registers the env ids)

@@ -53,6 +53,7 @@ class _Worker:
         self.index, self.proc, self.on_exit = index, proc, on_exit
         self.keys: set[str] = set()
         self.calls: dict[int, tuple[float, asyncio.Future, asyncio.TimerHandle]] = {}
+        self._outbox: list[bytes] = []
         self._ids = itertools.count(1)
         self.dead = False
         self.killed_for: int | None = None  # the id of the call that overran, when killed
@@ -69,14 +70,23 @@ class _Worker:
             args, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
         head = pack_frame({"id": call_id, "op": op, "key": key, "timeout": timeout}, size=len(body))
         if len(body) > _JOIN_BYTES:  # written apart from the head: a large body is not copied to join them
+            self._flush_outbox()
             self.proc.stdin.write(head)
             self.proc.stdin.write(body)
-        else:  # one write, one system call
-            self.proc.stdin.write(head + body)
+        else:  # the calls of one event-loop turn (a coalesced batch) go out in one system call
+            self._outbox.append(head + body)
+            if len(self._outbox) == 1:
+                loop.call_soon(self._flush_outbox)
         # The worker interrupts a call at its deadline; past a grace period, only killing it stops the call.
         watchdog = loop.call_later(timeout + _GRACE_S, self._overran, call_id)
         self.calls[call_id] = (timeout, future, watchdog)
         return future
+
+    def _flush_outbox(self) -> None:
+        if self._outbox:
+            frames, self._outbox = self._outbox, []
+            if not self.dead:
+                self.proc.stdin.write(b"".join(frames))
 
     def kill(self) -> None:
         if not self.dead:
