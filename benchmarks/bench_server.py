@@ -1,28 +1,31 @@
-"""Load test of the env server over loopback: throughput, latency and memory under abandoned sessions.
+"""Load test of the env server over loopback: throughput beside in-process stepping, memory, floods.
 
-    python benchmarks/bench_server.py [--sessions 64] [--seconds 15] [--abandon 1000]
+    python benchmarks/bench_server.py [--sessions 64] [--seconds 15] [--abandon 1000] [--flood 40]
 
+0. Baseline: ``--sessions`` local TravelPlanner-v0 envs stepped round-robin in this process,
+   replaying the same reference plans: steps/s and CPU per step.
 1. Throughput: ``--sessions`` AsyncRemoteEnv clients play TravelPlanner-v0 episodes at once,
    replaying each query's reference plan (tool calls, notebook writes, then the plan, which the
-   server evaluates), resetting with a new seed when an episode ends. Reports steps/s and the
-   p50/p99/p99.9 step latency seen by the clients. Goal: >= 2,000 steps/s with 64 sessions.
+   server evaluates), resetting when an episode ends. Reports steps/s, the p50/p99/p99.9 step
+   latency seen by the clients, CPU per step (server with its workers, and clients), and both
+   against the baseline. ``--env-calls`` runs it once per mode, side by side: by default
+   ``processes`` (worker processes, the server's default) and ``processes+coalesce``
+   (``AsyncRemoteEnv(coalesce=True)``: the steps of one loop turn go as one request, the mode
+   docs/server.md recommends for training). Goal: >= 10,000 steps/s with 64 sessions on 2 cores.
 2. Memory: ``--abandon`` sessions are created, reset once and dropped without a close, twice
    over. The server (TTL 30 s here, longer than creating them takes) must evict them all; its
    RSS after each round must stay flat.
-
 3. Floods (``--flood 40``): with the server idle but for one tenant stepping a TravelPlanner
-   session, 40 connections each post an 8 MB body at once, three ways: with a valid token (read
-   within the server's body budget, the rest wait or get 503), without one (401, connection
-   closed), and dripping it (408 at the body deadline). Reports the server's peak RSS over idle
-   and the tenant's step p99 during each. Goals: within 100 MB of idle, p99 under 100 ms.
+   session, 40 connections (from another process) each post an 8 MB body at once, three ways:
+   with a valid token (read within the server's body budget, the rest wait or get 503), without
+   one (401, connection closed), and dripping it (408 at the body deadline); first the tenant
+   alone, as the baseline. Reports the server's peak RSS over idle and the tenant's step p99
+   during each. Goals: within 100 MB of idle, p99 under 100 ms.
 
 The server runs in its own process (``agentgym serve``) and the clients in this one, so the
-two share the machine's cores as they would on a single rollout node. ``--env-calls`` runs the
-throughput part once per mode, side by side: ``auto`` (env calls on the server's event loop, the
-old default) and ``processes`` (worker processes, the default: no call can stall the server), and
-prints the ratio. The server's CPU and RSS include its worker processes.
+two share the machine's cores as they would on a single rollout node. The server's CPU and RSS
+include its worker processes.
 """
-
 from __future__ import annotations
 
 import argparse
@@ -142,7 +145,7 @@ def in_process(sessions: int, seconds: float) -> dict:
     position = [0] * sessions
     for i, env in enumerate(envs):
         env.reset(options={"query_index": i % len(scripts)})
-    steps, start = 0, time.perf_counter()
+    steps, start, cpu0 = 0, time.perf_counter(), time.process_time()
     while time.perf_counter() - start < seconds:
         for i, env in enumerate(envs):
             script = scripts[i % len(scripts)]
@@ -152,7 +155,8 @@ def in_process(sessions: int, seconds: float) -> dict:
             if terminated or truncated or position[i] == len(script):
                 env.reset(options={"query_index": i % len(scripts)})
                 position[i] = 0
-    return {"sessions": sessions, "steps_per_s": steps / (time.perf_counter() - start)}
+    return {"sessions": sessions, "steps_per_s": steps / (time.perf_counter() - start),
+            "cpu_us_per_step": (time.process_time() - cpu0) / steps * 1e6}
 
 
 async def throughput(url: str, sessions: int, seconds: float, warmup: float, server: psutil.Process,
@@ -337,7 +341,8 @@ def main() -> None:
     modes = args.env_calls.split(",")
     figures: dict = {"in_process": in_process(args.sessions, args.seconds)}
     print(f"[in-process] {args.sessions} local envs stepped round-robin: "
-          f"{figures['in_process']['steps_per_s']:,.0f} steps/s")
+          f"{figures['in_process']['steps_per_s']:,.0f} steps/s, {figures['in_process']['cpu_us_per_step']:.0f} us "
+          "of CPU per step")
     for i, mode in enumerate(modes):
         env_calls, _, coalesced = mode.partition("+")
         proc, url = start_server(max(2 * args.abandon, args.sessions) + 64, env_calls)
@@ -347,11 +352,14 @@ def main() -> None:
             load = run_async(throughput(url, args.sessions, args.seconds, args.warmup, psutil.Process(proc.pid),
                                         coalesce=coalesced == "coalesce"))
             load["vs_in_process"] = load["steps_per_s"] / figures["in_process"]["steps_per_s"]
+            load["cpu_vs_in_process"] = (load["server_cpu_us_per_step"] + load["client_cpu_us_per_step"]) / \
+                figures["in_process"]["cpu_us_per_step"]
             print(f"[{mode}] throughput: {load['sessions']} sessions, {load['steps_per_s']:,.0f} "
                   f"steps/s (goal >= 10,000; {load['vs_in_process']:.2f}x in-process), step latency p50 {load['p50_ms']:.1f} ms, p99 {load['p99_ms']:.1f} ms, "
                   f"p99.9 {load['p999_ms']:.1f} ms")
             print(f"  CPU per step: server {load['server_cpu_us_per_step']:.0f} us ({load['server_cpu_share']:.0%} of "
-                  f"a core), client {load['client_cpu_us_per_step']:.0f} us ({load['client_cpu_share']:.0%}); "
+                  f"a core), client {load['client_cpu_us_per_step']:.0f} us ({load['client_cpu_share']:.0%}): "
+                  f"{load['cpu_vs_in_process']:.1f}x the in-process step's CPU; "
                   f"1-min load average {load_avg:.2f} on {os.cpu_count()} cores at the start")
             figures[mode] = {"throughput": load, "idle_rss_mb": idle}
             if i == len(modes) - 1 and args.abandon:

@@ -69,11 +69,14 @@ class McpFrontDoor:
                                   f"{START_TOOL} for the task, use the tools, then {self.finish_name}.",
                                   on_list_tools=self._list_tools, on_call_tool=self._call_tool)
 
+    def require_sessions(self) -> None:
+        """Over HTTP, episodes need sessions, which MCP's 2026-07-28 revision lacks: advertise only the
+        handshake versions, so that clients fall back to the initialize handshake (as they do for other
+        stateful servers). A stdio connection is a session in either revision."""
+        self.mcp.add_request_handler("server/discover", types.RequestParams, self._discover)
+
     # -- MCP handlers ------------------------------------------------------------------------
     async def _discover(self, ctx: Any, params: Any) -> types.DiscoverResult:
-        # Over HTTP, episodes need sessions, which the 2026-07-28 era lacks: advertising only the
-        # handshake versions makes clients fall back to the initialize handshake (as they do for
-        # other stateful servers). A stdio connection is a session in either era.
         return types.DiscoverResult(supported_versions=list(HANDSHAKE_PROTOCOL_VERSIONS),
                                     capabilities=self.mcp.get_capabilities(protocol_version=ctx.protocol_version))
 
@@ -209,7 +212,7 @@ def create_mcp_app(settings: ServerSettings, env_id: str, *, host: str = "127.0.
 
     server = EnvServer(settings)
     door = McpFrontDoor(server, env_id)
-    door.mcp.add_request_handler("server/discover", types.RequestParams, door._discover)
+    door.require_sessions()
     inner = door.mcp.streamable_http_app(host=host, max_request_body_size=settings.max_request_bytes,
                                          session_idle_timeout=settings.session_ttl_s,
                                          max_sessions=settings.max_sessions)

@@ -40,6 +40,7 @@ _SLOW_S = 0.05
 """How long the main thread's call may run before the next requests go to overflow threads."""
 _TICK_S = 0.01
 _OVERFLOW_THREADS = 32
+_DIRECT_BYTES = 1 << 20
 
 
 def pack_frame(header: dict[str, Any], body: bytes = b"", *, size: int | None = None) -> bytes:
@@ -63,6 +64,8 @@ class _Requests:
     def frame(self, before_waiting: Any = None) -> tuple[dict[str, Any], bytes] | None:
         """The next request, or None at the end of the stream; ``before_waiting()`` runs before a read blocks."""
         while (end := self._frame_end()) is None:
+            if (large := self._large_head()) is not None:
+                return self._read_large(*large, before_waiting)
             if before_waiting is not None:
                 before_waiting()
             data = os.read(self.fd, 1 << 20)
@@ -79,6 +82,34 @@ class _Requests:
         self._start = end
         if self._start == len(self._buffer):  # all consumed: let a large request's bytes go now
             self._buffer, self._start = bytearray(), 0
+        return header, body
+
+    def _large_head(self) -> tuple[dict[str, Any], int] | None:
+        # A large body (an 8 MB step) is read straight into a buffer of its size: held once, not grown.
+        if len(self._buffer) - self._start < _HEAD.size:
+            return None
+        head_len, body_len = _HEAD.unpack_from(self._buffer, self._start)
+        head_end = self._start + _HEAD.size + head_len
+        if body_len <= _DIRECT_BYTES or head_end > len(self._buffer):
+            return None
+        header = json.loads(bytes(self._buffer[self._start + _HEAD.size:head_end]))
+        self._start = head_end
+        return header, body_len
+
+    def _read_large(self, header: dict[str, Any], size: int,
+                    before_waiting: Any) -> tuple[dict[str, Any], bytearray] | None:
+        body = bytearray(size)
+        got = min(size, len(self._buffer) - self._start)
+        body[:got] = self._buffer[self._start:self._start + got]
+        self._buffer, self._start = self._buffer[self._start + got:], 0
+        with memoryview(body) as view:
+            while got < size:
+                if before_waiting is not None:
+                    before_waiting()
+                n = os.readv(self.fd, [view[got:]])
+                if not n:
+                    return None
+                got += n
         return header, body
 
     def _frame_end(self) -> int | None:
