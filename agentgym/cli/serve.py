@@ -120,6 +120,9 @@ def serve(
         raise typer.BadParameter(str(exc)) from None
     envs = ", ".join(app.state.server.env_ids)
     typer.echo(f"agentgym env server on http://{host}:{port} ({auth}; envs: {envs})", err=True)
+    from agentgym.server.budget import return_large_blocks
+
+    return_large_blocks()  # large request bodies go back to the system once answered
     config = uvicorn_config(app, header_timeout_s=settings.header_timeout_s, host=host, port=port,
                             log_level=log_level, timeout_keep_alive=keep_alive)
     uvicorn.Server(config).run()

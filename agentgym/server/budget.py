@@ -42,3 +42,23 @@ class BodyBudget:
             self.used -= size
             self._freed.set()  # wake every waiter to look again; later ones wait on a new event
             self._freed = asyncio.Event()
+
+
+def return_large_blocks(threshold: int = 1 << 20) -> None:
+    """Have glibc's malloc map blocks of ``threshold`` bytes and up on their own and unmap them when freed.
+
+    By default glibc raises that threshold to 32 MB after the first large block is freed, after
+    which 8 MB request bodies come from the heap, and what a flood of them leaves behind is
+    never given back. No-op elsewhere (macOS, musl).
+    """
+    import ctypes
+    import ctypes.util
+
+    name = ctypes.util.find_library("c")
+    try:
+        libc = ctypes.CDLL(name) if name else None
+        mallopt = libc.mallopt if libc is not None else None
+    except (OSError, AttributeError):
+        return
+    if mallopt is not None:
+        mallopt(-3, threshold)  # M_MMAP_THRESHOLD

@@ -277,6 +277,9 @@ def main() -> None:
     # The channel is the original stdout; whatever envs print goes to stderr instead.
     channel = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    from agentgym.server.budget import return_large_blocks
+
+    return_large_blocks()  # an 8 MB request's memory goes back to the system once it is answered
     requests = _Requests(sys.stdin.fileno())
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C goes to the server, which stops us
     hello = requests.frame()
