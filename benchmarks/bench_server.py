@@ -318,7 +318,8 @@ def flood(url: str, proc: subprocess.Popen, connections: int, mb: float) -> list
             statuses[status] = statuses.get(status, 0) + 1
         out.append({"flood": kind, "connections": count, "mb": mb, "idle_rss_mb": idle,
                     "peak_rss_mb": max(peak), "over_idle_mb": max(peak) - idle, "tenant_steps": len(latencies),
-                    "tenant_p50_ms": percentile(latencies, 0.5) * 1e3, "tenant_p99_ms": percentile(latencies, 0.99) * 1e3,
+                    "tenant_p50_ms": percentile(latencies, 0.5) * 1e3,
+                    "tenant_p99_ms": percentile(latencies, 0.99) * 1e3,
                     "statuses": statuses, "slowest_connection_s": max((t for _, t in results), default=0.0)})
     tenant.close()
     flooder.close()
@@ -355,7 +356,8 @@ def main() -> None:
             load["cpu_vs_in_process"] = (load["server_cpu_us_per_step"] + load["client_cpu_us_per_step"]) / \
                 figures["in_process"]["cpu_us_per_step"]
             print(f"[{mode}] throughput: {load['sessions']} sessions, {load['steps_per_s']:,.0f} "
-                  f"steps/s (goal >= 10,000; {load['vs_in_process']:.2f}x in-process), step latency p50 {load['p50_ms']:.1f} ms, p99 {load['p99_ms']:.1f} ms, "
+                  f"steps/s (goal >= 10,000; {load['vs_in_process']:.2f}x in-process), step latency p50 "
+                  f"{load['p50_ms']:.1f} ms, p99 {load['p99_ms']:.1f} ms, "
                   f"p99.9 {load['p999_ms']:.1f} ms")
             print(f"  CPU per step: server {load['server_cpu_us_per_step']:.0f} us ({load['server_cpu_share']:.0%} of "
                   f"a core), client {load['client_cpu_us_per_step']:.0f} us ({load['client_cpu_share']:.0%}): "
@@ -375,7 +377,8 @@ def main() -> None:
                 figures[mode]["flood"] = floods = flood(url, proc, args.flood, args.flood_mb)
                 for f in floods:
                     print(f"flood ({f['flood']}): {f['connections']} x {f['mb']:g} MB posts: server RSS "
-                          f"{f['idle_rss_mb']:.0f} -> peak {f['peak_rss_mb']:.0f} MB (+{f['over_idle_mb']:.0f} MB, goal "
+                          f"{f['idle_rss_mb']:.0f} -> peak {f['peak_rss_mb']:.0f} MB "
+                          f"(+{f['over_idle_mb']:.0f} MB, goal "
                           f"<= 100); another tenant's step p50 {f['tenant_p50_ms']:.1f} ms, p99 "
                           f"{f['tenant_p99_ms']:.1f} ms over {f['tenant_steps']} steps (goal < 100 ms); replies "
                           f"{f['statuses']}, slowest connection {f['slowest_connection_s']:.1f} s")

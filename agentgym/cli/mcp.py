@@ -39,7 +39,10 @@ def mcp(
     env_workers: Annotated[int | None, typer.Option(help="Worker processes for --env-calls processes.")] = None,
     log_level: Annotated[str, typer.Option(help="uvicorn log level (http).")] = "warning",
 ) -> None:
-    """Serve an env's tools over MCP: one episode per MCP session, the same presets and limits as serve."""
+    """Serve an env's tools over MCP (stdio or streamable HTTP): one episode per MCP session.
+
+    The same presets, trust boundary and limits as serve.
+    """
     if transport not in ("stdio", "http"):
         raise typer.BadParameter(f"{transport!r}; expected stdio or http", param_hint="--transport")
     fields = front_door_fields(env_id, presets, env_kwarg, reward_preset, import_, max_sessions, session_ttl,

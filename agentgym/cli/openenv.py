@@ -36,7 +36,10 @@ def openenv(
                                    "tokens: only behind a proxy that checks them.")] = False,
     log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "warning",
 ) -> None:
-    """Serve an env through OpenEnv's server (its /ws sessions, /reset, /step, /state), presets and limits as serve."""
+    """Serve an env as an OpenEnv environment, on OpenEnv's own server.
+
+    Its /ws sessions, /reset, /step and /state; the same presets, trust boundary and limits as serve.
+    """
     if not _is_loopback(host) and not insecure_no_auth:
         raise typer.BadParameter(f"OpenEnv's protocol carries no token: serving {host} lets anyone who can "
                                  "connect run envs; pass --insecure-no-auth behind a proxy that checks tokens",

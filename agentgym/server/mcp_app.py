@@ -35,7 +35,7 @@ try:
     from mcp.server.lowlevel import Server
     from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 except ImportError:  # pragma: no cover - the message is the point
-    raise DependencyNotInstalled("the MCP front door needs the mcp SDK: pip install 'agentgym[mcp]'") from None
+    raise DependencyNotInstalled("the MCP front door needs mcp; pip install 'agentgym[mcp]'") from None
 
 __all__ = ["McpFrontDoor", "create_mcp_app", "run_stdio", "START_TOOL"]
 

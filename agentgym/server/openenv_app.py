@@ -39,7 +39,7 @@ try:
     from openenv.core.client_types import StepResult
     from openenv.core.env_server import Action, Environment, Observation, State, create_app
 except ImportError:  # pragma: no cover - the message is the point
-    raise DependencyNotInstalled("the OpenEnv front door needs OpenEnv: pip install 'agentgym[openenv]'") from None
+    raise DependencyNotInstalled("the OpenEnv front door needs openenv-core; pip install 'agentgym[openenv]'") from None
 
 __all__ = ["AgentgymAction", "AgentgymObservation", "AgentgymState", "AgentgymEnvironment", "AgentgymEnvClient",
            "create_openenv_app"]
