@@ -195,6 +195,7 @@ class _Host:
         call_id = header["id"]
         reply_header, reply = self.handle(header, body, interrupt=lambda timeout, fn, *args: self._guarded(
             call_id, timeout, fn, *args))
+        self._unguard(call_id)  # again: the interruption may have landed inside the first
         self._write(channel, call_id, reply_header, reply)
 
     def _guarded(self, call_id: int, timeout: float, fn: Any, *args: Any) -> Any:
