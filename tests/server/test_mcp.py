@@ -43,13 +43,18 @@ def _stdio_client(env_id: str) -> Client:
         "-m", "agentgym.cli", "mcp", env_id, "--env-calls", "threads"]))
 
 
+_live: dict[str, LiveServer] = {}
+
+
 @asynccontextmanager
 async def _http(env_id: str, **fields: Any):
     server = LiveServer(create_mcp_app(settings(env_ids=(env_id,), **fields), env_id)).start()
+    _live[server.url + "/mcp"] = server
     try:
         yield server.url + "/mcp"
     finally:
         server.stop()
+        del _live[server.url + "/mcp"]
 
 
 def _tool_calls(actions: list[str]) -> list[tuple[str, dict[str, Any]]]:
@@ -142,20 +147,41 @@ def test_mcp_keeps_the_trust_boundary():
     asyncio.run(main())
 
     async def attacks() -> None:
-        async with _http("SearchQA-v0") as url, _http_client(url, OTHER_TOKEN) as client:
-            for arguments in ({"kwargs": {"retriever": "http://169.254.169.254/"}},
-                              {"kwargs": {"questions": "/etc/passwd"}},
-                              {"options": {"cache_dir": "/tmp"}},
-                              {"preset": "not-a-preset"},
-                              {"seed": "zero"}):
-                result = await client.call_tool(START_TOOL, arguments)
-                assert result.is_error, arguments
-            assert "ConfigError" in result.content[0].text or "seed" in result.content[0].text
-            early = await client.call_tool("search", {"query": "x"})
-            assert early.is_error and START_TOOL in early.content[0].text
-            started = await client.call_tool(START_TOOL, {"kwargs": {"max_turns": 5}})  # may start after refusals
-            assert not started.is_error
-            again = await client.call_tool(START_TOOL, {})
-            assert again.is_error and "already" in again.content[0].text
+        async with _http("SearchQA-v0") as url:
+            async with _http_client(url, OTHER_TOKEN) as client:
+                await refusals(client)
+            pool = _live[url].server.config.app.state.server.pool
+            for _ in range(50):  # the client's DELETE closes its unfinished episode's env
+                if not len(pool):
+                    break
+                await asyncio.sleep(0.1)
+            assert len(pool) == 0
+
+    async def refusals(client: Client) -> None:
+        for arguments in ({"kwargs": {"retriever": "http://169.254.169.254/"}},
+                          {"kwargs": {"questions": "/etc/passwd"}},
+                          {"options": {"cache_dir": "/tmp"}},
+                          {"preset": "not-a-preset"},
+                          {"seed": "zero"}):
+            result = await client.call_tool(START_TOOL, arguments)
+            assert result.is_error, arguments
+        assert "ConfigError" in result.content[0].text or "seed" in result.content[0].text
+        early = await client.call_tool("search", {"query": "x"})
+        assert early.is_error and START_TOOL in early.content[0].text
+        started = await client.call_tool(START_TOOL, {"kwargs": {"max_turns": 5}})  # may start after refusals
+        assert not started.is_error
+        again = await client.call_tool(START_TOOL, {})
+        assert again.is_error and "already" in again.content[0].text
 
     asyncio.run(attacks())
+
+
+@pytest.mark.parametrize("command", [["mcp", "SearchQA-v0", "--transport", "carrier-pigeon"],
+                                     ["openenv", "SearchQA-v0", "--host", "0.0.0.0"]])
+def test_front_door_commands_refuse_mistakes_in_one_line(command):
+    import subprocess
+
+    out = subprocess.run([sys.executable, "-m", "agentgym.cli", *command], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert "--transport" in out.stderr or "--host" in out.stderr
