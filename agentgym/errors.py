@@ -14,6 +14,7 @@ error code in ``info``. What raises is a mistake in the calling code or its conf
     │   ├── ServerUnavailable (ConnectionError)  no answer, or the server is full (503), after retries
     │   ├── Unauthorized (PermissionError)  missing or wrong bearer token (401)
     │   ├── SessionNotFound (LookupError)  unknown, expired (TTL) or another client's session (404)
+    │   │   └── WorkerLost            the session's env died with its worker process (404)
     │   ├── RequestRejected (ValueError)  the server refused the request: too large (413), malformed (422)
     │   └── RemoteTimeout (TimeoutError)  the env call outlived its timeout (504); the session is closed
     ├── ModelEndpointError (RuntimeError)  a chat-completions endpoint failed or sent an unusable reply
@@ -46,6 +47,7 @@ __all__ = [
     "ServerUnavailable",
     "Unauthorized",
     "SessionNotFound",
+    "WorkerLost",
     "RequestRejected",
     "RemoteTimeout",
     "ModelEndpointError",
@@ -147,6 +149,10 @@ class Unauthorized(RemoteEnvError, PermissionError):
 
 class SessionNotFound(RemoteEnvError, LookupError):
     """Raised when a session id is unknown to the server: closed, expired, or another client's (404)."""
+
+
+class WorkerLost(SessionNotFound):
+    """Raised when the server's worker process hosting the session died: the session and its env are gone."""
 
 
 class RequestRejected(RemoteEnvError, ValueError):

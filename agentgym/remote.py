@@ -30,6 +30,7 @@ from typing import Any, NamedTuple
 
 import gymnasium
 
+from agentgym._batching import batcher_for
 from agentgym._connection import AsyncConnection, ConnectionLost, Endpoint, Reply, SyncConnection
 from agentgym.core.spaces import TextSpace
 from agentgym.errors import (ActionTypeError, RemoteEnvError, RemoteTimeout, RequestRejected, ServerUnavailable,
@@ -270,15 +271,17 @@ class AsyncRemoteEnv:
 
     Same arguments as ``RemoteEnv``. The session is created by ``await env.open()``, by
     ``async with env``, or by the first ``reset``; ``AsyncRemoteEnv.create(...)`` does both steps.
+    ``coalesce=True`` sends the steps that this loop's sessions of the same server make at the
+    same moment as one request (``agentgym._batching``): for training, many sessions of fast steps.
     """
 
     def __init__(self, base_url: str, env_id: str, *, env_kwargs: Mapping[str, Any] | None = None,
                  token: str | None = None, render_mode: str | None = None, timeout: float = 60.0,
                  retries: int = 3, backoff_s: float = 0.2, ssl_context: ssl.SSLContext | None = None,
-                 preset: str | None = None) -> None:
+                 preset: str | None = None, coalesce: bool = False) -> None:
         self._remote = _Session(base_url, env_id, _with_render_mode(env_kwargs, render_mode), token, retries,
                                 backoff_s, ssl_context, preset)
-        self._timeout = timeout
+        self._timeout, self._coalesce = timeout, coalesce
         self._conn = AsyncConnection(self._remote.endpoint, timeout)
         self.render_mode = render_mode
         self.action_space: TextSpace | None = None
@@ -314,7 +317,14 @@ class AsyncRemoteEnv:
         return reply.observation, reply.info
 
     async def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
-        reply = self._remote.read(await self._send(self._remote.step(action)), StepReply)
+        call, outcome = self._remote.step(action), None
+        if self._coalesce:
+            batcher = batcher_for(self._remote.endpoint, self._remote.headers, self._timeout)
+            if batcher.supported:
+                outcome = await batcher.submit(self._remote.description.session_id, call.body)
+        if outcome is None or outcome.status == 503:  # sent alone, with retries: its seq keeps it once-only
+            outcome = await self._send(call)
+        reply = self._remote.read(outcome, StepReply)
         return reply.observation, reply.reward, reply.terminated, reply.truncated, reply.info
 
     async def close(self) -> None:

@@ -44,6 +44,10 @@ COMMANDS: dict[str, LazyCommand] = {
                                  "TravelPlanner worlds and queries."),
     "serve": LazyCommand("agentgym.cli.serve:serve", "Serve agentgym envs over HTTP: sessions with "
                          "reset/step/close, auth, limits, /health, /metrics."),
+    "mcp": LazyCommand("agentgym.cli.mcp:mcp", "Serve an env's tools over MCP (stdio or streamable HTTP): one "
+                       "episode per MCP session."),
+    "openenv": LazyCommand("agentgym.cli.openenv:openenv", "Serve an env as an OpenEnv environment, on OpenEnv's "
+                           "own server."),
     "serve-retriever": LazyCommand("agentgym.cli.serve_retriever:serve_retriever",
                                    "Serve a corpus over the Search-R1 /retrieve API, with BM25 or a dense e5 retriever."),
     "verl": LazyCommand("agentgym.cli.verl:verl_app",

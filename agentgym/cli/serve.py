@@ -58,6 +58,10 @@ def serve(
     request_timeout: Annotated[float, typer.Option(help="Longest reset/step/close, in seconds (504).")] = 30.0,
     create_timeout: Annotated[float, typer.Option(help="Longest env construction, in seconds.")] = 120.0,
     header_timeout: Annotated[float, typer.Option(help="Seconds a client has to send a request's headers.")] = 10.0,
+    body_timeout: Annotated[float, typer.Option(help="Seconds a client has to send a request's body (408).")] = 15.0,
+    max_body_bytes_in_flight: Annotated[int, typer.Option(
+        help="Bytes of large bodies (over 64 KiB) read at once across connections; past it, wait 1 s, then 503.")]
+    = 8 * 1024 * 1024,
     env_calls: Annotated[str, typer.Option(
         help="Where env calls run: processes (worker processes: no call can stall the server), or in this "
              "process for trusted single-user setups: auto, inline, threads.")] = "processes",
@@ -89,7 +93,8 @@ def serve(
         insecure_no_auth=insecure_no_auth, imports=tuple(import_ or ()), max_sessions=max_sessions,
         max_sessions_per_client=max_sessions_per_client, session_ttl_s=session_ttl,
         max_request_bytes=max_request_bytes, request_timeout_s=request_timeout, create_timeout_s=create_timeout,
-        header_timeout_s=header_timeout, env_calls=env_calls, env_threads=env_threads)
+        header_timeout_s=header_timeout, body_timeout_s=body_timeout, max_body_bytes_in_flight=max_body_bytes_in_flight,
+        env_calls=env_calls, env_threads=env_threads)
     if env_workers is not None:
         fields["env_workers"] = env_workers
     settings = ServerSettings.with_env_tokens(**fields)
@@ -115,6 +120,9 @@ def serve(
         raise typer.BadParameter(str(exc)) from None
     envs = ", ".join(app.state.server.env_ids)
     typer.echo(f"agentgym env server on http://{host}:{port} ({auth}; envs: {envs})", err=True)
+    from agentgym.server.budget import return_large_blocks
+
+    return_large_blocks()  # large request bodies go back to the system once answered
     config = uvicorn_config(app, header_timeout_s=settings.header_timeout_s, host=host, port=port,
                             log_level=log_level, timeout_keep_alive=keep_alive)
     uvicorn.Server(config).run()

@@ -20,6 +20,7 @@ import json
 import logging
 import secrets
 import time
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -29,7 +30,9 @@ from pydantic import BaseModel, ValidationError
 from agentgym import __version__
 from agentgym.registration import ENV_IDS
 from agentgym.errors import ConfigError, DependencyNotInstalled
+from agentgym.server._fast import MAX_BATCH, peek_step, read_batch, read_step
 from agentgym.server.boundary import ClientBoundary
+from agentgym.server.budget import SMALL_BODY_BYTES, BodyBudget
 from agentgym.server.calls import _CallTimedOut, EnvCalls
 from agentgym.server.jobs import _ApiError, close_quietly, env_error, make_env, reset_reply, step_reply
 from agentgym.server.metrics import ServerMetrics
@@ -40,7 +43,7 @@ from agentgym.server.workers import _CallOverran, _WorkerLost, WorkerPool
 
 try:
     from starlette.applications import Starlette
-    from starlette.requests import Request
+    from starlette.requests import ClientDisconnect, Request
     from starlette.responses import PlainTextResponse, Response
     from starlette.routing import Route
 except ImportError:  # pragma: no cover - the message is the point
@@ -51,6 +54,7 @@ __all__ = ["create_app", "EnvServer"]
 log = logging.getLogger("agentgym.server")
 _ANONYMOUS = "anonymous"
 _COLLECT_EVERY_S = 10.0
+_CLOSES = frozenset({"Unauthorized", "BadRequest", "RequestTooLarge", "RequestTimeout", "ServerBusy"})
 
 
 class EnvServer:
@@ -73,6 +77,8 @@ class EnvServer:
         if settings.env_calls == "processes":
             self.workers = WorkerPool(settings.env_workers, _worker_imports(settings, self.env_ids))
             self.workers.on_lost = self._lost
+        self.budget = BodyBudget(settings.max_body_bytes_in_flight)
+        self._lost_keys: OrderedDict[str, None] = OrderedDict()  # sessions whose worker died (bounded)
         self._started = clock()
 
     # -- routes ------------------------------------------------------------------------------
@@ -80,6 +86,7 @@ class EnvServer:
         sessions = f"{API_PREFIX}/sessions"
         table = [  # the hot routes first: the router tries them in order
             ("step", sessions + "/{session_id}/step", "POST", self.step),
+            ("steps", f"{API_PREFIX}/steps", "POST", self.steps),
             ("reset", sessions + "/{session_id}/reset", "POST", self.reset),
             ("create", sessions, "POST", self.create),
             ("describe", sessions + "/{session_id}", "GET", self.describe),
@@ -108,30 +115,7 @@ class EnvServer:
     async def create(self, request: Request) -> Response:
         owner = self._owner(request)
         body = await self._read(request, CreateSession)
-        if body.env_id not in self.env_ids:
-            raise _ApiError("ConfigError", f"env_id={body.env_id[:100]!r} is not served here; expected one of "
-                           f"{', '.join(self.env_ids)}", field="env_id", value=body.env_id[:100],
-                           allowed=list(self.env_ids))
-        try:  # the trust boundary: nothing is built from what a client may not set
-            kwargs = self.boundary.kwargs(body.env_id, body.preset, body.kwargs)
-            preset = self.boundary.preset_name(body.env_id, body.preset)
-        except ConfigError as exc:
-            kind, message, details = env_error(exc)
-            raise _ApiError(kind, message, **details) from None
-        try:
-            self._close_all(self.pool.reserve(owner), "ttl")
-        except _PoolFull as full:
-            raise _ApiError("ServerFull", str(full), headers={"Retry-After": "1"}) from None
-        try:
-            key, env, description = await self._make(body.env_id, kwargs)
-        except BaseException:
-            self.pool.release(owner)
-            raise
-        extra = {"ttl_s": self.settings.session_ttl_s, "max_request_bytes": self.settings.max_request_bytes,
-                 "preset": preset}
-        session = self.pool.add(owner, body.env_id, env, lambda sid: {**description, **extra, "session_id": sid},
-                                session_id=key)
-        self.metrics.sessions_created += 1
+        session = await self.open_session(owner, body.env_id, body.preset, body.kwargs)
         return _json(201, encode(session.description))
 
     async def describe(self, request: Request) -> Response:
@@ -140,27 +124,103 @@ class EnvServer:
     async def reset(self, request: Request) -> Response:
         session = self._session(request)
         body = await self._read(request, ResetRequest)
+        return _json(*await self.reset_session(session, body.seed, body.options, body.seq))
+
+    async def step(self, request: Request) -> Response:
+        session = self._session(request)  # before the body: a stranger's is never read
+        return _json(*await self._step_body(session, await self._body(request)))
+
+    async def steps(self, request: Request) -> Response:
+        """Many sessions' steps in one request (``AsyncRemoteEnv`` coalesces concurrent steps into one):
+        ``[{"session_id", "step": <a step body>}]`` -> ``[[status, <its reply>], ...]``, in order."""
+        owner = self._owner(request)
+        items = read_batch(await self._body(request))
+        if items is None:
+            raise _ApiError("InvalidBody", 'the body is not a batch: [{"session_id": str, "step": {"action": str, '
+                           '"seq": int}}, ...]')
+        if len(items) > MAX_BATCH:
+            raise _ApiError("InvalidBody", f"the batch has {len(items)} steps; the limit is {MAX_BATCH}")
+        replies = await asyncio.gather(*(self._step_one(owner, session_id, body) for session_id, body in items))
+        return _json(200, b"[" + b",".join(b"[%d,%s]" % (status, body) for status, body in replies) + b"]")
+
+    async def _step_one(self, owner: str, session_id: str, body: bytes) -> tuple[int, bytes]:
         try:
-            self.boundary.check_options(session.env_id, body.options)
+            return await self._step_body(self._owned(owner, session_id), body)
+        except _ApiError as exc:
+            return exc.status, exc.body()
+
+    async def _step_body(self, session: Session, body: bytes) -> tuple[int, bytes]:
+        if self.workers is not None and (peeked := peek_step(body)) is not None:
+            # The hot path: the worker parses the body itself; the action is never built here.
+            self.metrics.steps += 1
+            return await self._apply(session, peeked[0], "step", body)
+        step = read_step(body) or self._decode(body, StepRequest)
+        return await self.step_session(session, step.action, step.seq)
+
+    async def close(self, request: Request) -> Response:
+        await self.close_session(self._session(request))
+        return _json(200, encode({"closed": True}))
+
+    # -- the session API the front doors share (HTTP routes, MCP, OpenEnv) --------------------
+    async def open_session(self, owner: str, env_id: str, preset: str | None, kwargs: dict[str, Any]) -> Session:
+        """A new session of ``env_id`` for ``owner``, its kwargs checked at the trust boundary.
+
+        Raises ``_ApiError`` (a config mistake, a full server, a failed construction).
+        """
+        if env_id not in self.env_ids:
+            raise _ApiError("ConfigError", f"env_id={env_id[:100]!r} is not served here; expected one of "
+                           f"{', '.join(self.env_ids)}", field="env_id", value=env_id[:100],
+                           allowed=list(self.env_ids))
+        try:  # the trust boundary: nothing is built from what a client may not set
+            kwargs = self.boundary.kwargs(env_id, preset, kwargs)
+            preset = self.boundary.preset_name(env_id, preset)
+        except ConfigError as exc:
+            kind, message, details = env_error(exc)
+            raise _ApiError(kind, message, **details) from None
+        try:
+            self._close_all(self.pool.reserve(owner), "ttl")
+        except _PoolFull as full:
+            raise _ApiError("ServerFull", str(full), headers={"Retry-After": "1"}) from None
+        try:
+            key, env, description = await self._make(env_id, kwargs)
+        except BaseException:
+            self.pool.release(owner)
+            raise
+        extra = {"ttl_s": self.settings.session_ttl_s, "max_request_bytes": self.settings.max_request_bytes,
+                 "preset": preset}
+        session = self.pool.add(owner, env_id, env, lambda sid: {**description, **extra, "session_id": sid},
+                                session_id=key)
+        self.metrics.sessions_created += 1
+        return session
+
+    async def reset_session(self, session: Session, seed: int | None = None,
+                            options: dict[str, Any] | None = None, seq: int | None = None) -> tuple[int, bytes]:
+        """Reset the session's env (options checked at the trust boundary): the reply's status and JSON."""
+        try:
+            self.boundary.check_options(session.env_id, options)
         except ConfigError as exc:
             kind, message, details = env_error(exc)
             raise _ApiError(kind, message, **details) from None
         self.metrics.resets += 1
-        return await self._apply(session, body.seq, "reset", {"seed": body.seed, "options": body.options})
+        return await self._apply(session, seq, "reset", {"seed": seed, "options": options})
 
-    async def step(self, request: Request) -> Response:
-        session = self._session(request)
-        body = await self._read(request, StepRequest)
+    async def step_session(self, session: Session, action: str, seq: int | None = None) -> tuple[int, bytes]:
+        """Step the session's env: the reply's status and JSON."""
         self.metrics.steps += 1
-        return await self._apply(session, body.seq, "step", {"action": body.action})
+        return await self._apply(session, seq, "step", {"action": action})
 
-    async def close(self, request: Request) -> Response:
-        session = self._session(request)
+    async def close_session(self, session: Session, reason: str = "client") -> None:
+        """Close the session and its env (after a call under way finishes)."""
         if self.pool.remove(session):
-            self.metrics.sessions_closed["client"] += 1
-            async with session.lock:  # let a call under way finish before the env goes
+            self.metrics.sessions_closed[reason] += 1
+            async with session.lock:
                 await self._close_env(session)
-        return _json(200, encode({"closed": True}))
+
+    def discard(self, session: Session, reason: str) -> None:
+        """Close the session without waiting (its env closes in the background)."""
+        if self.pool.remove(session):
+            self.metrics.sessions_closed[reason] += 1
+            self._close_later(session)
 
     # -- lifecycle ---------------------------------------------------------------------------
     @contextlib.asynccontextmanager
@@ -207,8 +267,12 @@ class EnvServer:
             self._close_later(session)
 
     def _lost(self, keys: list[str]) -> None:
-        # A worker died (or was killed to stop an overrunning call): its sessions are gone.
+        # A worker died (or was killed to stop an overrunning call): its sessions are gone, and
+        # say so when their clients come back.
         for key in keys:
+            self._lost_keys[key] = None
+            if len(self._lost_keys) > 4 * self.settings.max_sessions:
+                self._lost_keys.popitem(last=False)
             session = self.pool.by_id(key)
             if session is not None and self.pool.remove(session):
                 self.metrics.sessions_closed["worker_lost"] += 1
@@ -248,7 +312,7 @@ class EnvServer:
                 raise _ApiError("Timeout", f"{exc}; {stopped} and the session is closed") from None
             except _WorkerLost as exc:
                 self._drop(session, "worker_lost")
-                raise _ApiError("SessionNotFound", f"{exc}; the session is closed") from None
+                raise _ApiError("WorkerLost", f"{exc}; the session and its env are gone") from None
             return header["status"], body
         job = reset_reply if op == "reset" else step_reply
         try:
@@ -288,34 +352,51 @@ class EnvServer:
                 response = await handler(request)
             except _ApiError as exc:
                 response = _error_response(exc)
+            except ClientDisconnect:  # expected (a client gave up mid-body): one line, no traceback
+                log.info("%s: the client disconnected before its body arrived", name)
+                response = _json(400, b"", {"Connection": "close"})  # nobody is left to read it
             except Exception as exc:  # a server bug: report it, keep serving
                 log.exception("%s failed", name)
                 response = _error_response(_ApiError("EnvFailed", f"internal error: {type(exc).__name__}"))
+            finally:
+                self.budget.release(request.scope.pop("agentgym.held", 0))
             self.metrics.observe(name, response.status_code, time.perf_counter() - start)
             return response
 
         return endpoint
 
     def _owner(self, request: Request) -> str:
-        if not self._owners:
-            return _ANONYMOUS
-        scheme, _, token = request.headers.get("authorization", "").partition(" ")
-        digest = hashlib.sha256(token.strip().encode()).digest()
-        owner = self._owners.get(digest) if scheme.lower() == "bearer" else None
+        owner = self.owner_of(request.headers.get("authorization", ""))
         if owner is None:
             raise _ApiError("Unauthorized", "a valid 'Authorization: Bearer <token>' header is required",
                            headers={"WWW-Authenticate": "Bearer"})
         return owner
 
+    def owner_of(self, authorization: str) -> str | None:
+        """Whose token an ``Authorization`` header carries; None when it is not a valid one."""
+        if not self._owners:
+            return _ANONYMOUS
+        scheme, _, token = authorization.partition(" ")
+        digest = hashlib.sha256(token.strip().encode()).digest()
+        return self._owners.get(digest) if scheme.lower() == "bearer" else None
+
     def _session(self, request: Request) -> Session:
-        session = self.pool.get(self._owner(request), request.path_params["session_id"])
+        return self._owned(self._owner(request), request.path_params["session_id"])
+
+    def _owned(self, owner: str, session_id: str) -> Session:
+        session = self.pool.get(owner, session_id)
+        if session is None and session_id in self._lost_keys:
+            raise _ApiError("WorkerLost", "the worker process hosting this session stopped; the session and its "
+                           "env are gone")
         if session is None:  # unknown, expired and other clients' sessions look the same
             raise _ApiError("SessionNotFound", "no such session: it was closed, expired after "
                            f"{self.settings.session_ttl_s:g} s idle, or never existed")
         return session
 
     async def _read(self, request: Request, model: type[BaseModel]) -> Any:
-        body = await _read_limited(request, self.settings.max_request_bytes)
+        return self._decode(await self._body(request), model)
+
+    def _decode(self, body: bytes, model: type[BaseModel]) -> Any:
         try:
             return decode(body, model)
         except RecursionError:  # e.g. a megabyte of "[": nested deeper than the parser goes
@@ -327,7 +408,44 @@ class EnvServer:
                                  for e in exc.errors()[:5])
             raise _ApiError("InvalidBody", f"the body is not a valid {model.__name__}: {problems}") from None
 
-    async def _apply(self, session: Session, seq: int | None, op: str, args: dict[str, Any]) -> Response:
+    async def _body(self, request: Request) -> bytes | bytearray:
+        """The request body, within the size limit, the body deadline and the server's byte budget."""
+        limit = self.settings.max_request_bytes
+        declared = request.headers.get("content-length")
+        if declared is not None and not declared.isdigit():
+            raise _ApiError("BadRequest", "Content-Length is not a number")
+        if declared is not None and int(declared) > limit:
+            raise _ApiError("RequestTooLarge", f"the body has {declared} bytes; the limit is {limit}")
+        size = int(declared) if declared is not None else None
+        try:
+            async with asyncio.timeout(self.settings.body_timeout_s):
+                if size is not None and size > SMALL_BODY_BYTES:
+                    await self._hold(request, size)
+                # One buffer of the declared size, filled in place: a large body is held once, not twice.
+                body, received = bytearray(size or 0), 0
+                async for chunk in request.stream():
+                    end = received + len(chunk)
+                    if end > limit or (size is not None and end > size):
+                        raise _ApiError("RequestTooLarge", f"the body is over the limit of {min(limit, size or limit)} "
+                                        "bytes")
+                    if size is None and end > SMALL_BODY_BYTES and "agentgym.held" not in request.scope:
+                        await self._hold(request, limit)  # no declared size: hold for the largest
+                    body[received:end] = chunk
+                    received = end
+        except TimeoutError:
+            raise _ApiError("RequestTimeout", f"the body did not arrive within {self.settings.body_timeout_s:g} s")
+        del body[received:]
+        return bytes(body) if received <= SMALL_BODY_BYTES else body  # a large one stays a bytearray: no copy
+
+    async def _hold(self, request: Request, size: int) -> None:
+        held = await self.budget.reserve(size)
+        if not held:
+            raise _ApiError("ServerBusy", "the server is reading as many large bodies as its budget allows; "
+                           "retry shortly", headers={"Retry-After": "1"})
+        request.scope["agentgym.held"] = held  # given back when the reply is sent
+
+    async def _apply(self, session: Session, seq: int | None, op: str,
+                     args: dict[str, Any] | bytes | bytearray) -> tuple[int, bytes]:
         session.in_flight += 1
         try:
             async with session.lock:
@@ -335,14 +453,14 @@ class EnvServer:
                     raise _ApiError("SessionNotFound", "the session was closed while this call waited")
                 if seq is not None and seq == session.seq and session.last_reply is not None:
                     self.metrics.replayed += 1
-                    return _json(*session.last_reply)
+                    return session.last_reply
                 if seq is not None and seq != session.seq + 1:
                     raise _ApiError("OutOfOrder", f"seq {seq} is out of order: the last call applied was "
                                    f"{session.seq}, so the next must be {session.seq + 1}")
                 reply = await self._run(session, op, args)
-                if seq is not None:
+                if seq is not None and reply[0] != 422:  # a body the worker could not read was not applied
                     session.seq, session.last_reply = seq, reply
-                return _json(*reply)
+                return reply
         finally:
             session.in_flight -= 1
             session.last_used = self.clock()
@@ -376,29 +494,15 @@ def _worker_imports(settings: ServerSettings, env_ids: tuple[str, ...]) -> tuple
 
 
 def _error_response(exc: _ApiError) -> Response:
-    return _json(exc.status, exc.body(), exc.headers)
+    headers = exc.headers
+    if exc.kind in _CLOSES:  # the body may be unread (or still arriving): end the connection after the reply
+        headers = {**(headers or {}), "Connection": "close"}
+    return _json(exc.status, exc.body(), headers)
 
 
 def _close_made_env(done: asyncio.Future) -> None:
     if not done.cancelled() and done.exception() is None:
         close_quietly(done.result()[0])
-
-
-async def _read_limited(request: Request, limit: int) -> bytes:
-    declared = request.headers.get("content-length")
-    if declared is not None:
-        if not declared.isdigit():
-            raise _ApiError("BadRequest", "Content-Length is not a number")
-        if int(declared) > limit:
-            raise _ApiError("RequestTooLarge", f"the body has {declared} bytes; the limit is {limit}")
-        return await request.body()
-    chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise _ApiError("RequestTooLarge", f"the body is over the limit of {limit} bytes")
-        chunks.append(chunk)
-    return b"".join(chunks)
 
 
 def _json(status: int, body: bytes, headers: dict[str, str] | None = None) -> Response:

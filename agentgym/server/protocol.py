@@ -106,15 +106,16 @@ class StepReply(_Reply):
 # the same exception the env raised on the server.
 STATUS_OF = {
     "ConfigError": 400, "DataError": 400, "ActionTypeError": 400, "DependencyNotInstalled": 400,
-    "BadRequest": 400, "Unauthorized": 401, "SessionNotFound": 404, "ResetNeeded": 409, "OutOfOrder": 409,
-    "RequestTooLarge": 413, "InvalidBody": 422, "EnvFailed": 500, "ServerFull": 503, "Timeout": 504,
+    "BadRequest": 400, "Unauthorized": 401, "SessionNotFound": 404, "WorkerLost": 404, "ResetNeeded": 409,
+    "OutOfOrder": 409, "RequestTimeout": 408, "RequestTooLarge": 413, "InvalidBody": 422, "EnvFailed": 500,
+    "ServerFull": 503, "ServerBusy": 503, "Timeout": 504,
 }
 _ENV_ERRORS = {
     "ConfigError": errors.ConfigError, "DataError": errors.DataError, "ActionTypeError": errors.ActionTypeError,
     "ResetNeeded": errors.ResetNeeded, "DependencyNotInstalled": errors.DependencyNotInstalled,
 }
 _REMOTE_ERRORS = {
-    401: errors.Unauthorized, 404: errors.SessionNotFound, 400: errors.RequestRejected,
+    401: errors.Unauthorized, 404: errors.SessionNotFound, 400: errors.RequestRejected, 408: errors.RequestRejected,
     413: errors.RequestRejected, 422: errors.RequestRejected, 503: errors.ServerUnavailable,
     504: errors.RemoteTimeout,
 }
@@ -160,6 +161,8 @@ def error_from_reply(status: int, body: bytes) -> Exception:
     env_error = _ENV_ERRORS.get(kind)
     if env_error is not None:
         return _rebuild(env_error, message, error)
+    if kind == "WorkerLost":
+        return errors.WorkerLost(f"{kind}: {message}", status=status)
     remote_error = _REMOTE_ERRORS.get(status, errors.RemoteEnvError)
     return remote_error(f"{kind or 'HTTP ' + str(status)}: {message}", status=status)
 

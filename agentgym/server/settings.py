@@ -45,6 +45,12 @@ class ServerSettings(BaseModel):
     """Idle seconds after which a session is closed and its memory freed."""
     max_request_bytes: int = Field(8 * 1024 * 1024, ge=1024)
     """Larger request bodies are refused with 413."""
+    max_body_bytes_in_flight: int = Field(8 * 1024 * 1024, ge=1024)
+    """Bytes of large request bodies (over 64 KiB) held across all connections at once; a body past
+    the budget waits up to a second for room, then answers 503 ``ServerBusy`` (the client retries).
+    Smaller bodies, such as steps, never wait for it. A larger ``max_request_bytes`` still fits alone."""
+    body_timeout_s: float = Field(15.0, gt=0)
+    """A request's body must arrive within this long of its headers (slow-body clients get 408)."""
     request_timeout_s: float = Field(30.0, gt=0)
     """Longest reset, step or close; a slower call answers 504 and its session is closed."""
     create_timeout_s: float = Field(120.0, gt=0)

@@ -1,13 +1,14 @@
 """Env calls in worker processes, so that no env call can stall the server's event loop.
 
 Each session's env lives in one worker process (``agentgym.server.worker``), chosen as the one
-with the fewest sessions when the session is created; a worker runs its calls one at a time.
-A slow call (a degenerate megabyte action, a stuck retriever) therefore delays only the
-sessions on its own worker, never the event loop, ``/health`` or the other workers. Deadlines:
-the worker interrupts a call at its timeout (SIGALRM) and closes that env; if the worker does
-not answer within a grace period after that (stuck in C code that ignores signals), the server
-kills it, which stops the work for certain, and the sessions it hosted are lost (their next
-call answers 404). A new worker is started in its place on demand.
+with the fewest sessions when the session is created. A slow call (a degenerate megabyte
+action, a hung retriever) never stalls the event loop, ``/health`` or the other workers, and
+holds up the other sessions of its own worker only until it has run ``_SLOW_S`` (50 ms): the
+worker then runs their calls on overflow threads. Deadlines: the worker interrupts a call at its
+timeout and closes that env; if the worker does not answer within a grace period after that
+(stuck in C code that ignores signals), the server kills it, which stops the work for certain,
+and the sessions it hosted are lost (their next call answers ``WorkerLost``). A new worker is
+started in its place on demand.
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ import json
 import logging
 import os
 import sys
-from collections import deque
 from collections.abc import Callable
 from typing import Any
 
@@ -31,6 +31,7 @@ log = logging.getLogger("agentgym.server")
 _GRACE_S = 1.0
 """How long after its deadline a call may take to be interrupted before its worker is killed."""
 _START_TIMEOUT_S = 120.0
+_JOIN_BYTES = 64 * 1024
 
 
 class _WorkerLost(Exception):
@@ -46,47 +47,54 @@ class _CallOverran(Exception):
 
 
 class _Worker:
-    """One worker process and the calls sent to it, answered in order."""
+    """One worker process and the calls sent to it (answered in any order: see ``agentgym.server.worker``)."""
 
     def __init__(self, index: int, proc: asyncio.subprocess.Process, on_exit: Callable[[_Worker], None]) -> None:
         self.index, self.proc, self.on_exit = index, proc, on_exit
         self.keys: set[str] = set()
-        self.queue: deque[tuple[int, float, asyncio.Future]] = deque()
+        self.calls: dict[int, tuple[float, asyncio.Future, asyncio.TimerHandle]] = {}
+        self._outbox: list[bytes] = []
         self._ids = itertools.count(1)
-        self._watchdog: asyncio.TimerHandle | None = None
         self.dead = False
         self.killed_for: int | None = None  # the id of the call that overran, when killed
         self._reader = asyncio.get_running_loop().create_task(self._read_replies())
 
-    def send(self, op: str, key: str, args: dict[str, Any], timeout: float) -> asyncio.Future:
-        future = asyncio.get_running_loop().create_future()
+    def send(self, op: str, key: str, args: dict[str, Any] | bytes | bytearray, timeout: float) -> asyncio.Future:
+        loop = asyncio.get_running_loop()
+        future = loop.create_future()
         if self.dead:
             future.set_exception(_WorkerLost("the worker process is gone"))
             return future
         call_id = next(self._ids)
-        body = json.dumps(args, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
-        self.proc.stdin.write(pack_frame({"id": call_id, "op": op, "key": key, "timeout": timeout}, body))
-        self.queue.append((call_id, timeout, future))
-        if len(self.queue) == 1:
-            self._arm()
+        body = args if isinstance(args, (bytes, bytearray)) else json.dumps(  # a request body, forwarded as it came
+            args, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
+        head = pack_frame({"id": call_id, "op": op, "key": key, "timeout": timeout}, size=len(body))
+        if len(body) > _JOIN_BYTES:  # written apart from the head: a large body is not copied to join them
+            self._flush_outbox()
+            self.proc.stdin.write(head)
+            self.proc.stdin.write(body)
+        else:  # the calls of one event-loop turn (a coalesced batch) go out in one system call
+            self._outbox.append(head + body)
+            if len(self._outbox) == 1:
+                loop.call_soon(self._flush_outbox)
+        # The worker interrupts a call at its deadline; past a grace period, only killing it stops the call.
+        watchdog = loop.call_later(timeout + _GRACE_S, self._overran, call_id)
+        self.calls[call_id] = (timeout, future, watchdog)
         return future
+
+    def _flush_outbox(self) -> None:
+        if self._outbox:
+            frames, self._outbox = self._outbox, []
+            if not self.dead:
+                self.proc.stdin.write(b"".join(frames))
 
     def kill(self) -> None:
         if not self.dead:
             with contextlib.suppress(ProcessLookupError):
                 self.proc.kill()
 
-    def _arm(self) -> None:
-        # The call at the head of the queue is the one the worker is running now.
-        if self._watchdog is not None:
-            self._watchdog.cancel()
-            self._watchdog = None
-        if self.queue:
-            call_id, timeout, _ = self.queue[0]
-            self._watchdog = asyncio.get_running_loop().call_later(timeout + _GRACE_S, self._overran, call_id)
-
     def _overran(self, call_id: int) -> None:
-        if self.queue and self.queue[0][0] == call_id:
+        if call_id in self.calls:
             log.warning("worker %d did not stop an overrunning call; killing it", self.index)
             self.killed_for = call_id
             self.kill()
@@ -98,23 +106,21 @@ class _Worker:
                 head_len, body_len = _HEAD.unpack(await stdout.readexactly(_HEAD.size))
                 frame = await stdout.readexactly(head_len + body_len)
                 header, body = json.loads(frame[:head_len]), frame[head_len:]
-                call_id, _, future = self.queue.popleft()
-                assert header["id"] == call_id, "worker replies come in order"
-                self._arm()
+                _, future, watchdog = self.calls.pop(header["id"])
+                watchdog.cancel()
                 if not future.done():
                     future.set_result((header, body))
         except asyncio.CancelledError:  # the event loop is going away: so is the server
             raise
-        except (asyncio.IncompleteReadError, ConnectionError, ValueError):
+        except (asyncio.IncompleteReadError, ConnectionError, ValueError, KeyError):
             pass
         self._die()
 
     def _die(self) -> None:
         self.dead = True
-        if self._watchdog is not None:
-            self._watchdog.cancel()
-        while self.queue:
-            call_id, timeout, future = self.queue.popleft()
+        calls, self.calls = self.calls, {}
+        for call_id, (timeout, future, watchdog) in calls.items():
+            watchdog.cancel()
             if not future.done():
                 error = (_CallOverran(timeout, killed=True) if call_id == self.killed_for
                          else _WorkerLost("the worker process hosting this session stopped"))
@@ -147,7 +153,8 @@ class WorkerPool:
         self._workers[index].keys.add(key)
         return index
 
-    async def call(self, key: str, op: str, args: dict[str, Any], timeout: float) -> tuple[dict[str, Any], bytes]:
+    async def call(self, key: str, op: str, args: dict[str, Any] | bytes | bytearray,
+                   timeout: float) -> tuple[dict[str, Any], bytes]:
         """Run ``op`` for the session ``key`` in its worker; the worker's reply header and body.
 
         Raises ``_CallOverran`` past the deadline and ``_WorkerLost`` when the session's worker died.

@@ -2,9 +2,10 @@
 
 Importing it registers ``AgentGymTest/Sleepy-v0`` (``agentgym serve --import sleepy_env``).
 Actions: ``sleep S`` (blocks in ``time.sleep``), ``spin S`` (a busy Python loop), ``stuck S`` (a
-busy loop with SIGALRM blocked, as C code that never checks for signals would be: only killing
-the process stops it), ``hog S`` (one C call that holds the GIL for about S seconds, as a
-quadratic regex on a megabyte would), ``stop`` (ends the episode); anything else is echoed.
+busy loop with SIGALRM blocked that also swallows asynchronous exceptions, as C code that never
+checks for signals would be: only killing the process stops it), ``hog S`` (one C call that
+holds the GIL for about S seconds, as a quadratic regex on a megabyte would), ``stop`` (ends the
+episode); anything else is echoed.
 """
 
 from __future__ import annotations
@@ -29,12 +30,19 @@ class SleepyEnv(TextEnv):
         verb, _, amount = action.partition(" ")
         if verb == "sleep":
             time.sleep(float(amount))
-        elif verb in ("spin", "stuck"):
-            if verb == "stuck":
-                signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
+        elif verb == "spin":
             end = time.monotonic() + float(amount)
             while time.monotonic() < end:
                 pass
+        elif verb == "stuck":  # deaf to every interruption, as C code that never checks would be
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
+            end = time.monotonic() + float(amount)
+            while time.monotonic() < end:
+                try:
+                    while time.monotonic() < end:
+                        pass
+                except BaseException:  # an asynchronous Interrupted (a worker's overflow thread): ignored
+                    continue
         elif verb == "hog":
             start = time.perf_counter()
             sum(range(1_000_000))

@@ -1,0 +1,89 @@
+"""``agentgym mcp ENV_ID``: an env's tools as an MCP server (stdio or streamable HTTP)."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from agentgym.cli.serve import _is_loopback, _presets, write_token_file
+from agentgym.errors import ConfigError
+from agentgym.server.settings import TOKENS_ENV_VAR, ServerSettings, default_token_path
+
+__all__ = ["mcp", "front_door_fields"]
+
+
+def mcp(
+    env_id: Annotated[str, typer.Argument(help="The env whose tools are served, e.g. TravelPlanner-v0.")],
+    transport: Annotated[str, typer.Option(help="stdio (an MCP client starts this command) or http "
+                                           "(streamable HTTP at /mcp).")] = "stdio",
+    host: Annotated[str, typer.Option(help="Interface to bind (http).")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="TCP port (http).")] = 8001,
+    token: Annotated[list[str] | None, typer.Option(
+        help=f"Accepted bearer token (http; repeat). Default: ${TOKENS_ENV_VAR}; with neither, one is generated "
+             "and written to $AGENTGYM_CACHE_DIR/server/token-PORT.")] = None,
+    presets: Annotated[Path | None, typer.Option(help="The operator's env presets (as agentgym serve's).")] = None,
+    env_kwarg: Annotated[list[str] | None, typer.Option(
+        "--env-kwarg", "-k", help="An operator kwarg KEY=VALUE for the env (as agentgym serve's).")] = None,
+    reward_preset: Annotated[list[str] | None, typer.Option(
+        help="A built-in reward preset clients may pick by name (repeat). Default: all of them.")] = None,
+    import_: Annotated[list[str] | None, typer.Option(
+        "--import", help="Module to import first, e.g. one that registers your own envs (repeat).")] = None,
+    max_sessions: Annotated[int, typer.Option(help="Open episodes across all clients.")] = 256,
+    session_ttl: Annotated[float, typer.Option(help="Idle seconds before an episode is closed.")] = 600.0,
+    request_timeout: Annotated[float, typer.Option(help="Longest tool call, in seconds.")] = 30.0,
+    env_calls: Annotated[str, typer.Option(help="Where env calls run (as agentgym serve's).")] = "processes",
+    env_workers: Annotated[int | None, typer.Option(help="Worker processes for --env-calls processes.")] = None,
+    log_level: Annotated[str, typer.Option(help="uvicorn log level (http).")] = "warning",
+) -> None:
+    """Serve an env's tools over MCP (stdio or streamable HTTP): one episode per MCP session.
+
+    The same presets, trust boundary and limits as serve.
+    """
+    if transport not in ("stdio", "http"):
+        raise typer.BadParameter(f"{transport!r}; expected stdio or http", param_hint="--transport")
+    fields = front_door_fields(env_id, presets, env_kwarg, reward_preset, import_, max_sessions, session_ttl,
+                               request_timeout, env_calls, env_workers)
+    from agentgym.server import mcp_app
+
+    try:
+        if transport == "stdio":  # the client started this process: it is the only one talking to it
+            asyncio.run(mcp_app.run_stdio(ServerSettings(insecure_no_auth=True, **fields), env_id))
+            return
+        settings = ServerSettings.with_env_tokens(tokens=tuple(token or ()), **fields)
+        if not settings.tokens:
+            if not _is_loopback(host):
+                raise typer.BadParameter(f"serving {host} needs tokens its clients know: pass --token or set "
+                                         f"${TOKENS_ENV_VAR}", param_hint="--host")
+            path = default_token_path(port)
+            settings = settings.model_copy(update={"tokens": (write_token_file(path),)})
+            typer.echo(f"token written to {path}", err=True)
+        app = mcp_app.create_mcp_app(settings, env_id, host=host)
+    except ConfigError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    import uvicorn
+
+    from agentgym.server.http import uvicorn_config
+
+    typer.echo(f"agentgym MCP server for {env_id} on http://{host}:{port}/mcp", err=True)
+    uvicorn.Server(uvicorn_config(app, header_timeout_s=settings.header_timeout_s, host=host, port=port,
+                                  log_level=log_level)).run()
+
+
+def front_door_fields(env_id: str, presets: Path | None, env_kwarg: list[str] | None,
+                      reward_preset: list[str] | None, import_: list[str] | None, max_sessions: int,
+                      session_ttl: float, request_timeout: float, env_calls: str,
+                      env_workers: int | None) -> dict[str, Any]:
+    """The ``ServerSettings`` fields a front door for one env takes from its flags (as serve's)."""
+    for module in import_ or ():
+        importlib.import_module(module)
+    fields: dict[str, Any] = dict(
+        env_ids=(env_id,), presets=_presets(presets, reward_preset, [env_id], env_kwarg or []),
+        imports=tuple(import_ or ()), max_sessions=max_sessions, session_ttl_s=session_ttl,
+        request_timeout_s=request_timeout, env_calls=env_calls)
+    if env_workers is not None:
+        fields["env_workers"] = env_workers
+    return fields

@@ -1,0 +1,61 @@
+"""``agentgym openenv ENV_ID``: an env as an OpenEnv environment, on OpenEnv's own server."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from agentgym.cli.mcp import front_door_fields
+from agentgym.cli.serve import _is_loopback
+from agentgym.errors import ConfigError
+from agentgym.server.settings import ServerSettings
+
+__all__ = ["openenv"]
+
+
+def openenv(
+    env_id: Annotated[str, typer.Argument(help="The env to serve, e.g. SearchQA-v0.")],
+    host: Annotated[str, typer.Option(help="Interface to bind.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="TCP port.")] = 8002,
+    presets: Annotated[Path | None, typer.Option(help="The operator's env presets (as agentgym serve's).")] = None,
+    env_kwarg: Annotated[list[str] | None, typer.Option(
+        "--env-kwarg", "-k", help="An operator kwarg KEY=VALUE for the env (as agentgym serve's).")] = None,
+    reward_preset: Annotated[list[str] | None, typer.Option(
+        help="A built-in reward preset clients may pick by name (repeat). Default: all of them.")] = None,
+    import_: Annotated[list[str] | None, typer.Option(
+        "--import", help="Module to import first, e.g. one that registers your own envs (repeat).")] = None,
+    max_sessions: Annotated[int, typer.Option(help="Concurrent OpenEnv sessions.")] = 256,
+    session_ttl: Annotated[float, typer.Option(help="Idle seconds before a session's env is closed.")] = 600.0,
+    request_timeout: Annotated[float, typer.Option(help="Longest reset or step, in seconds.")] = 30.0,
+    env_calls: Annotated[str, typer.Option(help="Where env calls run (as agentgym serve's).")] = "processes",
+    env_workers: Annotated[int | None, typer.Option(help="Worker processes for --env-calls processes.")] = None,
+    insecure_no_auth: Annotated[bool, typer.Option(
+        "--insecure-no-auth", help="Bind an interface other machines reach, although OpenEnv's protocol has no "
+                                   "tokens: only behind a proxy that checks them.")] = False,
+    log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "warning",
+) -> None:
+    """Serve an env as an OpenEnv environment, on OpenEnv's own server.
+
+    Its /ws sessions, /reset, /step and /state; the same presets, trust boundary and limits as serve.
+    """
+    if not _is_loopback(host) and not insecure_no_auth:
+        raise typer.BadParameter(f"OpenEnv's protocol carries no token: serving {host} lets anyone who can "
+                                 "connect run envs; pass --insecure-no-auth behind a proxy that checks tokens",
+                                 param_hint="--host")
+    fields = front_door_fields(env_id, presets, env_kwarg, reward_preset, import_, max_sessions, session_ttl,
+                               request_timeout, env_calls, env_workers)
+    from agentgym.server.openenv_app import create_openenv_app
+
+    try:
+        app = create_openenv_app(ServerSettings(insecure_no_auth=True, **fields), env_id)
+    except ConfigError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    import uvicorn
+
+    from agentgym.server.http import uvicorn_config
+
+    typer.echo(f"agentgym OpenEnv server for {env_id} on http://{host}:{port} (no tokens: OpenEnv has none)",
+               err=True)
+    uvicorn.Server(uvicorn_config(app, header_timeout_s=10.0, host=host, port=port, log_level=log_level)).run()

@@ -1,0 +1,184 @@
+"""The OpenEnv front door: any agentgym env as an OpenEnv environment, served by OpenEnv's own server.
+
+    agentgym openenv TravelPlanner-v0 --port 8002           # OpenEnv's /ws, /reset, /step, /state, /health
+
+    from agentgym.server.openenv_app import AgentgymAction, AgentgymEnvClient
+    async with AgentgymEnvClient(base_url="http://127.0.0.1:8002") as env:
+        result = await env.reset(seed=0, options={"query_index": 3})
+        result = await env.step(AgentgymAction(text="CitySearch[Texas]"))
+
+Needs ``pip install 'agentgym[openenv]'`` (``openenv-core``, OpenEnv's core package). Each OpenEnv
+session (one WebSocket) is one agentgym session of ``EnvServer``, so env calls run where
+``agentgym serve`` runs them (worker processes by default), under its limits and deadlines; a
+client picks among the operator's presets and sets only the bounded options
+(``agentgym.server.boundary``), passed as ``reset`` arguments: ``preset``, ``env_kwargs``,
+``options`` and ``seed``. OpenEnv's protocol has no authentication: serve it on loopback or
+behind a proxy that checks tokens.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+from pydantic import Field
+
+from agentgym.errors import ConfigError, DependencyNotInstalled
+from agentgym.server.app import EnvServer
+from agentgym.server.jobs import _ApiError
+from agentgym.server.protocol import error_from_reply
+from agentgym.server.sessions import Session
+from agentgym.server.settings import ServerSettings
+
+try:
+    from openenv.core import EnvClient
+    from openenv.core.client_types import StepResult
+    from openenv.core.env_server import Action, Environment, Observation, State, create_app
+except ImportError:  # pragma: no cover - the message is the point
+    raise DependencyNotInstalled("the OpenEnv front door needs openenv-core; pip install 'agentgym[openenv]'") from None
+
+__all__ = ["AgentgymAction", "AgentgymObservation", "AgentgymState", "AgentgymEnvironment", "AgentgymEnvClient",
+           "create_openenv_app"]
+
+_RESET_ARGS = ("seed", "episode_id", "preset", "env_kwargs", "options")
+
+
+class AgentgymAction(Action):
+    """One action: the text the env takes (a ReAct line, a ``<tool_call>``, an ``<answer>``...)."""
+
+    text: str = Field(description="The action text, as the env's action format has it.")
+
+
+class AgentgymObservation(Observation):
+    """What the env answered: its text, its ``info`` dict, and whether the episode was truncated.
+
+    ``done`` is ``terminated or truncated``, as OpenEnv has one flag; ``truncated`` tells them apart.
+    """
+
+    text: str = Field("", description="The observation text.")
+    info: dict[str, Any] = Field(default_factory=dict, description="The env's step info (a plain dict).")
+    truncated: bool = Field(False, description="The episode ended at its turn limit, not by the agent.")
+
+
+class AgentgymState(State):
+    """The session's env, preset and turn, besides OpenEnv's episode id and step count."""
+
+    env_id: str | None = None
+    preset: str | None = None
+
+
+class AgentgymEnvironment(Environment[AgentgymAction, AgentgymObservation, AgentgymState]):
+    """One OpenEnv session: an ``EnvServer`` session of ``env_id``, opened on the first ``reset``."""
+
+    SUPPORTS_CONCURRENT_SESSIONS = True
+
+    def __init__(self, server: EnvServer, env_id: str) -> None:
+        super().__init__()
+        self.server, self.env_id = server, env_id
+        self._session: Session | None = None
+        self._config: tuple[str | None, str] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._state = AgentgymState(env_id=env_id)
+
+    async def reset_async(self, seed: int | None = None, episode_id: str | None = None,
+                          preset: str | None = None, env_kwargs: dict[str, Any] | None = None,
+                          options: dict[str, Any] | None = None, **unknown: Any) -> AgentgymObservation:
+        if unknown:
+            raise ConfigError("reset", sorted(unknown), list(_RESET_ARGS))
+        config = (preset, json.dumps(env_kwargs or {}, sort_keys=True))
+        if self._session is None or config != self._config or self._session not in self.server.pool:
+            self._drop()  # another preset or options: another env
+            self._loop = asyncio.get_running_loop()
+            self._session = await _call(self.server.open_session("anonymous", self.env_id, preset, env_kwargs or {}))
+            self._config = config
+        status, body = await _call(self.server.reset_session(self._session, seed, options))
+        reply = _reply(status, body)
+        self._state = AgentgymState(episode_id=episode_id, step_count=0, env_id=self.env_id,
+                                    preset=self._session.description.get("preset"))
+        return AgentgymObservation(text=reply["observation"], info=reply["info"])
+
+    async def step_async(self, action: AgentgymAction, timeout_s: float | None = None,
+                         **kwargs: Any) -> AgentgymObservation:
+        if self._session is None:
+            raise ConfigError("step", "before reset", "a reset first: it opens the session's env")
+        status, body = await _call(self.server.step_session(self._session, action.text))
+        reply = _reply(status, body)
+        self._state.step_count += 1
+        return AgentgymObservation(text=reply["observation"], info=reply["info"], reward=reply["reward"],
+                                   done=reply["terminated"] or reply["truncated"], truncated=reply["truncated"])
+
+    def reset(self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any) -> AgentgymObservation:
+        raise RuntimeError("AgentgymEnvironment runs on the server's event loop: OpenEnv calls reset_async")
+
+    def step(self, action: AgentgymAction, timeout_s: float | None = None, **kwargs: Any) -> AgentgymObservation:
+        raise RuntimeError("AgentgymEnvironment runs on the server's event loop: OpenEnv calls step_async")
+
+    @property
+    def state(self) -> AgentgymState:
+        return self._state
+
+    def close(self) -> None:
+        # OpenEnv closes a session's environment from a thread: hand the session back on the loop.
+        self._drop()
+
+    def _drop(self) -> None:
+        session, self._session = self._session, None
+        if session is not None and self._loop is not None and not self._loop.is_closed():
+            self._loop.call_soon_threadsafe(self.server.discard, session, "client")
+
+
+class AgentgymEnvClient(EnvClient[AgentgymAction, AgentgymObservation, AgentgymState]):
+    """OpenEnv's client for an agentgym environment (what every OpenEnv env package ships)."""
+
+    def _step_payload(self, action: AgentgymAction) -> dict[str, Any]:
+        return {"text": action.text}
+
+    def _parse_result(self, payload: dict[str, Any]) -> StepResult[AgentgymObservation]:
+        observation = AgentgymObservation(**payload.get("observation", {}), reward=payload.get("reward"),
+                                          done=payload.get("done", False))
+        return StepResult(observation=observation, reward=payload.get("reward"), done=payload.get("done", False))
+
+    def _parse_state(self, payload: dict[str, Any]) -> AgentgymState:
+        return AgentgymState(**payload)
+
+
+def create_openenv_app(settings: ServerSettings, env_id: str) -> Any:
+    """OpenEnv's FastAPI app for ``env_id``, its sessions on an ``EnvServer`` with ``settings``.
+
+    ``settings.tokens`` are not checked (OpenEnv's protocol carries none); ``max_sessions`` caps
+    OpenEnv's concurrent sessions too.
+    """
+    if not settings.tokens and not settings.insecure_no_auth:
+        settings = settings.model_copy(update={"insecure_no_auth": True})
+    server = EnvServer(settings)
+    if env_id not in server.env_ids:
+        raise ConfigError("env_id", env_id, list(server.env_ids))
+    app = create_app(functools.partial(AgentgymEnvironment, server, env_id), AgentgymAction, AgentgymObservation,
+                     env_name=env_id, max_concurrent_envs=settings.max_sessions)
+    openenv_lifespan = app.router.lifespan_context
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Any) -> AsyncIterator[None]:
+        async with server.lifespan(app), openenv_lifespan(app):
+            yield
+
+    app.router.lifespan_context = lifespan
+    app.state.server = server
+    return app
+
+
+async def _call(coroutine: Any) -> Any:
+    try:
+        return await coroutine
+    except _ApiError as exc:  # a refused create or reset: the client's mistake, with its message
+        raise error_from_reply(exc.status, exc.body()) from None
+
+
+def _reply(status: int, body: bytes) -> dict[str, Any]:
+    if status != 200:
+        raise error_from_reply(status, body)
+    return json.loads(body)
