@@ -1,27 +1,30 @@
 """The TravelPlanner tools, with the official semantics and message strings.
 
 Each tool is a small function of the world and its string arguments returning a
-``ToolResult`` whose ``content`` is what the official agent would observe. Results are
+``ToolResult`` whose ``content`` is what the official agent would observe. Successful results are
 memoised per tool and arguments: the world is read-only, and GRPO-style training replays the
-same queries many times, so the same lookups recur.
+same queries many times, so the same lookups recur. The memo is bounded in bytes; failed lookups
+(whose arguments are whatever the model wrote) are never kept.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import replace
-from functools import lru_cache, partial
+from functools import partial
 from typing import Any
 
+from agentgym._memo import memoize
 from agentgym.core.tools import Param, Tool, ToolBox
 from agentgym.core.types import ErrorCode, ToolResult
 from agentgym.envs.travelplanner.world import Flight, World
 from agentgym.envs.travelplanner.world._render import render_table
 
 __all__ = ["make_toolbox", "search_tools", "TOOLS", "SEARCH_TOOLS", "NOTEBOOK_TOOL", "distance_cost", "Notebook", "strip_state",
-           "CACHE_SIZE"]
+           "CACHE_BYTES"]
 
-CACHE_SIZE = 65_536
+CACHE_BYTES = 32 << 20
+"""Bytes of results each search tool of a world keeps (one entry at most 1/64 of it)."""
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _PARENTHESISED = re.compile(r"\([^)]*\)")
 
@@ -165,9 +168,13 @@ TOOLS: tuple[Tool, ...] = (*SEARCH_TOOLS, NOTEBOOK_TOOL)
 
 
 def search_tools(world: World) -> tuple[Tool, ...]:
-    """The six searches bound to ``world``, each with its own result cache."""
-    cached = partial(lru_cache, maxsize=CACHE_SIZE)
+    """The six searches bound to ``world``, each with its own result cache (successes only)."""
+    cached = partial(memoize, CACHE_BYTES, keep=_succeeded)
     return tuple(replace(tool, run=cached()(partial(tool.run, world))) for tool in SEARCH_TOOLS)
+
+
+def _succeeded(result: ToolResult) -> bool:
+    return result.error is None
 
 
 def make_toolbox(world: World, notebook: Notebook | None = None) -> ToolBox:
