@@ -31,7 +31,7 @@ from agentgym.registration import ENV_IDS
 from agentgym.errors import ConfigError, DependencyNotInstalled
 from agentgym.server.boundary import ClientBoundary
 from agentgym.server.calls import _CallTimedOut, EnvCalls
-from agentgym.server.jobs import _ApiError, close_quietly, env_error, make_env, reset_reply, step_reply
+from agentgym.server.jobs import _ApiError, close_quietly, env_error, error_reply, make_env, reset_reply, step_reply
 from agentgym.server.metrics import ServerMetrics
 from agentgym.server.protocol import API_PREFIX, CreateSession, ResetRequest, StepRequest, decode, encode
 from agentgym.server.sessions import _PoolFull, Session, SessionPool
@@ -140,13 +140,13 @@ class EnvServer:
     async def reset(self, request: Request) -> Response:
         session = self._session(request)
         body = await self._read(request, ResetRequest)
+        refusal = None
         try:
             self.boundary.check_options(session.env_id, body.options)
-        except ConfigError as exc:
-            kind, message, details = env_error(exc)
-            raise _ApiError(kind, message, **details) from None
+        except ConfigError as exc:  # answered like an env's refusal: it takes its seq, the session goes on
+            refusal = error_reply(exc)
         self.metrics.resets += 1
-        return await self._apply(session, body.seq, "reset", {"seed": body.seed, "options": body.options})
+        return await self._apply(session, body.seq, "reset", {"seed": body.seed, "options": body.options}, refusal)
 
     async def step(self, request: Request) -> Response:
         session = self._session(request)
@@ -327,7 +327,8 @@ class EnvServer:
                                  for e in exc.errors()[:5])
             raise _ApiError("InvalidBody", f"the body is not a valid {model.__name__}: {problems}") from None
 
-    async def _apply(self, session: Session, seq: int | None, op: str, args: dict[str, Any]) -> Response:
+    async def _apply(self, session: Session, seq: int | None, op: str, args: dict[str, Any],
+                     refusal: tuple[int, bytes] | None = None) -> Response:
         session.in_flight += 1
         try:
             async with session.lock:
@@ -339,7 +340,7 @@ class EnvServer:
                 if seq is not None and seq != session.seq + 1:
                     raise _ApiError("OutOfOrder", f"seq {seq} is out of order: the last call applied was "
                                    f"{session.seq}, so the next must be {session.seq + 1}")
-                reply = await self._run(session, op, args)
+                reply = refusal if refusal is not None else await self._run(session, op, args)
                 if seq is not None:
                     session.seq, session.last_reply = seq, reply
                 return _json(*reply)
