@@ -55,15 +55,14 @@ def test_successful_lookups_are_still_cached(tiny_world) -> None:
     assert search(city) is search(city)
 
 
-def test_long_echoed_arguments_stay_within_the_tool_budget(tiny_world, monkeypatch) -> None:
-    """GoogleDistanceMatrix succeeds on unknown cities and echoes them: kept, but within bytes."""
+def test_lookups_that_find_nothing_are_not_kept(tiny_world):
+    """GoogleDistanceMatrix answers unknown cities with a message that echoes them: not kept."""
     world, _ = tiny_world
     distance = tools_for(world).by_action("GoogleDistanceMatrix").run
-    memo = distance.memo
-    for i in range(400):
-        distance(_long(i, 20_000), "Nowhere", "taxi")
-        assert memo.nbytes <= memo.max_bytes
-    assert memo.nbytes == sum(_cost(k, v) for k, v in memo.items())
+    before = distance.memo.nbytes
+    for i in range(50):
+        assert "no valid information" in distance(_long(i, 20_000), "Nowhere", "taxi").content
+    assert distance.memo.nbytes == before
 
 
 def test_plan_text_memos_keep_no_long_texts() -> None:

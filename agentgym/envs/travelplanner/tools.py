@@ -3,8 +3,8 @@
 Each tool is a small function of the world and its string arguments returning a
 ``ToolResult`` whose ``content`` is what the official agent would observe. Successful results are
 memoised per tool and arguments: the world is read-only, and GRPO-style training replays the
-same queries many times, so the same lookups recur. The memo is bounded in bytes; failed lookups
-(whose arguments are whatever the model wrote) are never kept.
+same queries many times, so the same lookups recur. The memo is bounded in bytes and keeps only
+lookups that found something; misses (whose arguments are whatever the model wrote) are not kept.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from agentgym.envs.travelplanner.world._render import render_table
 __all__ = ["make_toolbox", "search_tools", "TOOLS", "SEARCH_TOOLS", "NOTEBOOK_TOOL", "distance_cost", "Notebook", "strip_state",
            "CACHE_BYTES"]
 
-CACHE_BYTES = 32 << 20
+CACHE_BYTES = 8 << 20
 """Bytes of results each search tool of a world keeps (one entry at most 1/64 of it)."""
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _PARENTHESISED = re.compile(r"\([^)]*\)")
@@ -110,7 +110,7 @@ def distance_matrix(world: World, origin: str, destination: str, mode: str) -> T
         return _ok("No valid information.")
     cost = distance_cost(mode, km)
     return _ok(f"{mode}, from {origin} to {destination}, duration: {row.duration}, "
-               f"distance: {row.distance}, cost: {cost}")
+               f"distance: {row.distance}, cost: {cost}", 1)
 
 
 class Notebook:
@@ -169,12 +169,14 @@ TOOLS: tuple[Tool, ...] = (*SEARCH_TOOLS, NOTEBOOK_TOOL)
 
 def search_tools(world: World) -> tuple[Tool, ...]:
     """The six searches bound to ``world``, each with its own result cache (successes only)."""
-    cached = partial(memoize, CACHE_BYTES, keep=_succeeded)
+    cached = partial(memoize, CACHE_BYTES, keep=_found)
     return tuple(replace(tool, run=cached()(partial(tool.run, world))) for tool in SEARCH_TOOLS)
 
 
-def _succeeded(result: ToolResult) -> bool:
-    return result.error is None
+def _found(result: ToolResult) -> bool:
+    """Only lookups that found rows are kept: their arguments name what the world has, so the keys
+    are bounded by the world; misses echo whatever the model wrote and cost little to redo."""
+    return result.error is None and result.n_rows > 0
 
 
 def make_toolbox(world: World, notebook: Notebook | None = None) -> ToolBox:
