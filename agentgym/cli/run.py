@@ -163,6 +163,9 @@ def _config(env_id: str, agent: str, base_url: str | None, model: str | None, ep
 def _report(config: RunConfig, outcome: RunOutcome, console: Console, draw_plot: bool) -> int:
     records = [r for i, r in sorted(outcome.records.items()) if i < config.episodes]
     summary = summarize(records, config.episodes, failed=len(outcome.failed))
+    submission = None
+    if records and config.env_id == "TravelPlanner-v0" and config.env_server is None:
+        summary, submission = _with_official(config, records, summary)
     title = f"{config.env_id}: {_agent_label(config)}" + (f", reward {config.reward}" if config.reward else "")
     render(summary, console, title=title)
     _write_json(config.out / "summary.json", summary.model_dump(mode="json"))
@@ -172,13 +175,31 @@ def _report(config: RunConfig, outcome: RunOutcome, console: Console, draw_plot:
         if drawn is None:
             console.print("no plot: matplotlib is not installed (pip install 'agentgym[plot]')")
     console.print(f"results: {config.out / 'results.jsonl'}\nsummary: {config.out / 'summary.json'}"
-                  + (f"\nplot:    {drawn}" if drawn is not None else ""), soft_wrap=True)  # paths stay whole
+                  + (f"\nplot:    {drawn}" if drawn is not None else "")
+                  + (f"\nsubmission for `agentgym eval travelplanner -s`: {submission}" if submission else ""),
+                  soft_wrap=True)  # paths stay whole
     if outcome.aborted:
         console.print(labeled("stopped early", "red", str(outcome.aborted)))
     if outcome.failed:
         console.print(labeled(f"{len(outcome.failed)} episode(s) failed", "yellow",
                               f"see {config.out / 'errors.jsonl'}; rerun the same command to retry them"))
     return 0 if outcome.complete and not outcome.failed else 1
+
+
+def _with_official(config: RunConfig, records: list[EpisodeRecord], summary: Any) -> tuple[Any, Path | None]:
+    """The summary with TravelPlanner's six official metrics, and the submission file written."""
+    import gymnasium
+
+    from agentgym.runner.official import SUBMISSION, travelplanner_official
+
+    env = gymnasium.make(config.env_id, **config.env_kwargs)
+    try:
+        official = travelplanner_official(records, env, config.out)
+    finally:
+        env.close()
+    if not official:
+        return summary, None
+    return summary.model_copy(update={"official": official}), config.out / SUBMISSION
 
 
 def _agent_label(config: RunConfig) -> str:

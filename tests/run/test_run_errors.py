@@ -104,3 +104,9 @@ def test_a_curriculum_without_total_steps_fails_at_reset_not_at_the_last_step():
 def test_the_reference_agent_with_an_env_server_names_the_fix():
     result = run("--agent", "reference", "--env-server", "http://127.0.0.1:9", "--episodes", "1")
     assert result.exit_code == 2 and "NoneType" not in result.output and "--env-server" in result.output
+
+
+def test_a_bad_reward_fails_before_any_progress_bar(tmp_path):
+    result = run("--agent", "reference", "--episodes", "2", "--reward", "planner_r1/nope", "--out", str(tmp_path / "o"))
+    assert result.exit_code == 1 and "0/2" not in result.output and "planner_r1/nope" in result.output
+    assert not (tmp_path / "o").exists()
