@@ -4,7 +4,8 @@ Each tool is a small function of the world and its string arguments returning a
 ``ToolResult`` whose ``content`` is what the official agent would observe. Successful results are
 memoised per tool and arguments: the world is read-only, and GRPO-style training replays the
 same queries many times, so the same lookups recur. The memo is bounded in bytes and keeps only
-lookups that found something; misses (whose arguments are whatever the model wrote) are not kept.
+results whose arguments the world has; failed lookups (whose arguments are whatever the model
+wrote) are not kept.
 """
 
 from __future__ import annotations
@@ -169,14 +170,24 @@ TOOLS: tuple[Tool, ...] = (*SEARCH_TOOLS, NOTEBOOK_TOOL)
 
 def search_tools(world: World) -> tuple[Tool, ...]:
     """The six searches bound to ``world``, each with its own result cache (successes only)."""
-    cached = partial(memoize, CACHE_BYTES, keep=_found)
-    return tuple(replace(tool, run=cached()(partial(tool.run, world))) for tool in SEARCH_TOOLS)
+    return tuple(replace(tool, run=memoize(CACHE_BYTES, keep=_KEEP.get(tool.action, _valid))(partial(tool.run, world)))
+                 for tool in SEARCH_TOOLS)
+
+
+def _valid(result: ToolResult) -> bool:
+    """A result without an error: the tool checked its arguments against the world (cities, dates)."""
+    return result.error is None
 
 
 def _found(result: ToolResult) -> bool:
-    """Only lookups that found rows are kept: their arguments name what the world has, so the keys
-    are bounded by the world; misses echo whatever the model wrote and cost little to redo."""
+    """For tools that answer any argument without an error ("Invalid State", "no valid information"),
+    only results that found rows: their arguments are names the world has."""
     return result.error is None and result.n_rows > 0
+
+
+# Only results keyed by what the world has are kept, so the keys are bounded by the world, never by
+# what the model writes; the misses cost little to redo.
+_KEEP = {"CitySearch": _found, "GoogleDistanceMatrix": _found}
 
 
 def make_toolbox(world: World, notebook: Notebook | None = None) -> ToolBox:
