@@ -70,27 +70,28 @@ async def run_eval_async(config: RunConfig, *, agent_factory: AgentFactory | Non
     if agent_factory is None and isinstance(config.agent, ImportedAgentConfig):
         agent_factory = import_factory(config.agent.target)
     first_env = await _open_env(config)
+    state: _RunState | None = None
     try:
         _check_task_count(config, first_env)
-    except BaseException:
-        await _close(first_env, None)
-        raise
-    with ResultStore(config.out, fsync=config.fsync) as store:
-        done = {i: EpisodeRecord.model_validate(r) for i, r in store.open(config.identity()).items()}
-        outcome = RunOutcome(records=done, episodes=config.episodes)
-        pending = deque(i for i in range(config.episodes) if i not in done)
-        if progress is not None:
-            progress.start(config.episodes, sum(1 for i in done if i < config.episodes))
-        async with httpx.AsyncClient(limits=httpx.Limits(max_connections=config.concurrency)) as client:
-            factory = agent_factory or _agent_factory(config, client)
-            state = _RunState(config, store, outcome, pending, factory, progress, first_env)
-            try:
-                async with asyncio.TaskGroup() as group:
-                    for _ in range(min(config.concurrency, len(pending))):
-                        group.create_task(state.worker())
-            except ExceptionGroup as failures:  # one worker's error (e.g. a bad config) stops the run
-                raise failures.exceptions[0] from None
-        return outcome
+        with ResultStore(config.out, fsync=config.fsync) as store:
+            done = {i: EpisodeRecord.model_validate(r) for i, r in store.open(config.identity()).items()}
+            outcome = RunOutcome(records=done, episodes=config.episodes)
+            pending = deque(i for i in range(config.episodes) if i not in done)
+            if progress is not None:
+                progress.start(config.episodes, sum(1 for i in done if i < config.episodes))
+            async with httpx.AsyncClient(limits=httpx.Limits(max_connections=config.concurrency)) as client:
+                factory = agent_factory or _agent_factory(config, client)
+                state = _RunState(config, store, outcome, pending, factory, progress, first_env)
+                try:
+                    async with asyncio.TaskGroup() as group:
+                        for _ in range(min(config.concurrency, len(pending))):
+                            group.create_task(state.worker())
+                except ExceptionGroup as failures:  # one worker's error (e.g. a bad config) stops the run
+                    raise failures.exceptions[0] from None
+            return outcome
+    finally:
+        if state is None or state.spare_env is not None:  # no worker took the first env
+            await _close(first_env, None)
 
 
 class _RunState:
@@ -115,9 +116,6 @@ class _RunState:
                     env = agent = None
         finally:
             await _close(env, agent)
-            if self.spare_env is not None and not self.pending:  # no worker needed it
-                spare, self.spare_env = self.spare_env, None
-                await _close(spare, None)
 
     async def _play(self, env: Any, agent: Agent, episode: int) -> bool:
         seed = self.config.seed + episode
