@@ -1,8 +1,8 @@
 """Memos bounded in bytes, for results keyed or filled by model text.
 
 A count bound is no bound when a key can be a megabyte of model text, so every memo here counts
-the bytes of what it keeps (``sys.getsizeof`` of the strings, recursively through tuples and small
-objects) and stores nothing larger than its per-entry limit. When the total passes the budget, the
+the bytes of what it keeps (``sys.getsizeof`` of the strings, through tuples and small objects;
+``nbytes``) and stores nothing larger than its per-entry limit. When the total passes the budget, the
 older half goes (dicts keep insertion order): a long stream of new texts keeps the recent half
 warm instead of dropping everything at once.
 
@@ -26,23 +26,29 @@ _ENTRY = 100  # a dict slot, the key's and value's headers: what an entry costs 
 _REF = 8
 
 
-def nbytes(obj: Any, depth: int = 4) -> int:
-    """Bytes ``obj`` holds, counted conservatively: strings in full, containers and objects through
-    their items and attributes (``depth`` levels), anything else as its own size."""
-    if isinstance(obj, (str, bytes, int, float, bool)) or obj is None:
+def nbytes(obj: Any, depth: int = 1) -> int:
+    """Bytes ``obj`` holds: strings in full at any depth; containers and objects through their items
+    and attributes for ``depth`` levels (a long sequence from its first items), else their own size."""
+    kind = type(obj)
+    if kind is str or kind in _FLAT or depth <= 0:
         return sys.getsizeof(obj)
-    if depth <= 0:
-        return _REF
-    if isinstance(obj, (tuple, list, frozenset, set)):
-        return sys.getsizeof(obj) + sum(nbytes(x, depth - 1) for x in obj)
-    if isinstance(obj, dict):
-        return sys.getsizeof(obj) + sum(nbytes(k, depth - 1) + nbytes(v, depth - 1) for k, v in obj.items())
+    if kind in _SEQUENCES or isinstance(obj, tuple):  # named tuples (world rows) included
+        n = len(obj)
+        head = obj if n <= _SAMPLE else list(itertools.islice(obj, _SAMPLE))
+        part = sum([nbytes(x, depth - 1) for x in head])
+        return sys.getsizeof(obj) + (part if n <= _SAMPLE else part * n // _SAMPLE)
+    if kind is dict:
+        return sys.getsizeof(obj) + sum([nbytes(k, 0) + nbytes(v, depth - 1) for k, v in obj.items()])
     fields = getattr(obj, "__dict__", None)
-    if fields is None and hasattr(type(obj), "__slots__"):
-        fields = {s: getattr(obj, s, None) for s in type(obj).__slots__}
     if fields is None:
-        return sys.getsizeof(obj)
-    return sys.getsizeof(obj) + sum(nbytes(v, depth - 1) for v in fields.values())
+        slots = getattr(kind, "__slots__", ())
+        fields = {name: getattr(obj, name, None) for name in ((slots,) if isinstance(slots, str) else slots)}
+    return sys.getsizeof(obj) + sum([nbytes(v, depth - 1) for v in fields.values()])
+
+
+_FLAT = frozenset({bytes, int, float, bool, type(None)})
+_SEQUENCES = frozenset({tuple, list, set, frozenset})
+_SAMPLE = 8  # a longer sequence is estimated from its first items (its entry's key bounds its text)
 
 
 class Memo(dict):  # type: ignore[type-arg]

@@ -35,7 +35,7 @@ __all__ = [
 ]
 
 T = TypeVar("T")
-_MEMO_BYTES = 4 << 20
+_MEMO_BYTES = 8 << 20
 _MEMO_ENTRY_BYTES = 4096
 
 _FROM_TO = re.compile(r"from\s+(.+?)\s+to\s+([^,]+)(?=[,\s]|$)")

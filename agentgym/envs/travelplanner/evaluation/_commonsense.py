@@ -61,7 +61,7 @@ def _route(text: Any) -> tuple[Any, Any]:
     return before_paren(a), before_paren(b)
 
 
-@memoize(4 << 20, 4096)
+@memoize(8 << 20, 4096)
 def current_city(value: Any) -> tuple[Any, ...]:
     """``(A, B)`` on a travel day (``'from'`` in the value), else ``(city,)``; memoized per text.
 

@@ -24,7 +24,7 @@ from agentgym.envs.travelplanner.world._database import Flight, World
 __all__ = ["WorldIndex", "index_for", "TABLES"]
 
 TABLES = ("restaurants", "attractions", "accommodations")
-_MEMO_BYTES = 8 << 20
+_MEMO_BYTES = 16 << 20
 """Bytes each memo of a world's index may hold."""
 _TEXT_ENTRY_BYTES = 8192
 """Largest entry of a memo keyed by plan text: longer texts are looked up each time."""
