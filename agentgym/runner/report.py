@@ -182,8 +182,8 @@ def _terms_panel(ax: object, summary: RunSummary, codes: dict[str, int]) -> None
     from agentgym._plotting import hbars
 
     means = {k: math.nan if v is None else v for k, v in summary.reward_terms.items()}
-    hbars(ax, {"mean": means}, xlabel="mean raw value" + (" (n/a: never scored)" if None in summary.reward_terms.values()
-                                                          else ""), ylabel="reward term", title="reward terms")
+    note = " (n/a: never scored)" if None in summary.reward_terms.values() else ""
+    hbars(ax, {"mean": means}, xlabel="mean raw value" + note, ylabel="reward term", title="reward terms")
 
 
 def _errors_panel(ax: object, summary: RunSummary, codes: dict[str, int]) -> None:

@@ -81,7 +81,8 @@ class WorldIndex:
         self._flights = Memo(_MEMO_BYTES)
         self._routes = Memo(_MEMO_BYTES)
         self._costs = Memo(_MEMO_BYTES, _TEXT_ENTRY_BYTES)
-        self.memo: dict[str, Memo] = {k: Memo(_MEMO_BYTES, _TEXT_ENTRY_BYTES) for k in ("sandbox_transport", "transport_cost", "venue")}
+        self.memo: dict[str, Memo] = {k: Memo(_MEMO_BYTES, _TEXT_ENTRY_BYTES)
+                                      for k in ("sandbox_transport", "transport_cost", "venue")}
         cities = set(world.state_of) | set(world.city_set)
         self._canon_city = {norm(c): c for c in sorted(cities)}
         self._canon_state = {norm(s): s for s in sorted(set(world.state_of.values()) | set(world.states))}
