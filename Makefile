@@ -1,25 +1,35 @@
-# Each target sets itself up: a virtualenv in .venv with agentgym and its test extras.
+# Each target sets itself up in .venv: `make demo` installs only what the demo needs (agentgym and
+# its plot extra); `make test` and `make bench` add the test extras, verl and torch.
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
-STAMP := $(VENV)/.installed
+DEMO_STAMP := $(VENV)/.installed-demo
+TEST_STAMP := $(VENV)/.installed-test
+# Extras the suite needs beyond the demo's: add an integration's extra here when its tests need it.
+TEST_EXTRAS ?= dev,verl,trl
 
-.PHONY: demo test bench clean
+.PHONY: demo test install-test bench clean
 
-# The verl extra is installed so the verl integration's tests run in CI too; torch==2.13.0 is a
-# CPU build on the project's machines (an unpinned torch pulls multi-GB CUDA wheels). ~3 min fresh.
-$(STAMP): pyproject.toml
+$(DEMO_STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/python -m pip install --quiet --upgrade pip
-	$(VENV)/bin/python -m pip install --quiet -e ".[dev,verl,trl]" "torch==2.13.0"
-	touch $(STAMP)
+	$(VENV)/bin/python -m pip install --quiet -e ".[plot]"
+	touch $(DEMO_STAMP)
 
-demo: $(STAMP)  ## the main job: play TravelPlanner and SearchQA episodes offline, print and plot results
+# torch==2.13.0 is a CPU build on the project's machines (an unpinned torch pulls multi-GB CUDA
+# wheels); verl's tests run on CPU. ~3 min fresh.
+$(TEST_STAMP): $(DEMO_STAMP)
+	$(VENV)/bin/python -m pip install --quiet -e ".[$(TEST_EXTRAS)]" "torch==2.13.0"
+	touch $(TEST_STAMP)
+
+demo: $(DEMO_STAMP)  ## the main job: play TravelPlanner and SearchQA episodes offline, print and plot results
 	$(VENV)/bin/agentgym demo
 
-test: $(STAMP)  ## the whole test suite
+install-test: $(TEST_STAMP)  ## what the test suite and the benchmarks need, on top of the demo's install
+
+test: $(TEST_STAMP)  ## the whole test suite
 	$(VENV)/bin/python -m pytest
 
-bench: $(STAMP)  ## the benchmarks (generate a full-scale world on first run)
+bench: $(TEST_STAMP)  ## the benchmarks (generate a full-scale world on first run)
 	$(VENV)/bin/python benchmarks/bench_travelplanner_tools.py
 	$(VENV)/bin/python benchmarks/bench_evaluator.py
 	$(VENV)/bin/python benchmarks/bench_rewards.py
@@ -30,6 +40,7 @@ bench: $(STAMP)  ## the benchmarks (generate a full-scale world on first run)
 	$(VENV)/bin/python benchmarks/bench_run_resume.py
 	$(VENV)/bin/python benchmarks/bench_cli_startup.py
 	$(VENV)/bin/python benchmarks/bench_degenerate_actions.py
+	$(VENV)/bin/python benchmarks/bench_memory.py --episodes 30000
 
 clean:
 	rm -rf $(VENV) build *.egg-info

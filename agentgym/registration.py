@@ -5,6 +5,9 @@ imports agentgym first and so works without an explicit import.
 
 ``reward=`` is applied here, at make time: ``gymnasium.make(ID, reward="planner_r1/dense")`` is
 the env wrapped in ``agentgym.rewards.ShapeReward``, so the envs themselves hold no reward code.
+
+Gymnasium's passive env checker runs here too, in a subclass that survives a failed first reset
+(Gymnasium 1.4's own then fails every later step with a ``TypeError``, even after a good reset).
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from typing import Any
 
 import gymnasium
 
-__all__ = ["ENV_IDS", "register_envs", "make_env"]
+__all__ = ["ENV_IDS", "register_envs", "make_env", "EnvChecker"]
 
 # id -> env class. Turn limits live in the envs (``max_turns``), not in a TimeLimit wrapper,
 # so an episode's truncation is reported in its StepInfo.
@@ -35,15 +38,35 @@ def make_env(env_class: str, *, reward: Any = None, **kwargs: Any) -> gymnasium.
     cls = getattr(import_module(module), name)
     allowed = allowed_kwargs(cls)
     check_kwargs(kwargs, None if allowed is None else [*allowed, "reward"])
-    env = cls(**kwargs)
-    if reward is None:
-        return env
-    from agentgym.rewards.wrapper import ShapeReward
+    shaper = None
+    if reward is not None:
+        from agentgym.rewards import build_shaper
 
-    return ShapeReward(env, reward)
+        shaper = build_shaper(reward, env=cls)  # before the env: a spec that does not fit fails fast
+    env = cls(**kwargs)
+    if shaper is not None:
+        from agentgym.rewards.wrapper import ShapeReward
+
+        env = ShapeReward(env, shaper)
+    return EnvChecker(env)
+
+
+class EnvChecker(gymnasium.wrappers.PassiveEnvChecker):
+    """Gymnasium's passive checker, except that a first reset that raises is checked again by the
+    next one (Gymnasium 1.4 marks it done and then fails the first step on the missing result)."""
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> Any:
+        first = not self.checked_reset
+        try:
+            return super().reset(seed=seed, options=options)
+        except BaseException:
+            if first:
+                self.checked_reset = False
+            raise
 
 
 def register_envs() -> None:
     for env_id, env_class in _ENV_CLASSES.items():
         if env_id not in gymnasium.registry:
-            gymnasium.register(env_id, entry_point=functools.partial(make_env, env_class), disable_env_checker=False)
+            # The checker is applied by make_env (EnvChecker), so Gymnasium's own is off.
+            gymnasium.register(env_id, entry_point=functools.partial(make_env, env_class), disable_env_checker=True)

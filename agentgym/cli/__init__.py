@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 import typer
 from typer.core import TyperArgument, TyperCommand, TyperGroup
 
-__all__ = ["app", "main", "COMMANDS"]
+__all__ = ["app", "main", "COMMANDS", "EXIT_MISSING_EXTRA"]
 
 
 class LazyCommand(NamedTuple):
@@ -138,12 +138,19 @@ def _root(version: bool = typer.Option(False, "--version", is_eager=True, callba
     """agentgym: text environments and rewards for agentic RL."""
 
 
+EXIT_MISSING_EXTRA = 3
+"""The exit status of any command that needs an optional extra that is not installed."""
+
+
 def main() -> None:
     """The console script: configuration mistakes end with one line, not a traceback."""
-    from agentgym.errors import AgentGymError
+    from agentgym.errors import AgentGymError, DependencyNotInstalled
 
     try:
         app()
+    except DependencyNotInstalled as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise SystemExit(EXIT_MISSING_EXTRA) from None
     except AgentGymError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise SystemExit(1) from None

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
+import re
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -22,6 +24,9 @@ from agentgym.runner.records import EpisodeRecord
 from agentgym.runner.report import plot, render, summarize
 
 __all__ = ["run", "OFFLINE_AGENTS"]
+
+# Agents that read the task from a local env object (not an env server's session).
+_LOCAL_AGENTS = ("reference", "oracle", "first-listing")
 
 # Agents that need no model (the demo's): name -> (factory target, the env ids it plays).
 OFFLINE_AGENTS = {
@@ -120,6 +125,10 @@ def _config(env_id: str, agent: str, base_url: str | None, model: str | None, ep
                                  temperature=temperature, max_tokens=max_tokens, system_prompt=system_prompt,
                                  native_tools=native_tools, timeout_s=timeout, max_retries=max_retries)
         label = model
+    elif agent in _LOCAL_AGENTS and env_server is not None:
+        raise typer.BadParameter(f"the {agent} agent reads the task from a local env; drop --env-server to play "
+                                 "it here, or use --agent openai / module:factory with an env server",
+                                 param_hint="--agent")
     elif agent == "reference":
         agent_config, label = ReferenceAgentConfig(), "reference"
     elif agent in OFFLINE_AGENTS:
@@ -128,15 +137,23 @@ def _config(env_id: str, agent: str, base_url: str | None, model: str | None, ep
             raise typer.BadParameter(f"the {agent} agent plays {' or '.join(env_ids)}, not {env_id}",
                                      param_hint="--agent")
         agent_config, label = dict(kind="import", target=target), agent
-    else:
+    elif re.fullmatch(r"[\w.]+:[\w.]+", agent):
         agent_config, label = dict(kind="import", target=agent), agent.rpartition(":")[2]
+    else:
+        names = ["openai", "reference", *OFFLINE_AGENTS]
+        close = difflib.get_close_matches(agent, names, n=1)
+        hint = f"did you mean {close[0]}? " if close else ""
+        raise typer.BadParameter(f"{agent!r} is not an agent: {hint}use one of {', '.join(names)}, or "
+                                 "module:factory (your factory(env) -> Agent)", param_hint="--agent")
     if reward is not None and env_server is not None:
         raise typer.BadParameter("--reward shapes a local env; for an env server pass the env's own reward "
                                  "kwarg, e.g. -k reward=planner_r1/dense", param_hint="--reward")
     try:
-        return RunConfig(env_id=env_id, env_kwargs=parse_env_kwargs(env_kwarg), agent=agent_config,
+        env_kwargs = parse_env_kwargs(env_kwarg)
+        return RunConfig(env_id=env_id, env_kwargs=env_kwargs, agent=agent_config,
                          episodes=episodes, concurrency=concurrency, seed=seed, tasks=tasks, reward=reward,
-                         out=out or default_out_dir(env_id, label, reward), env_server=env_server,
+                         out=out or default_out_dir(env_id, label, reward, env_kwargs=env_kwargs, seed=seed,
+                                                    tasks=tasks), env_server=env_server,
                          env_token=env_token, record_agent_errors=record_agent_errors)
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
@@ -146,6 +163,9 @@ def _config(env_id: str, agent: str, base_url: str | None, model: str | None, ep
 def _report(config: RunConfig, outcome: RunOutcome, console: Console, draw_plot: bool) -> int:
     records = [r for i, r in sorted(outcome.records.items()) if i < config.episodes]
     summary = summarize(records, config.episodes, failed=len(outcome.failed))
+    submission = None
+    if records and config.env_id == "TravelPlanner-v0" and config.env_server is None:
+        summary, submission = _with_official(config, records, summary)
     title = f"{config.env_id}: {_agent_label(config)}" + (f", reward {config.reward}" if config.reward else "")
     render(summary, console, title=title)
     _write_json(config.out / "summary.json", summary.model_dump(mode="json"))
@@ -155,13 +175,31 @@ def _report(config: RunConfig, outcome: RunOutcome, console: Console, draw_plot:
         if drawn is None:
             console.print("no plot: matplotlib is not installed (pip install 'agentgym[plot]')")
     console.print(f"results: {config.out / 'results.jsonl'}\nsummary: {config.out / 'summary.json'}"
-                  + (f"\nplot:    {drawn}" if drawn is not None else ""), soft_wrap=True)  # paths stay whole
+                  + (f"\nplot:    {drawn}" if drawn is not None else "")
+                  + (f"\nsubmission for `agentgym eval travelplanner -s`: {submission}" if submission else ""),
+                  soft_wrap=True)  # paths stay whole
     if outcome.aborted:
         console.print(labeled("stopped early", "red", str(outcome.aborted)))
     if outcome.failed:
         console.print(labeled(f"{len(outcome.failed)} episode(s) failed", "yellow",
                               f"see {config.out / 'errors.jsonl'}; rerun the same command to retry them"))
     return 0 if outcome.complete and not outcome.failed else 1
+
+
+def _with_official(config: RunConfig, records: list[EpisodeRecord], summary: Any) -> tuple[Any, Path | None]:
+    """The summary with TravelPlanner's six official metrics, and the submission file written."""
+    import gymnasium
+
+    from agentgym.runner.official import SUBMISSION, travelplanner_official
+
+    env = gymnasium.make(config.env_id, **config.env_kwargs)
+    try:
+        official = travelplanner_official(records, env, config.out)
+    finally:
+        env.close()
+    if not official:
+        return summary, None
+    return summary.model_copy(update={"official": official}), config.out / SUBMISSION
 
 
 def _agent_label(config: RunConfig) -> str:

@@ -12,7 +12,7 @@ from typing import Any
 import typer
 
 from agentgym.cli._options import parse_env_kwargs
-from agentgym.errors import AgentGymError
+from agentgym.errors import AgentGymError, DependencyNotInstalled
 
 __all__ = ["verl_app", "train", "TRAIN_CONTEXT"]
 
@@ -44,6 +44,8 @@ def prepare(
                             reward=_spec(reward), limit=limit, start=start, system_prompt=system_prompt,
                             data_source=data_source)
         path = write_parquet(rows, out)
+    except DependencyNotInstalled:
+        raise  # the console script's one exit code for a missing extra
     except AgentGymError as exc:
         raise typer.BadParameter(str(exc)) from None
     typer.echo(f"wrote {len(rows)} rows for {env_id} to {path}")
@@ -65,6 +67,8 @@ def selftest(
         from agentgym.integrations.verl.selftest import run_selftest
 
         run_selftest(launch=launch, echo=typer.echo)
+    except DependencyNotInstalled:
+        raise  # the console script's one exit code for a missing extra
     except AgentGymError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
@@ -93,8 +97,9 @@ def train(
     ctx: typer.Context,
     recipe: str = typer.Argument(..., help="grpo, planner_r1, prs_vspo (verl) or trl_searchqa, "
                                  "trl_planner_r1 (TRL)."),
-    dry_run: bool = typer.Option(False, "--dry-run", help="Print the resolved config and check it; "
-                                 "no training, no GPU."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Check the resolved config (verl: and a scripted episode "
+                                 "per sampled row); no training, no GPU."),
+    verbose: bool = typer.Option(False, "--verbose", help="With --dry-run: print the whole resolved config first."),
 ) -> None:
     """Train a bundled recipe: verl (grpo, planner_r1, prs_vspo) or TRL (trl_searchqa, trl_planner_r1), plus overrides KEY=VALUE.
 
@@ -107,10 +112,12 @@ def train(
         require_verl()
         overrides = list(ctx.args)
         if dry_run:
-            raise typer.Exit(_dry_run(recipe, overrides))
+            raise typer.Exit(_dry_run(recipe, overrides, verbose))
         from agentgym.integrations.verl.train import launch
 
         launch(recipe, overrides)
+    except DependencyNotInstalled:
+        raise  # the console script's one exit code for a missing extra
     except AgentGymError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
@@ -128,12 +135,14 @@ def _train_trl(recipe: str, overrides: list[str], dry_run: bool) -> int:
             return trl_dry_run(recipe, overrides, echo=typer.echo)
         trl_train(recipe, overrides, echo=typer.echo)
         return 0
+    except DependencyNotInstalled:
+        raise  # the console script's one exit code for a missing extra
     except AgentGymError as exc:
         typer.echo(f"error: {exc}", err=True)
         return 2
 
 
-def _dry_run(recipe: str, overrides: list[str]) -> int:
+def _dry_run(recipe: str, overrides: list[str], verbose: bool = False) -> int:
     from agentgym.integrations.verl.train import check_config, compose_recipe, resolved_yaml
 
     try:
@@ -145,7 +154,9 @@ def _dry_run(recipe: str, overrides: list[str]) -> int:
         return 1
     problems = check_config(config)
     try:
-        typer.echo(resolved_yaml(config))
+        text = resolved_yaml(config)  # resolving finds missing mandatory values, printed or not
+        if verbose:
+            typer.echo(text)
     except Exception as exc:  # e.g. a mandatory value left missing: reported below
         problems.append(f"the config does not resolve: {exc}")
     report = _check_run(config)
@@ -156,6 +167,8 @@ def _dry_run(recipe: str, overrides: list[str]) -> int:
     problems += report.problems
     for problem in problems:
         typer.echo(f"problem: {problem}", err=True)
+    if not verbose:
+        typer.echo("(the whole resolved config: add --verbose)", err=True)
     typer.echo(f"{recipe}: {'ready to launch' if not problems else f'{len(problems)} problem(s)'}", err=True)
     return 1 if problems else 0
 

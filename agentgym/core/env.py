@@ -35,6 +35,10 @@ class TextEnv(gymnasium.Env[str, str]):
     """A Gymnasium env whose observations and actions are text."""
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"]}
+    reward_provides: ClassVar[frozenset[str]] = frozenset()
+    """What the env gives reward terms beyond steps, actions, prompt, task, answer and outcome:
+    ``travelplanner`` (plans and TravelPlanner evaluation reports), ``question``, ``references``.
+    ``make(..., reward=...)`` refuses a term that needs something else."""
     stop_strings: tuple[str, ...] = ()
     """Strings that end a complete action (e.g. ``</answer>``): a trainer may stop generation there.
     Empty when no string safely marks the end of every action of the env's format."""
@@ -70,8 +74,9 @@ class TextEnv(gymnasium.Env[str, str]):
     ) -> tuple[str, dict[str, Any]]:
         super().reset(seed=seed)
         self._turn = 0
+        self._done = True  # until the new episode has started: a reset that raises leaves no episode
+        observation, info = self._start(_without_schedule(options))
         self._done = False
-        observation, info = self._start(dict(options or {}))
         self._last_observation = observation
         return observation, info.to_info()
 
@@ -120,6 +125,21 @@ class TextEnv(gymnasium.Env[str, str]):
         """The step for an action that cannot be used: its error as the observation. Envs override
         it to add their own info (task id, ...)."""
         return error.message, 0.0, False, StepInfo(turn=self._turn, action="invalid", error=error)
+
+
+_SCHEDULE = ("training_step", "total_steps")
+
+
+def _without_schedule(options: dict[str, Any] | None) -> dict[str, Any]:
+    """The reset options an env reads: ``training_step``/``total_steps`` are for a reward shaper
+    (``ShapeReward`` takes them first); an env without one checks and ignores them, so a trainer
+    can send them to every env."""
+    options = dict(options or {})
+    for key, low in zip(_SCHEDULE, (0, 1)):
+        value = options.pop(key, None)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < low):
+            raise ConfigError(key, value, f"an int >= {low}")
+    return options
 
 
 def allowed_kwargs(cls: type) -> list[str] | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -15,6 +16,7 @@ from agentgym._plotting import PLOT_HINT
 from agentgym.demo._agents import FirstListingAgent, TopTitleAgent
 from agentgym.envs.travelplanner.evaluation import COMMONSENSE, HARD, EvaluationReport, aggregate
 from agentgym.envs.travelplanner.oracle import OracleAgent
+from agentgym.envs.travelplanner.world import DATABASE_ENV_VAR
 from agentgym.errors import DependencyNotInstalled
 
 __all__ = ["DemoResult", "run_demo", "TRAVEL_PRESET", "QA_PRESET"]
@@ -30,6 +32,8 @@ class AgentResult:
     name: str
     metrics: dict[str, float] = field(default_factory=dict)
     constraint_pass_rates: dict[str, float] = field(default_factory=dict)
+    constraint_counts: dict[str, int] = field(default_factory=dict)
+    """Queries each constraint was checked on: all of them for commonsense, those that set it for hard."""
     reward_terms: dict[str, float] = field(default_factory=dict)
     mean_reward: float = 0.0
     episodes: list[dict[str, Any]] = field(default_factory=list)
@@ -51,6 +55,14 @@ class DemoResult:
     presets: dict[str, str] = field(default_factory=lambda: {"TravelPlanner-v0": TRAVEL_PRESET,
                                                              "SearchQA-v0": QA_PRESET})
     """The reward preset each env was shaped with."""
+    world: str = ""
+    """The TravelPlanner world played: the embedded synthetic one, or the database named by the env var."""
+    evaluators: dict[str, str] = field(default_factory=lambda: dict(EVALUATORS))
+    """Which TravelPlanner evaluator each reported figure comes from."""
+
+
+EVALUATORS = {"metrics and constraints": "official", "reward terms": "strict"}
+"""The demo's env evaluates with the official evaluator; the reward preset's terms re-check strictly."""
 
 
 TRAVEL_PART = f"TravelPlanner-v0 under {TRAVEL_PRESET}"
@@ -67,12 +79,19 @@ def run_demo(out_dir: str | Path = "results/demo", *, episodes: int = 45, qa_epi
     start = time.perf_counter()
     skipped: dict[str, str] = {}
     travel = _part(skipped, TRAVEL_PART, lambda: _travelplanner_agents(episodes)) or []
+    world = world_name() if travel else ""
     qa = _part(skipped, QA_PART, lambda: _searchqa(gymnasium.make("SearchQA-v0", reward=QA_PRESET), TopTitleAgent(),
                                                    qa_episodes))
     result = DemoResult(travel, qa, time.perf_counter() - start, Path(out_dir),
-                        episodes=len(travel[0].episodes) if travel else 0, skipped=skipped)
+                        episodes=len(travel[0].episodes) if travel else 0, skipped=skipped, world=world)
     _write(result)
     return result
+
+
+def world_name() -> str:
+    """How the demo's figures and tables name the TravelPlanner world it played."""
+    root = os.environ.get(DATABASE_ENV_VAR)
+    return f"database at {root}" if root else "embedded synthetic world"
 
 
 def _part(skipped: dict[str, str], name: str, play: Any) -> Any:
@@ -106,7 +125,7 @@ def _travelplanner(env: gymnasium.Env, name: str, agent: Any, episodes: int) -> 
     reports = [EvaluationReport.model_validate(p["evaluation"]) for p in played]
     result = AgentResult(name=name, episodes=played)
     result.metrics = aggregate(reports, queries).official()
-    result.constraint_pass_rates = _pass_rates(reports)
+    result.constraint_pass_rates, result.constraint_counts = _pass_rates(reports)
     result.reward_terms, result.mean_reward = _term_means(played)
     return result
 
@@ -122,14 +141,17 @@ def _searchqa(env: gymnasium.Env, agent: Any, episodes: int) -> AgentResult:
     return result
 
 
-def _pass_rates(reports: list[EvaluationReport]) -> dict[str, float]:
-    rates = {}
+def _pass_rates(reports: list[EvaluationReport]) -> tuple[dict[str, float], dict[str, int]]:
+    """Pass rate of each constraint and the number of queries it was checked on."""
+    rates, counts = {}, {}
     for name in COMMONSENSE:
         rates[name] = _mean(float(r.commonsense[name].passed is True) for r in reports)
+        counts[name] = len(reports)
     for name in HARD:
         applicable = [r.hard[name].passed for r in reports if r.hard is not None and r.hard[name].passed is not None]
         rates[name] = _mean(float(v) for v in applicable) if applicable else float("nan")
-    return rates
+        counts[name] = len(applicable)
+    return rates, counts
 
 
 def _term_means(played: list[dict[str, Any]]) -> tuple[dict[str, float], float]:
@@ -161,6 +183,7 @@ def _write(result: DemoResult) -> None:
     if plots is None:
         result.skipped[PLOTS_PART] = PLOT_HINT
     result.files = [out / "summary.json", out / "episodes.jsonl", *(plots or [])]
-    (out / "summary.json").write_text(json.dumps({"seconds": result.seconds, "agents": summary,
+    (out / "summary.json").write_text(json.dumps({"seconds": result.seconds, "world": result.world,
+                                                  "travelplanner_evaluators": result.evaluators, "agents": summary,
                                                   "skipped": result.skipped,
                                                   "files": [p.name for p in result.files]}, indent=2))

@@ -28,27 +28,36 @@ def draw_plots(result: Any, out: Path) -> list[Path] | None:
 def _travelplanner(plt: Any, result: Any, path: Path) -> Path:
     agents = result.travelplanner
     fig, axes = plt.subplots(1, 3, figsize=(17, 5.6), gridspec_kw={"width_ratios": [1.1, 1, 1]})
-    rates = {a.name: a.constraint_pass_rates for a in agents}
-    hbars(axes[0], rates, names=list(COMMONSENSE), percent=True, xlabel="pass rate (% of queries)",
-          ylabel="commonsense constraint", title="commonsense constraints (every query)")
-    hbars(axes[1], rates, names=list(HARD), percent=True, xlabel="pass rate (% of queries that set it)",
-          ylabel="hard constraint", title="hard constraints (n/a: no query sets it)")
+    counts = agents[0].constraint_counts  # every agent plays the same queries
+    labelled = {a.name: {_with_n(k, counts): v for k, v in a.constraint_pass_rates.items()} for a in agents}
+    hbars(axes[0], labelled, names=[_with_n(k, counts) for k in COMMONSENSE], percent=True,
+          xlabel="pass rate (% of queries)", ylabel="commonsense constraint",
+          title=f"commonsense constraints, official evaluator (N = {result.episodes} each)")
+    hbars(axes[1], labelled, names=[_with_n(k, counts) for k in HARD], percent=True,
+          xlabel="pass rate (% of the N queries that set it; n/a: N = 0)", ylabel="hard constraint",
+          title="hard constraints, official evaluator (N per bar)")
     hbars(axes[2], {a.name: a.reward_terms for a in agents}, xlabel="mean raw value per episode",
-          ylabel="reward term", title=f"reward terms, {result.presets['TravelPlanner-v0']} (strict evaluator)")
+          ylabel="reward term", title=f"reward terms, {result.presets['TravelPlanner-v0']}, strict evaluator")
     handles, labels = axes[0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=9, frameon=False)
     names = " vs ".join(a.name for a in agents)
-    fig.suptitle(f"TravelPlanner-v0, embedded world, N = {result.episodes} train queries per agent, "
-                 f"official evaluator: {names}")
+    fig.suptitle(f"TravelPlanner-v0 on the {result.world}: {result.episodes} train queries per agent, {names}")
     return _save(plt, fig, path, bottom=0.07)
+
+
+def _with_n(name: str, counts: dict[str, int]) -> str:
+    return f"{name} (N={counts.get(name, 0)})"
 
 
 def _searchqa(plt: Any, result: Any, path: Path) -> Path:
     qa = result.searchqa
-    fig, axes = plt.subplots(1, 2, figsize=(12, 3.8))
-    hbars(axes[0], {qa.name: qa.metrics}, percent=True, xlabel="% of questions", ylabel="metric",
-          title="answer and retrieval metrics")
-    hbars(axes[1], {qa.name: qa.reward_terms}, xlabel="mean raw value per episode", ylabel="reward term",
+    fig, axes = plt.subplots(1, 3, figsize=(15, 3.8), gridspec_kw={"width_ratios": [1, 0.8, 1.2]})
+    shares = {k: v for k, v in qa.metrics.items() if k != "Token F1"}
+    hbars(axes[0], {qa.name: shares}, percent=True, xlabel="% of questions", ylabel="metric",
+          title="exact match and retrieval hits")
+    hbars(axes[1], {qa.name: {"Token F1": qa.metrics["Token F1"]}}, xlabel="mean token F1 (0-1)",
+          title="token F1 against the gold answers")
+    hbars(axes[2], {qa.name: qa.reward_terms}, xlabel="mean raw value per episode", ylabel="reward term",
           title=f"reward terms under {result.presets['SearchQA-v0']}")
     fig.suptitle(f"SearchQA-v0, embedded knowledge base, N = {len(qa.episodes)} questions: {qa.name}")
     return _save(plt, fig, path)

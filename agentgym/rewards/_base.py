@@ -22,7 +22,10 @@ from pydantic import (
 from agentgym.errors import ConfigError
 
 __all__ = ["SpecModel", "LinearWeight", "Gate", "Guards", "TermSpec", "Number", "NonNegative", "Positive", "Flag",
-           "Weight"]
+           "Weight", "MAX_STEPS", "check_training_step"]
+
+MAX_STEPS = 10**12
+"""Largest training step or run length a spec or trainer may give (larger ones overflow float math)."""
 
 Number = Annotated[float, Strict(), Field(allow_inf_nan=False)]
 """A finite number; ints are accepted, strings and booleans are not."""
@@ -30,6 +33,16 @@ NonNegative = Annotated[float, Strict(), Field(ge=0, allow_inf_nan=False)]
 Positive = Annotated[float, Strict(), Field(gt=0, allow_inf_nan=False)]
 Flag = Annotated[bool, Strict()]
 """true or false; the strings "yes", "true", ... are not accepted."""
+
+
+def check_training_step(step: Any, total_steps: Any = None) -> tuple[int, int | None]:
+    """Validate a training step (int >= 0) and an optional run length (int >= 1), both <= MAX_STEPS."""
+    if isinstance(step, bool) or not isinstance(step, int) or not 0 <= step <= MAX_STEPS:
+        raise ConfigError("training_step", step, f"an int in [0, {MAX_STEPS:.0e}]")
+    if total_steps is not None and (isinstance(total_steps, bool) or not isinstance(total_steps, int)
+                                    or not 1 <= total_steps <= MAX_STEPS):
+        raise ConfigError("total_steps", total_steps, f"an int in [1, {MAX_STEPS:.0e}], or None")
+    return step, total_steps
 
 
 class SpecModel(BaseModel):
@@ -108,6 +121,9 @@ class TermSpec(SpecModel):
 
     guarded: ClassVar[bool] = False
     """Whether the term scores the answer's content, and so is zeroed by the answer guards."""
+    needs: ClassVar[frozenset[str]] = frozenset()
+    """What the env must provide beyond the inputs the term's function asks for (those count too:
+    ``question``, ``references``, ``plan``); an env lists what it provides in ``reward_provides``."""
 
     @property
     def key(self) -> str:
@@ -130,5 +146,5 @@ class Guards(SpecModel):
     """No content reward when nothing (or only whitespace) was submitted."""
     not_copied: Flag = True
     """No content reward when the answer appears verbatim in the prompt (whitespace and case ignored)."""
-    min_copy_chars: int = Field(default=40, ge=1, strict=True)
+    min_copy_chars: int = Field(default=40, ge=1, le=10**9, strict=True)
     """Answers shorter than this (without whitespace) are never called copies: short answers often are in the question."""

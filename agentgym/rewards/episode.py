@@ -17,7 +17,10 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
+from pydantic import ValidationError
+
 from agentgym.core.types import StepInfo
+from agentgym.errors import DataError
 from agentgym.rewards._base import Guards
 
 __all__ = ["Episode", "input_getter", "step_info"]
@@ -66,8 +69,9 @@ class Episode:
 
     @classmethod
     def from_infos(cls, infos: Sequence[Mapping[str, Any]], **context: Any) -> Episode:
-        """Build from the ``info`` dicts of ``step`` (a leading reset info is skipped)."""
-        steps = [step_info(info) for info in infos]
+        """Build from the ``info`` dicts of ``step`` (a leading reset info is skipped); raises
+        ``DataError`` naming the first entry that is not a step's info dict."""
+        steps = [_read_info(i, info) for i, info in enumerate(infos)]
         if steps and steps[0].action == "reset":
             steps = steps[1:]
         return cls(steps, **context)
@@ -174,6 +178,21 @@ def _copied(answer: str, prompt: str, min_chars: int) -> bool:
 def _flat_prompt(prompt: str) -> str:
     # A group of rollouts shares one prompt; flatten it once.
     return _flatten(prompt)
+
+
+def _read_info(index: int, info: Any) -> StepInfo:
+    if not isinstance(info, (StepInfo, Mapping)):
+        raise DataError(f"infos[{index}] is a {type(info).__name__}, not a step's info dict")
+    try:
+        return step_info(info)
+    except ValidationError as exc:
+        raise DataError(f"infos[{index}] is not a step's info dict: "
+                        f"{exc.error_count()} problem(s), first: {_first_problem(exc)}") from None
+
+
+def _first_problem(exc: ValidationError) -> str:
+    first = exc.errors(include_url=False, include_input=False)[0]
+    return f"{'.'.join(str(p) for p in first['loc']) or 'the dict'}: {first['msg']}"
 
 
 def step_info(info: StepInfo | Mapping[str, Any]) -> StepInfo:

@@ -15,6 +15,7 @@ process, so many envs (one per rollout) do not multiply the load on the endpoint
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import threading
@@ -89,13 +90,14 @@ class LLMJudge(TermSpec):
     """Longest wait between two attempts."""
     max_reply_bytes: int = Field(default=1 << 20, ge=1024, le=64 << 20, strict=True)
     """Largest judge reply read; a longer one is refused (not retried) and the term abstains."""
-    max_concurrency: int = Field(default=8, ge=1, strict=True)
+    max_concurrency: int = Field(default=8, ge=1, le=1024, strict=True)
     """Requests in flight at once to this judge, across all envs of the process."""
-    cache_size: int = Field(default=100_000, ge=0, strict=True)
-    """Grades kept, keyed by (question, reference, answer, model); 0 disables the cache."""
+    cache_size: int = Field(default=100_000, ge=0, le=10_000_000, strict=True)
+    """Grades kept, keyed by a SHA-256 of (question, reference, answer, model), so each entry takes
+    about 150 bytes whatever the texts' length; 0 disables the cache."""
     temperature: NonNegative = 0.0
     """Sampling temperature of the judge (0: the same answer gets the same grade)."""
-    max_tokens: int = Field(default=256, ge=1, strict=True)
+    max_tokens: int = Field(default=256, ge=1, le=1_000_000, strict=True)
     """Longest judge reply, in tokens."""
     prompt: str | None = None
     """A rubric of your own, with the placeholders {question}, {reference} and {answer}."""
@@ -157,14 +159,14 @@ class Judge:
         self._chat = ChatClient("/chat/completions", policy=policy, deadline_s=spec.timeout,
                                 max_bytes=spec.max_reply_bytes, count=self._count,
                                 slots=threading.BoundedSemaphore(spec.max_concurrency))
-        self._cache: OrderedDict[tuple[str, ...], float] = OrderedDict()
+        self._cache: OrderedDict[bytes, float] = OrderedDict()
         self._lock = threading.Lock()
         self.stats = {"requests": 0, "retries": 0, "cache_hits": 0, "failures": 0}
 
     def score(self, question: str, references: Sequence[str], answer: str) -> JudgeResult:
         """Grade ``answer``; from the cache when this exact grading was done before."""
         reference = "\n".join(references)
-        key = (question, reference, answer, self.model)
+        key = _digest(question, reference, answer, self.model)
         with self._lock:
             if key in self._cache:
                 self._cache.move_to_end(key)
@@ -205,6 +207,16 @@ class Judge:
 
     def close(self) -> None:
         self._client.close()
+
+
+def _digest(*texts: str) -> bytes:
+    """The cache key: a fixed-size digest, so a long answer costs the cache no more than a short one."""
+    h = hashlib.sha256()
+    for text in texts:
+        data = text.encode("utf-8", "surrogatepass")
+        h.update(len(data).to_bytes(8, "little"))
+        h.update(data)
+    return h.digest()
 
 
 def _retried_status(status: int) -> bool:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from agentgym.errors import ConfigError
-from agentgym.rewards._base import LinearWeight, TermSpec
+from agentgym.rewards._base import LinearWeight, TermSpec, check_training_step
 from agentgym.rewards._registry import TERMS, Abstain
 from agentgym.rewards.episode import Episode, input_getter
 from agentgym.rewards._load import load_spec
@@ -108,6 +108,10 @@ class _Compiled:
     guarded: bool
     gate: tuple[str, float] | None
     cap: float | None
+    needs: frozenset[str]
+    """What the env must provide (``TermSpec.needs`` and the env-specific inputs the function asks for)."""
+    where: str
+    """The term's place in the spec, e.g. ``stages[1].terms[0]``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,6 +139,22 @@ class Shaper:
         self._plans: dict[tuple[int, int | None], _Plan] = {}
         self._warned = False
 
+    def check_env(self, env: Any) -> None:
+        """Raise ``ConfigError`` naming the term and the env when a term needs what ``env`` (an agentgym
+        env, its class or a wrapper of it) does not provide. Envs that declare nothing are not checked."""
+        cls = env if isinstance(env, type) else type(getattr(env, "unwrapped", env))
+        provides = getattr(cls, "reward_provides", None)
+        if provides is None:
+            return
+        for c in (c for group in self._groups for c in group):
+            missing = c.needs - provides
+            if missing:
+                offered = ", ".join(sorted(provides)) or "none"
+                raise ConfigError(f"reward.{c.where} ({c.name!r})", c.spec.kind,
+                                  f"a term that {cls.__name__} can score: {c.spec.kind!r} needs "
+                                  f"{', '.join(sorted(missing))}, which {cls.__name__} does not provide "
+                                  f"(it provides: {offered})")
+
     def __reduce__(self) -> tuple[Any, ...]:
         # Rebuilt from the spec: compiled terms may hold clients (the judge) that do not pickle.
         return (Shaper, (self.spec,))
@@ -143,6 +163,11 @@ class Shaper:
     def term_names(self) -> tuple[str, ...]:
         """Every term name the breakdowns carry, in spec order."""
         return self._names
+
+    @property
+    def needs_total_steps(self) -> bool:
+        """Whether shaping needs the run's length from the trainer (fraction boundaries, none in the spec)."""
+        return self.spec.unit == "fraction" and self.spec.total_steps is None
 
     @property
     def uses_judge(self) -> bool:
@@ -178,6 +203,8 @@ class Shaper:
 
     def plan_at(self, training_step: int | None, total_steps: int | None = None) -> _Plan:
         step = self._step(training_step)
+        if total_steps is not None:
+            check_training_step(step, total_steps)
         total = total_steps if total_steps is not None else self.spec.total_steps
         key = (step, total)
         plan = self._plans.get(key)
@@ -194,9 +221,7 @@ class Shaper:
                 warnings.warn("a scheduled reward is shaped without a training step; using step 0. Pass "
                               "reset(options={'training_step': n}) or call set_training_step(n).", stacklevel=4)
             return 0
-        if isinstance(training_step, bool) or not isinstance(training_step, int) or training_step < 0:
-            raise ConfigError("training_step", training_step, "an int >= 0")
-        return training_step
+        return check_training_step(training_step)[0]
 
     def _has_linear(self) -> bool:
         return any(isinstance(c.spec.weight, LinearWeight) for g in self._groups for c in g)
@@ -309,13 +334,17 @@ def _gate_order(weighted: tuple[tuple[_Compiled, float], ...]) -> tuple[tuple[_C
 def _compile_at(where: str, spec: TermSpec) -> _Compiled:
     """``_compile``, its errors (an unimportable custom function, a judge without a model) located in the spec."""
     try:
-        return _compile(spec)
+        return _compile(spec, where)
     except ConfigError as exc:
         field = exc.field if exc.field.startswith(where) else f"{where}.{exc.field.rpartition('.')[2]}"
         raise ConfigError(field, exc.value, exc.allowed) from exc.__cause__
 
 
-def _compile(spec: TermSpec) -> _Compiled:
+# Inputs only some envs can give, and the word their ``reward_provides`` uses for them.
+_INPUT_NEEDS = {"question": "question", "references": "references", "plan": "travelplanner"}
+
+
+def _compile(spec: TermSpec, where: str) -> _Compiled:
     if isinstance(spec, Custom):
         fn, inputs = load_custom(spec)
     else:
@@ -325,8 +354,9 @@ def _compile(spec: TermSpec) -> _Compiled:
         if bound:
             fn = _bind(fn, bound)
     gate = None if spec.gate is None else (spec.gate.term, spec.gate.at_least)
+    needs = spec.needs | {_INPUT_NEEDS[name] for name in inputs if name in _INPUT_NEEDS}
     return _Compiled(spec, spec.key, _scorer(fn, tuple(input_getter(name, spec) for name in inputs)),
-                     -1.0 if spec.penalty else 1.0, spec.is_guarded(), gate, spec.cap)
+                     -1.0 if spec.penalty else 1.0, spec.is_guarded(), gate, spec.cap, frozenset(needs), where)
 
 
 def _scorer(fn: Callable[..., Any], getters: tuple[Callable[[Episode, int], Any], ...]) -> Callable[..., Any]:
@@ -350,8 +380,12 @@ def _bind(fn: Callable[..., Any], bound: dict[str, Any]) -> Callable[..., Any]:
     return call
 
 
-def build_shaper(reward: Any) -> Shaper:
-    """A Shaper from a Shaper, a RewardSpec, a preset name, a dict, YAML/JSON text or a file path."""
-    if isinstance(reward, Shaper):
-        return reward
-    return Shaper(load_spec(reward))
+def build_shaper(reward: Any, *, env: Any = None) -> Shaper:
+    """A Shaper from a Shaper, a RewardSpec, a preset name, a dict, YAML/JSON text or a file path.
+
+    With ``env`` (an env, its class or a wrapper), a spec whose terms the env cannot score is
+    refused with a ``ConfigError`` naming the term and the env."""
+    shaper = reward if isinstance(reward, Shaper) else Shaper(load_spec(reward))
+    if env is not None:
+        shaper.check_env(env)
+    return shaper

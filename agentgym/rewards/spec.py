@@ -29,7 +29,7 @@ import yaml
 from pydantic import Field, model_validator
 
 from agentgym.errors import ConfigError
-from agentgym.rewards._base import Guards, LinearWeight, NonNegative, SpecModel, TermSpec
+from agentgym.rewards._base import MAX_STEPS, Guards, LinearWeight, NonNegative, SpecModel, TermSpec
 from agentgym.rewards.judge import LLMJudge
 from agentgym.rewards.terms_generic import (
     AnswerLength,
@@ -87,7 +87,7 @@ class RewardSpec(SpecModel):
     """Piecewise schedule: each stage's terms apply from its start to the next stage's start."""
     unit: Literal["step", "fraction"] = "step"
     """Unit of every boundary (stage starts, linear weights): training steps, or fractions of total_steps."""
-    total_steps: int | None = Field(default=None, ge=1, strict=True)
+    total_steps: int | None = Field(default=None, ge=1, le=MAX_STEPS, strict=True)
     """Length of the run in training steps, for ``unit: fraction`` (the trainer may give it instead)."""
     normalize: Literal["none", "weights"] = "none"
     """``weights``: divide the total by the summed weights of the terms that did not abstain."""

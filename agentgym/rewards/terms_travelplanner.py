@@ -31,6 +31,7 @@ _LOCAL_FIELD = {"valid_room_rule": "house_rule", "valid_cuisine": "cuisine", "va
 
 class _ReportTerm(TermSpec):
     guarded = True
+    needs = frozenset({"travelplanner"})
     # ``mode`` is the name 0.1.0 used; it is still read, for one release.
     evaluation: Literal["strict", "official"] = Field("strict", validation_alias=AliasChoices("evaluation", "mode"))
     """The evaluator whose report the term reads: ``strict`` (no loopholes) or ``official``."""
@@ -41,6 +42,16 @@ def _missing(evaluation: str) -> Abstain:
 
 
 _NO_REPORT = abstain("no TravelPlanner evaluation report")
+_FOREIGN = abstain("the report is not a TravelPlanner evaluation report")
+
+
+def _read(report: Mapping[str, Any] | None, key: str) -> Any:
+    """``report[key]``, or an abstention when there is no report or it is not a TravelPlanner one."""
+    if report is None:
+        return _NO_REPORT
+    if not isinstance(report, Mapping) or key not in report:
+        return _FOREIGN
+    return report[key]
 
 
 class Schema(TermSpec):
@@ -93,7 +104,8 @@ class CommonsenseMicro(_ReportTerm):
 
 @term(CommonsenseMicro)
 def commonsense_micro(report: Mapping[str, Any] | None) -> float | Abstain:
-    return _NO_REPORT if report is None else float(report["commonsense_micro"])
+    value = _read(report, "commonsense_micro")
+    return value if isinstance(value, Abstain) else float(value)
 
 
 class HardMicro(_ReportTerm):
@@ -104,7 +116,8 @@ class HardMicro(_ReportTerm):
 
 @term(HardMicro)
 def hard_micro(report: Mapping[str, Any] | None) -> float | Abstain:
-    return _NO_REPORT if report is None else float(report["hard_micro"])
+    value = _read(report, "hard_micro")
+    return value if isinstance(value, Abstain) else float(value)
 
 
 class CommonsenseMacro(_ReportTerm):
@@ -115,7 +128,8 @@ class CommonsenseMacro(_ReportTerm):
 
 @term(CommonsenseMacro)
 def commonsense_macro(report: Mapping[str, Any] | None) -> float | Abstain:
-    return _NO_REPORT if report is None else float(report["commonsense_pass"] is True)
+    value = _read(report, "commonsense_pass")
+    return value if isinstance(value, Abstain) else float(value is True)
 
 
 class HardMacro(_ReportTerm):
@@ -126,7 +140,8 @@ class HardMacro(_ReportTerm):
 
 @term(HardMacro)
 def hard_macro(report: Mapping[str, Any] | None) -> float | Abstain:
-    return _NO_REPORT if report is None else float(report["hard_pass"] is True)
+    value = _read(report, "hard_pass")
+    return value if isinstance(value, Abstain) else float(value is True)
 
 
 class FinalPass(_ReportTerm):
@@ -137,7 +152,8 @@ class FinalPass(_ReportTerm):
 
 @term(FinalPass)
 def final_pass(report: Mapping[str, Any] | None) -> float | Abstain:
-    return _NO_REPORT if report is None else float(report["final_pass"] is True)
+    value = _read(report, "final_pass")
+    return value if isinstance(value, Abstain) else float(value is True)
 
 
 class Constraint(_ReportTerm):
@@ -165,7 +181,9 @@ def constraint_passed(report: Mapping[str, Any] | None, task: Any, config: Const
     if report is None:
         return _missing(config.evaluation)
     name = config.constraint
-    group = report["commonsense"] if name in report["commonsense"] else report["hard"]
+    if not isinstance(report, Mapping) or not isinstance(report.get("commonsense"), Mapping):
+        return _FOREIGN
+    group = report["commonsense"] if name in report["commonsense"] else report.get("hard")
     if group is None:  # the hard box was gated off: applicable constraints count as failed
         return abstain(f"{name} does not apply to this query") if not _applies(name, task) else 0.0
     passed = group[name]["passed"]

@@ -25,6 +25,7 @@ import gymnasium
 
 from agentgym.core.types import StepInfo
 from agentgym.errors import ConfigError
+from agentgym.rewards._base import check_training_step
 from agentgym.rewards.episode import Episode, step_info
 from agentgym.rewards.shaper import Shaper, build_shaper
 
@@ -69,16 +70,6 @@ class EpisodeRecorder:
         return Episode(list(self.steps), actions=list(self.actions), prompt=self.prompt, **fields)
 
 
-def check_training_step(step: Any, total_steps: Any = None) -> tuple[int, int | None]:
-    """Validate a training step (int >= 0) and an optional run length (int >= 1)."""
-    if isinstance(step, bool) or not isinstance(step, int) or step < 0:
-        raise ConfigError("training_step", step, "an int >= 0")
-    if total_steps is not None and (isinstance(total_steps, bool) or not isinstance(total_steps, int)
-                                    or total_steps < 1):
-        raise ConfigError("total_steps", total_steps, "an int >= 1, or None")
-    return step, total_steps
-
-
 def pop_training_step(options: dict[str, Any]) -> tuple[int, int | None] | None:
     """Take ``training_step`` (and ``total_steps``) out of reset options, validated; None if absent."""
     if "training_step" not in options:
@@ -105,7 +96,7 @@ class ShapeReward(gymnasium.Wrapper):
         if _already_shaped(env):
             raise ConfigError("reward", "ShapeReward over an env made with reward=...",
                               "one shaper: either the env's reward= kwarg or the ShapeReward wrapper")
-        self.shaper = build_shaper(reward)
+        self.shaper = build_shaper(reward, env=env.unwrapped)
         self._recorder = EpisodeRecorder(self.shaper)
         self.training_step: int | None = None
         self.total_steps: int | None = None
@@ -119,6 +110,11 @@ class ShapeReward(gymnasium.Wrapper):
         schedule = pop_training_step(options)
         if schedule is not None:
             self.set_training_step(*schedule)
+        if self.shaper.needs_total_steps and self.total_steps is None:
+            raise ConfigError("total_steps", None, "an int >= 1: this reward's schedule is in fractions of the run; "
+                              "pass reset(options={'training_step': n, 'total_steps': T}), call "
+                              "set_training_step(n, total_steps=T), or set total_steps in the spec "
+                              "({'preset': ..., 'total_steps': T})")
         observation, info = self.env.reset(seed=seed, options=options or None)
         self._recorder.start(observation if isinstance(observation, str) else str(observation))
         return observation, info

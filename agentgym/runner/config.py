@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -73,7 +75,16 @@ class RunConfig(_Frozen):
         return self.max_consecutive_failures or max(5, 2 * self.concurrency)
 
 
-def default_out_dir(env_id: str, agent_label: str, reward: str | None) -> Path:
-    """``runs/<env>__<agent>[__<reward>]``: the same command resumes into the same folder."""
+def default_out_dir(env_id: str, agent_label: str, reward: str | None, *, env_kwargs: dict[str, Any] | None = None,
+                    seed: int = 0, tasks: str = "index") -> Path:
+    """``runs/<env>__<agent>[__<reward>][__seed<n>][__tasks-seed][__kw-<hash>]``: the same command
+    resumes into the same folder, and commands that differ in what they play write to different ones."""
     parts = [env_id, agent_label] + ([reward] if reward else [])
+    if seed:
+        parts.append(f"seed{seed}")
+    if tasks != "index":
+        parts.append(f"tasks-{tasks}")
+    if env_kwargs:
+        digest = hashlib.sha256(json.dumps(env_kwargs, sort_keys=True, default=str).encode()).hexdigest()[:8]
+        parts.append(f"kw-{digest}")
     return Path("runs") / "__".join(re.sub(r"[^\w.-]+", "-", p).strip("-") for p in parts)

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import os
+import sys
 import traceback
 from collections import deque
 from collections.abc import Callable
@@ -63,30 +65,43 @@ def run_eval(config: RunConfig, *, agent_factory: AgentFactory | None = None,
 
 async def run_eval_async(config: RunConfig, *, agent_factory: AgentFactory | None = None,
                          progress: Progress | None = None) -> RunOutcome:
-    with ResultStore(config.out, fsync=config.fsync) as store:
-        done = {i: EpisodeRecord.model_validate(r) for i, r in store.open(config.identity()).items()}
-        outcome = RunOutcome(records=done, episodes=config.episodes)
-        pending = deque(i for i in range(config.episodes) if i not in done)
-        if progress is not None:
-            progress.start(config.episodes, sum(1 for i in done if i < config.episodes))
-        async with httpx.AsyncClient(limits=httpx.Limits(max_connections=config.concurrency)) as client:
-            factory = agent_factory or _agent_factory(config, client)
-            state = _RunState(config, store, outcome, pending, factory, progress)
-            try:
-                async with asyncio.TaskGroup() as group:
-                    for _ in range(min(config.concurrency, len(pending))):
-                        group.create_task(state.worker())
-            except ExceptionGroup as failures:  # one worker's error (e.g. a bad config) stops the run
-                raise failures.exceptions[0] from None
-        return outcome
+    # The agent and the first env are checked before the results folder is made: a bad agent, env
+    # kwarg or reward leaves no folder behind.
+    if agent_factory is None and isinstance(config.agent, ImportedAgentConfig):
+        agent_factory = import_factory(config.agent.target)
+    first_env = await _open_env(config)
+    state: _RunState | None = None
+    try:
+        _check_task_count(config, first_env)
+        with ResultStore(config.out, fsync=config.fsync) as store:
+            done = {i: EpisodeRecord.model_validate(r) for i, r in store.open(config.identity()).items()}
+            outcome = RunOutcome(records=done, episodes=config.episodes)
+            pending = deque(i for i in range(config.episodes) if i not in done)
+            if progress is not None:
+                progress.start(config.episodes, sum(1 for i in done if i < config.episodes))
+            async with httpx.AsyncClient(limits=httpx.Limits(max_connections=config.concurrency)) as client:
+                factory = agent_factory or _agent_factory(config, client)
+                state = _RunState(config, store, outcome, pending, factory, progress, first_env)
+                try:
+                    async with asyncio.TaskGroup() as group:
+                        for _ in range(min(config.concurrency, len(pending))):
+                            group.create_task(state.worker())
+                except ExceptionGroup as failures:  # one worker's error (e.g. a bad config) stops the run
+                    raise failures.exceptions[0] from None
+            return outcome
+    finally:
+        if state is None or state.spare_env is not None:  # no worker took the first env
+            await _close(first_env, None)
 
 
 class _RunState:
     def __init__(self, config: RunConfig, store: ResultStore, outcome: RunOutcome, pending: deque[int],
-                 factory: AgentFactory, progress: Progress | None) -> None:
+                 factory: AgentFactory, progress: Progress | None, first_env: Any = None) -> None:
         self.config, self.store, self.outcome, self.pending = config, store, outcome, pending
         self.factory, self.progress = factory, progress
         self.failures_in_a_row = 0
+        self.spare_env = first_env
+        """The env made before the run started, for the first worker."""
 
     async def worker(self) -> None:
         env = agent = None
@@ -94,8 +109,7 @@ class _RunState:
             while self.pending and self.outcome.aborted is None:
                 episode = self.pending.popleft()
                 if env is None:
-                    env = await _open_env(self.config)
-                    _check_task_count(self.config, env)
+                    env, self.spare_env = self.spare_env or await _open_env(self.config), None
                     agent = self.factory(env)
                 if not await self._play(env, agent, episode):
                     await _close(env, agent)  # after a failure the env may be mid-step: start afresh
@@ -105,9 +119,11 @@ class _RunState:
 
     async def _play(self, env: Any, agent: Agent, episode: int) -> bool:
         seed = self.config.seed + episode
-        options = {"query_index": episode} if self.config.tasks == "index" else None
+        options: dict[str, Any] = {"query_index": episode} if self.config.tasks == "index" else {}
+        if self.config.reward is not None:  # a scheduled reward runs over the run's episodes
+            options.update(training_step=episode, total_steps=self.config.episodes)
         try:
-            log = await play_episode(env, agent, seed=seed, options=options)
+            log = await play_episode(env, agent, seed=seed, options=options or None)
         except Exception as exc:  # any failure of the agent or env fails this episode only
             return self._failed(episode, seed, exc, agent)
         record = EpisodeRecord.from_log(episode, seed, log, usage=getattr(agent, "usage", None))
@@ -177,12 +193,31 @@ def _agent_factory(config: RunConfig, client: httpx.AsyncClient) -> AgentFactory
 
         return travelplanner_reference_agent
     if isinstance(agent, ImportedAgentConfig):
-        module, _, name = agent.target.partition(":")
-        target: Any = importlib.import_module(module)
-        for part in name.split("."):
-            target = getattr(target, part)
-        return target
+        return import_factory(agent.target)
     raise TypeError(f"unknown agent config {agent!r}")
+
+
+def import_factory(target: str) -> AgentFactory:
+    """``module:factory`` imported, with the current folder on the import path (as ``uvicorn app:app``
+    does); a module or name that is not there is a ``ConfigError``."""
+    module, _, name = target.partition(":")
+    if os.getcwd() not in sys.path and "" not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        found: Any = importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if exc.name is None or not (module == exc.name or module.startswith(exc.name + ".")):
+            raise  # the module exists but imports something missing: its own traceback says what
+        raise ConfigError("agent", target, f"module:factory with {exc.name!r} importable from {os.getcwd()} "
+                          "or the installed packages") from None
+    for part in name.split("."):
+        if not hasattr(found, part):
+            public = sorted(n for n in vars(found) if not n.startswith("_") and callable(getattr(found, n)))[:20]
+            raise ConfigError("agent", target, f"a callable of {module} ({', '.join(public) or 'it has none'})")
+        found = getattr(found, part)
+    if not callable(found):
+        raise ConfigError("agent", target, f"a callable factory(env) -> Agent, not a {type(found).__name__}")
+    return found
 
 
 async def _close(env: Any, agent: Any) -> None:

@@ -40,6 +40,8 @@ class EpisodeRecord(BaseModel):
     agent_error: str | None = None
     """Set when the agent failed for good and the run records such episodes as failed."""
     actions: list[str] = Field(default_factory=list)
+    answer: str | None = None
+    """What the episode submitted (the final ``StepInfo.answer``), None when it ended without one."""
     final_observation: str = ""
     evaluation: dict[str, Any] | None = None
 
@@ -60,6 +62,7 @@ class EpisodeRecord(BaseModel):
             tool_errors=sum(1 for info in log.infos if info.get("action") == "tool" and info.get("error")),
             error_codes=dict(codes), duration_s=round(log.duration_s, 4), usage=dict(usage or {}),
             agent_error=agent_error, actions=list(log.actions),
+            answer=last.get("answer") if isinstance(last.get("answer"), str) else None,
             final_observation=log.observations[-1] if log.observations else log.first_observation,
             evaluation=evaluation)
 

@@ -36,8 +36,10 @@ class RunSummary(BaseModel):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     agent_errors: int = 0
-    reward_terms: dict[str, float] = Field(default_factory=dict)
-    """Mean raw value of each reward term, over the episodes where it had one."""
+    reward_terms: dict[str, float | None] = Field(default_factory=dict)
+    """Mean raw value of each reward term, over the episodes where it had one (None: never scored)."""
+    official: dict[str, float] = Field(default_factory=dict)
+    """TravelPlanner: the six official metrics over the run's queries (``agentgym.runner.official``)."""
     qa: dict[str, dict[str, float]] = Field(default_factory=dict)
     """Search QA: ``{"all" | data_source: {"n", "em", "f1"}}``, overall and per dataset (nq, hotpotqa...)."""
 
@@ -88,12 +90,19 @@ def render(summary: RunSummary, console: object, title: str = "agentgym run") ->
     for name, value in _rows(summary):
         table.add_row(name, value)
     console.print(table)
+    if summary.official:
+        official = Table(title="TravelPlanner official metrics (the run's queries)", header_style="bold")
+        official.add_column("metric")
+        official.add_column("value", justify="right")
+        for name, value in summary.official.items():
+            official.add_row(name, f"{100 * value:.1f}%")
+        console.print(official)
     if summary.reward_terms:
         terms = Table(title="reward terms (mean raw value)", header_style="bold")
         terms.add_column("term")
         terms.add_column("mean", justify="right")
         for name, mean in summary.reward_terms.items():
-            terms.add_row(name, f"{mean:.3f}")
+            terms.add_row(name, "never scored" if mean is None else f"{mean:.3f}")
         console.print(terms)
     if len(summary.qa) > 1:  # more than "all": one row per dataset
         qa = Table(title="EM / F1 by data source", header_style="bold")
@@ -127,8 +136,9 @@ def plot(records: Sequence[EpisodeRecord], summary: RunSummary, path: Path, *, t
          ) -> Path | None:
     """Returns, turns and reward terms (or action errors) as a PNG; None when matplotlib is not installed.
 
-    ``title`` names the run (env, agent, reward preset); the figure adds N and the success rate. A
-    third panel is drawn only when there is something to show in it.
+    ``title`` names the run (env, agent, reward preset); the figure adds N and the success rate. The
+    reward-term panel is drawn when the run shaped rewards, the action-error panel when any action
+    hit an error.
     """
     from agentgym._plotting import COLORS, hist, pyplot
 
@@ -136,14 +146,14 @@ def plot(records: Sequence[EpisodeRecord], summary: RunSummary, path: Path, *, t
     if plt is None:
         return None
     codes = _error_codes(records)
-    third = bool(summary.reward_terms or codes)
-    fig, axes = plt.subplots(1, 3 if third else 2, figsize=(15 if third else 10, 4.4))
+    extra = [panel for panel, shown in ((_terms_panel, summary.reward_terms), (_errors_panel, codes)) if shown]
+    fig, axes = plt.subplots(1, 2 + len(extra), figsize=(5 * (2 + len(extra)), 4.4))
     hist(axes[0], [r.total_reward for r in records], integer=False, xlabel="episode return",
          title=f"return (mean {summary.mean_return or 0:.3f})", color=COLORS[0])
     hist(axes[1], [r.turns for r in records], integer=True, xlabel="actions per episode",
          title=f"turns (mean {summary.mean_turns or 0:.1f})", color=COLORS[4])
-    if third:
-        _third_panel(axes[2], summary, codes)
+    for ax, panel in zip(axes[2:], extra):
+        panel(ax, summary, codes)
     fig.suptitle(_figure_title(title, summary))
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -168,13 +178,17 @@ def _error_codes(records: Sequence[EpisodeRecord]) -> dict[str, int]:
     return dict(sorted(codes.items(), key=lambda kv: -kv[1]))
 
 
-def _third_panel(ax: object, summary: RunSummary, codes: dict[str, int]) -> None:
+def _terms_panel(ax: object, summary: RunSummary, codes: dict[str, int]) -> None:
     from agentgym._plotting import hbars
 
-    if summary.reward_terms:
-        hbars(ax, {"mean": summary.reward_terms}, xlabel="mean raw value", ylabel="reward term",
-              title="reward terms")
-        return
+    means = {k: math.nan if v is None else v for k, v in summary.reward_terms.items()}
+    note = " (n/a: never scored)" if None in summary.reward_terms.values() else ""
+    hbars(ax, {"mean": means}, xlabel="mean raw value" + note, ylabel="reward term", title="reward terms")
+
+
+def _errors_panel(ax: object, summary: RunSummary, codes: dict[str, int]) -> None:
+    from agentgym._plotting import hbars
+
     hbars(ax, {"count": {k: float(v) for k, v in codes.items()}}, xlabel="actions that hit the error (count)",
           ylabel="error code", title="action errors by code", fmt="{:.0f}")
 
@@ -192,10 +206,12 @@ def _wilson(successes: int, n: int, z: float = 1.96) -> tuple[float, float] | No
     return max(0.0, center - half), min(1.0, center + half)
 
 
-def _term_means(records: Sequence[EpisodeRecord]) -> dict[str, float]:
+def _term_means(records: Sequence[EpisodeRecord]) -> dict[str, float | None]:
+    """Mean raw value per term; a term that abstained in every episode stays, as None."""
     values: dict[str, list[float]] = defaultdict(list)
     for record in records:
         for name, value in record.reward_terms.items():
+            values[name]  # noqa: B018 - every term gets its entry, scored or not
             if value is not None:
                 values[name].append(value)
-    return {name: statistics.fmean(v) for name, v in values.items()}
+    return {name: statistics.fmean(v) if v else None for name, v in values.items()}

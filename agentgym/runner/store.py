@@ -112,17 +112,24 @@ class ResultStore:
 
     def _check_manifest(self, identity: dict[str, Any]) -> None:
         path = self.folder / MANIFEST
-        if path.exists():
+        if path.exists() and _has_results(self.folder):  # a folder without results is free to reuse
             recorded = json.loads(path.read_text(encoding="utf-8")).get("identity")
             if recorded != identity:
                 differing = sorted(k for k in set(identity) | set(recorded or {})
                                    if (recorded or {}).get(k) != identity.get(k))
-                raise ConfigError("out", str(self.folder), f"a folder of the same run, or a new one: its results "
-                                  f"come from a run with other {', '.join(differing)}")
+                raise ConfigError("out", str(self.folder), f"a folder of the same run, or a new one (--out): its "
+                                  f"results come from a run with other {', '.join(differing)}")
             return
         tmp = path.with_suffix(".tmp")
         tmp.write_text(json.dumps({"format": _FORMAT, "identity": identity}, indent=2), encoding="utf-8")
         os.replace(tmp, path)  # atomic: a manifest is whole or absent
+
+
+def _has_results(folder: Path) -> bool:
+    try:
+        return (folder / RESULTS).stat().st_size > 0
+    except FileNotFoundError:
+        return False
 
 
 def load_results(path: Path, *, repair: bool = False) -> dict[int, dict[str, Any]]:

@@ -34,7 +34,7 @@ from agentgym.server._fast import MAX_BATCH, peek_step, read_batch, read_step
 from agentgym.server.boundary import ClientBoundary
 from agentgym.server.budget import SMALL_BODY_BYTES, BodyBudget
 from agentgym.server.calls import _CallTimedOut, EnvCalls
-from agentgym.server.jobs import _ApiError, close_quietly, env_error, make_env, reset_reply, step_reply
+from agentgym.server.jobs import _ApiError, close_quietly, env_error, error_reply, make_env, reset_reply, step_reply
 from agentgym.server.metrics import ServerMetrics
 from agentgym.server.protocol import API_PREFIX, CreateSession, ResetRequest, StepRequest, decode, encode
 from agentgym.server.sessions import _PoolFull, Session, SessionPool
@@ -196,13 +196,13 @@ class EnvServer:
     async def reset_session(self, session: Session, seed: int | None = None,
                             options: dict[str, Any] | None = None, seq: int | None = None) -> tuple[int, bytes]:
         """Reset the session's env (options checked at the trust boundary): the reply's status and JSON."""
+        refusal = None
         try:
             self.boundary.check_options(session.env_id, options)
-        except ConfigError as exc:
-            kind, message, details = env_error(exc)
-            raise _ApiError(kind, message, **details) from None
+        except ConfigError as exc:  # answered like an env's refusal: it takes its seq, the session goes on
+            refusal = error_reply(exc)
         self.metrics.resets += 1
-        return await self._apply(session, seq, "reset", {"seed": seed, "options": options})
+        return await self._apply(session, seq, "reset", {"seed": seed, "options": options}, refusal)
 
     async def step_session(self, session: Session, action: str, seq: int | None = None) -> tuple[int, bytes]:
         """Step the session's env: the reply's status and JSON."""
@@ -444,8 +444,8 @@ class EnvServer:
                            "retry shortly", headers={"Retry-After": "1"})
         request.scope["agentgym.held"] = held  # given back when the reply is sent
 
-    async def _apply(self, session: Session, seq: int | None, op: str,
-                     args: dict[str, Any] | bytes | bytearray) -> tuple[int, bytes]:
+    async def _apply(self, session: Session, seq: int | None, op: str, args: dict[str, Any] | bytes | bytearray,
+                     refusal: tuple[int, bytes] | None = None) -> tuple[int, bytes]:
         session.in_flight += 1
         try:
             async with session.lock:
@@ -457,7 +457,7 @@ class EnvServer:
                 if seq is not None and seq != session.seq + 1:
                     raise _ApiError("OutOfOrder", f"seq {seq} is out of order: the last call applied was "
                                    f"{session.seq}, so the next must be {session.seq + 1}")
-                reply = await self._run(session, op, args)
+                reply = refusal if refusal is not None else await self._run(session, op, args)
                 if seq is not None and reply[0] != 422:  # a body the worker could not read was not applied
                     session.seq, session.last_reply = seq, reply
                 return reply

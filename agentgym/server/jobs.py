@@ -16,7 +16,7 @@ import gymnasium
 from agentgym import errors
 from agentgym.server.protocol import STATUS_OF, encode, error_body
 
-__all__ = ["make_env", "reset_reply", "step_reply", "close_quietly", "env_error"]
+__all__ = ["make_env", "reset_reply", "step_reply", "close_quietly", "env_error", "error_reply"]
 
 log = logging.getLogger("agentgym.server")
 _MAKE_LOCK = threading.Lock()
@@ -67,7 +67,7 @@ def reset_reply(env: Any, seed: int | None, options: dict[str, Any] | None) -> t
         observation, info = env.reset(seed=seed, options=options)
         return 200, encode({"observation": observation, "info": info})
     except Exception as exc:
-        return _error_reply(exc)
+        return error_reply(exc)
 
 
 def step_reply(env: Any, action: str) -> tuple[int, bytes]:
@@ -76,7 +76,7 @@ def step_reply(env: Any, action: str) -> tuple[int, bytes]:
         return 200, encode({"observation": observation, "reward": reward, "terminated": bool(terminated),
                             "truncated": bool(truncated), "info": info})
     except Exception as exc:
-        return _error_reply(exc)
+        return error_reply(exc)
 
 
 def close_quietly(env: Any) -> None:
@@ -86,7 +86,8 @@ def close_quietly(env: Any) -> None:
         log.warning("closing an env failed", exc_info=True)
 
 
-def _error_reply(exc: Exception) -> tuple[int, bytes]:
+def error_reply(exc: Exception) -> tuple[int, bytes]:
+    """The status and body answering ``exc``."""
     kind, message, details = env_error(exc)
     return STATUS_OF[kind], encode(error_body(kind, message, **details))
 

@@ -114,9 +114,9 @@ SMALL = ["data.train_batch_size=2", "actor_rollout_ref.actor.ppo_mini_batch_size
 @pytest.mark.parametrize("recipe", ["grpo", "planner_r1", "prs_vspo", "planner_r1_async", "prs_vspo_async"])
 def test_each_recipe_dry_run_plays_its_rows_with_a_reward_that_works(data, recipe):
     files = [f"data.train_files={data[recipe]}", f"data.val_files={data[recipe]}"]
-    result = runner.invoke(app, ["train", recipe, *files, *SMALL, "--dry-run"])
+    result = runner.invoke(app, ["train", recipe, *files, *SMALL, "--dry-run", "--verbose"])
     assert result.exit_code == 0, result.output
-    assert f"{recipe}: ready to launch" in result.output
+    assert f"{recipe}: ready to launch" in result.output.strip().splitlines()[-1]
     assert "default_agent_loop: agentgym" in result.output
     assert "2 train rows // data.train_batch_size=2 = 1 steps per epoch" in result.output
     played = [line for line in result.output.splitlines() if "played 2 row(s)" in line]
@@ -157,6 +157,16 @@ def test_separate_async_invariants_are_checked_by_the_dry_run(data):
                                 "actor_rollout_ref.actor.ppo_mini_batch_size=1",
                                 "trainer.v1.separate_async.parameter_sync_step=2", "--dry-run"])
     assert fixed.exit_code == 0 and "planner_r1_separate_async: ready to launch" in fixed.output, fixed.output
+
+
+def test_dry_run_prints_the_resolved_config_only_with_verbose(data):
+    files = [f"data.train_files={data['grpo']}", f"data.val_files={data['grpo']}"]
+    short = runner.invoke(app, ["train", "grpo", *files, *SMALL, "--dry-run"])
+    assert short.exit_code == 0 and "default_agent_loop" not in short.output
+    lines = short.output.strip().splitlines()
+    assert len(lines) < 40 and lines[-1] == "grpo: ready to launch" and "--verbose" in short.output
+    full = runner.invoke(app, ["train", "grpo", *files, *SMALL, "--dry-run", "--verbose"])
+    assert len(full.output.splitlines()) > 10 * len(lines) and full.output.strip().endswith("grpo: ready to launch")
 
 
 def test_dry_run_refuses_a_dataset_smaller_than_one_batch(data):
@@ -257,7 +267,8 @@ def test_dry_run_warns_about_keys_the_trainer_ignores(data):
 
 def test_dry_run_shows_the_resolved_vspo_settings(data):
     result = runner.invoke(app, ["train", "prs_vspo", f"data.train_files={data['prs_vspo']}",
-                                 f"data.val_files={data['prs_vspo']}", *SMALL, "algorithm.vspo.clip=2.5", "--dry-run"])
+                                 f"data.val_files={data['prs_vspo']}", *SMALL, "algorithm.vspo.clip=2.5", "--dry-run",
+                                 "--verbose"])
     assert result.exit_code == 0, result.output
     resolved = result.output[: result.output.index("prs_vspo: ready")]
     assert resolved.count("clip: 2.5") == 2  # algorithm.vspo and the replay buffer's copy of it
@@ -297,9 +308,13 @@ def test_launch_command_runs_verls_entry_point():
 def test_without_verl_train_says_how_to_install(monkeypatch):
     import sys
 
+    from agentgym.errors import DependencyNotInstalled
+
     monkeypatch.setitem(sys.modules, "transfer_queue", None)  # as if verl's core extras were missing
     result = runner.invoke(app, ["train", "grpo", "--dry-run"])
-    assert result.exit_code == 2 and "pip install 'agentgym[verl]'" in result.output
+    # raised to the console script, which exits with EXIT_MISSING_EXTRA (tests/test_cli_exits.py)
+    assert isinstance(result.exception, DependencyNotInstalled)
+    assert "pip install 'agentgym[verl]'" in str(result.exception)
 
 
 def test_verls_own_entry_point_composes_the_recipe(data):

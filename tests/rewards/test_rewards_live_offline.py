@@ -59,7 +59,7 @@ def submit(plan: list, how: str) -> str:
        how=st.sampled_from(["finish", "answer", "finish_tool"]), drop_days=st.integers(0, 2))
 def test_travelplanner_live_and_offline_shaping_agree(seed, preset, action_format, mode, how, drop_days):
     env = gymnasium.make("TravelPlanner-v0", reward=preset, action_format=action_format, mode=mode)
-    env.reset(seed=seed)
+    env.reset(seed=seed, options=dict(SCHEDULE))
     actions = reference_plan_actions(env.unwrapped.query, action_format, tools=mode == "tool-use")
     plan = plan_of(actions[-1])
     if how == "finish" and action_format == "json":

@@ -61,9 +61,19 @@ def test_a_corrupt_line_in_the_middle_is_an_error_not_silently_dropped(tmp_path)
 def test_a_folder_of_another_run_is_refused(tmp_path):
     with ResultStore(tmp_path) as store:
         store.open(IDENTITY)
+        store.append(json.dumps({"episode": 0}))
     with pytest.raises(ConfigError, match="seed"), ResultStore(tmp_path) as store:
         store.open({**IDENTITY, "seed": 1})
     assert json.loads((tmp_path / MANIFEST).read_text())["identity"] == IDENTITY
+
+
+def test_a_folder_without_results_is_free_for_another_run(tmp_path):
+    """A run that failed before its first episode must not block the corrected command (issue 22)."""
+    with ResultStore(tmp_path) as store:
+        store.open(IDENTITY)
+    with ResultStore(tmp_path) as store:
+        store.open({**IDENTITY, "seed": 1})
+    assert json.loads((tmp_path / MANIFEST).read_text())["identity"] == {**IDENTITY, "seed": 1}
 
 
 def test_two_runs_cannot_write_one_folder_at_once(tmp_path):

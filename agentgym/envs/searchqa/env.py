@@ -124,6 +124,7 @@ class SearchQAEnv(TextEnv):
 
     long_form: ClassVar[bool] = False
     stop_strings: ClassVar[tuple[str, ...]] = STOP_STRINGS
+    reward_provides: ClassVar[frozenset[str]] = frozenset({"question", "references"})
     """Where a generated turn ends: the closing tags of both protocols' actions."""
 
     def __init__(self, *, questions: Any = None, corpus: Any = None, retriever: Retriever | str | None = None,

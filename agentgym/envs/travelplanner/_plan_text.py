@@ -9,7 +9,8 @@ Official rules (reimplemented from the documented behaviour of the official eval
   minus a ``(...)`` suffix, both stripped; without a comma both are ``'-'``.
 
 These functions raise ``TypeError`` on non-string input, as the official ones do; the caller
-turns that into an ``evaluation_error`` verdict. Results for strings are memoized (bounded).
+turns that into an ``evaluation_error`` verdict. Results for strings are memoized, bounded in
+bytes (a text too long to keep is computed each time).
 
 Strict rules: routes and names are matched case-insensitively, whitespace is collapsed,
 ``(State)`` suffixes are removed wherever they appear, and nothing raises.
@@ -22,10 +23,11 @@ searches (a property test checks them against the patterns).
 from __future__ import annotations
 
 import bisect
-import functools
 import re
 from collections.abc import Callable
 from typing import Any, TypeVar
+
+from agentgym._memo import memoize
 
 __all__ = [
     "from_to", "before_paren", "name_city", "mode_of", "norm", "strict_route", "strict_route_in",
@@ -33,7 +35,8 @@ __all__ = [
 ]
 
 T = TypeVar("T")
-_MEMO_LIMIT = 100_000
+_MEMO_BYTES = 8 << 20
+_MEMO_ENTRY_BYTES = 4096
 
 _FROM_TO = re.compile(r"from\s+(.+?)\s+to\s+([^,]+)(?=[,\s]|$)")
 _PAREN = re.compile(r"^(.*?)\([^)]*\)")
@@ -53,9 +56,9 @@ _S_SUFFIXES_REVERSED = re.compile(r"(?:\s*+\)[^()]*+\()*+")
 
 
 def _memo(fn: Callable[[str], T]) -> Callable[[Any], T]:
-    """A bounded C-level memo. Non-string input still reaches ``fn`` (and raises there, as the
-    official code does); unhashable input raises ``TypeError`` from the cache itself."""
-    return functools.lru_cache(maxsize=_MEMO_LIMIT)(fn)
+    """A memo bounded in bytes. Non-string input still reaches ``fn`` (and raises there, as the
+    official code does); unhashable input raises ``TypeError`` from the memo itself."""
+    return memoize(_MEMO_BYTES, _MEMO_ENTRY_BYTES)(fn)
 
 
 # -- official ---------------------------------------------------------------------------------
@@ -180,7 +183,7 @@ def mode_of(text: str) -> str | None:
 
 
 # -- strict -----------------------------------------------------------------------------------
-@functools.lru_cache(maxsize=_MEMO_LIMIT)
+@_memo
 def norm(text: str) -> str:
     """Whitespace-collapsed, case-folded text: the key strict matching compares."""
     return " ".join(text.split()).casefold()

@@ -6,7 +6,7 @@ import os
 import weakref
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from agentgym.core.env import TextEnv, require_choice
 from agentgym.core.parsing import FORMATS, Answer, Call, GiveUp, parse_action
@@ -104,6 +104,8 @@ class TravelPlannerEnv(TextEnv):
     ## Version history
     * v0: first release.
     """
+
+    reward_provides: ClassVar[frozenset[str]] = frozenset({"travelplanner"})
 
     def __init__(
         self,

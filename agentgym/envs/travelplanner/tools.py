@@ -1,27 +1,31 @@
 """The TravelPlanner tools, with the official semantics and message strings.
 
 Each tool is a small function of the world and its string arguments returning a
-``ToolResult`` whose ``content`` is what the official agent would observe. Results are
+``ToolResult`` whose ``content`` is what the official agent would observe. Successful results are
 memoised per tool and arguments: the world is read-only, and GRPO-style training replays the
-same queries many times, so the same lookups recur.
+same queries many times, so the same lookups recur. The memo is bounded in bytes and keeps only
+results whose arguments the world has; failed lookups (whose arguments are whatever the model
+wrote) are not kept.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import replace
-from functools import lru_cache, partial
+from functools import partial
 from typing import Any
 
+from agentgym._memo import memoize
 from agentgym.core.tools import Param, Tool, ToolBox
 from agentgym.core.types import ErrorCode, ToolResult
 from agentgym.envs.travelplanner.world import Flight, World
 from agentgym.envs.travelplanner.world._render import render_table
 
 __all__ = ["make_toolbox", "search_tools", "TOOLS", "SEARCH_TOOLS", "NOTEBOOK_TOOL", "distance_cost", "Notebook", "strip_state",
-           "CACHE_SIZE"]
+           "CACHE_BYTES"]
 
-CACHE_SIZE = 65_536
+CACHE_BYTES = 8 << 20
+"""Bytes of results each search tool of a world keeps (one entry at most 1/64 of it)."""
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _PARENTHESISED = re.compile(r"\([^)]*\)")
 
@@ -107,7 +111,7 @@ def distance_matrix(world: World, origin: str, destination: str, mode: str) -> T
         return _ok("No valid information.")
     cost = distance_cost(mode, km)
     return _ok(f"{mode}, from {origin} to {destination}, duration: {row.duration}, "
-               f"distance: {row.distance}, cost: {cost}")
+               f"distance: {row.distance}, cost: {cost}", 1)
 
 
 class Notebook:
@@ -165,9 +169,25 @@ TOOLS: tuple[Tool, ...] = (*SEARCH_TOOLS, NOTEBOOK_TOOL)
 
 
 def search_tools(world: World) -> tuple[Tool, ...]:
-    """The six searches bound to ``world``, each with its own result cache."""
-    cached = partial(lru_cache, maxsize=CACHE_SIZE)
-    return tuple(replace(tool, run=cached()(partial(tool.run, world))) for tool in SEARCH_TOOLS)
+    """The six searches bound to ``world``, each with its own result cache (successes only)."""
+    return tuple(replace(tool, run=memoize(CACHE_BYTES, keep=_KEEP.get(tool.action, _valid))(partial(tool.run, world)))
+                 for tool in SEARCH_TOOLS)
+
+
+def _valid(result: ToolResult) -> bool:
+    """A result without an error: the tool checked its arguments against the world (cities, dates)."""
+    return result.error is None
+
+
+def _found(result: ToolResult) -> bool:
+    """For tools that answer any argument without an error ("Invalid State", "no valid information"),
+    only results that found rows: their arguments are names the world has."""
+    return result.error is None and result.n_rows > 0
+
+
+# Only results keyed by what the world has are kept, so the keys are bounded by the world, never by
+# what the model writes; the misses cost little to redo.
+_KEEP = {"CitySearch": _found, "GoogleDistanceMatrix": _found}
 
 
 def make_toolbox(world: World, notebook: Notebook | None = None) -> ToolBox:

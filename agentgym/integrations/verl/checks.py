@@ -137,7 +137,10 @@ def _check_row(key: str, path: Path, index: int, task: Any) -> list[str]:
     try:
         env = task.make()
         try:
-            env.reset(seed=task.seed, options=dict(task.reset_options) or None)
+            options = dict(task.reset_options)
+            if task.reward is not None:  # a scheduled reward needs a step and a run length to start
+                options.update(training_step=0, total_steps=1)
+            env.reset(seed=task.seed, options=options or None)
         finally:
             env.close()
     except Exception as exc:

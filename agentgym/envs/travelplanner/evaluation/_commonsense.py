@@ -26,9 +26,9 @@ these raise (``_OfficialCrash`` with a readable message where the cause is known
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
+from agentgym._memo import memoize
 from agentgym.envs.travelplanner.world._index import WorldIndex
 from agentgym.envs.travelplanner._plan_text import before_paren, from_to, mode_of
 from agentgym.envs.travelplanner.queries import TravelQuery
@@ -61,7 +61,7 @@ def _route(text: Any) -> tuple[Any, Any]:
     return before_paren(a), before_paren(b)
 
 
-@functools.lru_cache(maxsize=1 << 16)
+@memoize(8 << 20, 4096)
 def current_city(value: Any) -> tuple[Any, ...]:
     """``(A, B)`` on a travel day (``'from'`` in the value), else ``(city,)``; memoized per text.
 

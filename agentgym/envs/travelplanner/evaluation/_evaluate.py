@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
+from agentgym._memo import Memo
 from agentgym.envs.travelplanner.evaluation import _commonsense, _hard, _strict, _strict_hard
 from agentgym.envs.travelplanner.world._index import index_for
 from agentgym.envs.travelplanner.evaluation._strict_plan import read_plan
@@ -184,7 +185,7 @@ def _run(name: str, fn: Callable[..., tuple[bool | None, str]], query: TravelQue
     return _verdict(passed, reason)
 
 
-_VERDICTS: dict[tuple[bool | None, str], Verdict] = {}
+_VERDICTS = Memo(4 << 20, 4096)
 
 
 def _verdict(passed: bool | None, reason: str) -> Verdict:
@@ -192,9 +193,7 @@ def _verdict(passed: bool | None, reason: str) -> Verdict:
     key = (passed, reason)
     v = _VERDICTS.get(key)
     if v is None:
-        if len(_VERDICTS) >= 50_000:
-            _VERDICTS.clear()
-        v = _VERDICTS[key] = Verdict.model_construct(passed=passed, reason=_line(reason))
+        v = _VERDICTS.put(key, Verdict.model_construct(passed=passed, reason=_line(reason)))
     return v
 
 

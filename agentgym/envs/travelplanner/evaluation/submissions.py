@@ -1,8 +1,9 @@
 """Score a submission file like the official ``eval.py`` (the data behind ``agentgym eval travelplanner``).
 
-Plans are matched to queries by line order (the official script ignores ``idx``). A line that
-is not JSON, has no plan, or is missing counts as not delivered; nothing in a plan aborts the
-run. Without ``--queries`` each submission line must carry its query as an object (the
+Plans are matched to queries by line order (the official script ignores ``idx``). Blank lines
+are skipped (with a warning: they would shift every later plan). A line that is not JSON (warned
+about, line by line), has no plan, or is missing counts as not delivered; nothing in a plan aborts
+the run. A JSON array, or a file with no JSON line at all, is refused: the format is JSON Lines. Without ``--queries`` each submission line must carry its query as an object (the
 ``plan_sets/`` format ``{"id", "query": {...}, "plan": [...]}``).
 """
 
@@ -34,11 +35,10 @@ def run(submission: Path, *, queries: str | None = None, database: Path | None =
     validation plans scored against the embedded synthetic world): a DataError says so, unless
     ``foreign_queries``.
     """
-    lines = read_submission(submission)
+    lines, warnings = _read(submission)
     from agentgym.envs.travelplanner.synthetic import open_world  # the embedded world's generator, when needed
 
     world = open_world(database or _nearby_world(queries, submission))
-    warnings: list[str] = []
     qs = _queries(queries, lines, world)
     foreign = [q for q in qs if not _in_world(q, world)]
     if foreign and not foreign_queries:
@@ -66,20 +66,68 @@ def _in_world(query: TravelQuery, world: World) -> bool:
     return query.org in world.city_set and (query.dest in world.city_set or query.dest in world.states)
 
 
+_LISTED = 20  # unreadable lines warned about one by one; the rest are counted
+
+
 def read_submission(path: Path) -> list[Any]:
-    """The submission lines as parsed JSON, in order; an unreadable line becomes its raw text."""
+    """The submission lines as parsed JSON, in order (blank lines skipped); an unreadable line
+    becomes an undelivered plan."""
+    return _read(path)[0]
+
+
+def _read(path: Path) -> tuple[list[Any], list[str]]:
+    """``(lines, warnings)``: the parsed lines, and what was skipped or unreadable."""
     try:
         text = Path(path).read_text(encoding="utf-8", errors="replace")
     except OSError as exc:
         raise DataError(f"cannot read the submission {path}: {exc}") from None
+    if text.lstrip().startswith("["):
+        _refuse_array(path, text)
     lines: list[Any] = []
-    for raw in text.strip().split("\n") if text.strip() else []:
+    blank: list[int] = []
+    unreadable: list[int] = []
+    last = 0
+    for number, raw in enumerate(text.split("\n"), 1):
+        if not raw.strip():
+            blank.append(number)
+            continue
+        last = number
         try:
             lines.append(json.loads(raw))
         except (ValueError, RecursionError):
-            reason = f"line {len(lines) + 1} of the submission is not valid JSON"
-            lines.append(ParsedPlan(delivered=False, reason=reason))
-    return lines
+            unreadable.append(number)
+            lines.append(ParsedPlan(delivered=False, reason=f"line {number} of the submission is not valid JSON"))
+    if lines and len(unreadable) == len(lines):
+        raise DataError(f"none of the {len(lines)} line(s) of {path} is JSON: a submission is JSON Lines, one "
+                        '{"idx", "query", "plan"} object per line')
+    return lines, _blank_note(blank, last) + _unreadable_notes(unreadable)
+
+
+def _refuse_array(path: Path, text: str) -> None:
+    try:
+        whole = json.loads(text)
+    except (ValueError, RecursionError):
+        return  # a line that happens to start with "[": read line by line
+    if isinstance(whole, list):
+        raise DataError(f"{path} is one JSON array; a submission is JSON Lines: one "
+                        '{"idx", "query", "plan"} object per line (e.g. with jq: jq -c ".[]" FILE > FILE.jsonl)')
+
+
+def _blank_note(blank: list[int], last: int) -> list[str]:
+    inner = [n for n in blank if n < last]  # blank lines after the last plan shift nothing
+    if not inner:
+        return []
+    shown = ", ".join(map(str, inner[:_LISTED])) + (f" and {len(inner) - _LISTED} more" if len(inner) > _LISTED else "")
+    return [f"skipped {len(inner)} blank line(s) (line {shown}): each plan is matched to the query of its "
+            "position among the non-blank lines"]
+
+
+def _unreadable_notes(unreadable: list[int]) -> list[str]:
+    notes = [f"line {n} of the submission is not valid JSON; its plan counts as not delivered"
+             for n in unreadable[:_LISTED]]
+    if len(unreadable) > _LISTED:
+        notes.append(f"... and {len(unreadable) - _LISTED} more lines that are not valid JSON")
+    return notes
 
 
 def _queries(source: str | None, lines: list[Any], world: World) -> list[TravelQuery]:
@@ -96,8 +144,11 @@ def _queries(source: str | None, lines: list[Any], world: World) -> list[TravelQ
 def _embedded(rows: list[Any], where: str) -> list[TravelQuery]:
     out = []
     for i, row in enumerate(rows):
+        if isinstance(row, ParsedPlan):  # a line that is not JSON
+            raise DataError(f"{row.reason}, so it carries no query; fix it, or pass --queries to read the "
+                            "queries from elsewhere")
         if not (isinstance(row, dict) and isinstance(row.get("query"), dict)):
-            raise DataError(f"line {i + 1} of {where} carries no query object; pass --queries")
+            raise DataError(f"plan {i + 1} of {where} carries no query object; pass --queries")
         out.append(TravelQuery.from_row(row["query"], id=str(row.get("id") or f"line-{i + 1}")))
     return out
 

@@ -6,7 +6,8 @@ city's names joined by NUL, so a substring lookup is one or two ``str.find`` cal
 memoized per (table, city, name). Strict lookups use a dict from normalized name to rows.
 
 Caches live in a ``weakref.WeakKeyDictionary`` keyed by the :class:`World` (worlds are
-immutable), so they go away with the world. Every memo is bounded; a full one drops its older half.
+immutable), so they go away with the world. Every memo keyed by plan text is bounded in bytes
+(``agentgym._memo``); a full one drops its older half.
 """
 
 from __future__ import annotations
@@ -16,13 +17,17 @@ import math
 import weakref
 from typing import Any
 
+from agentgym._memo import Memo
 from agentgym.envs.travelplanner._plan_text import before_paren, name_city, norm
 from agentgym.envs.travelplanner.world._database import Flight, World
 
 __all__ = ["WorldIndex", "index_for", "TABLES"]
 
 TABLES = ("restaurants", "attractions", "accommodations")
-_MEMO_LIMIT = 200_000
+_MEMO_BYTES = 16 << 20
+"""Bytes each memo of a world's index may hold."""
+_TEXT_ENTRY_BYTES = 8192
+"""Largest entry of a memo keyed by plan text: longer texts are looked up each time."""
 _INDEXES: weakref.WeakKeyDictionary[World, WorldIndex] = weakref.WeakKeyDictionary()
 
 
@@ -70,13 +75,14 @@ class WorldIndex:
     def __init__(self, world: World) -> None:
         self.world = world
         self._names: dict[tuple[str, str], _CityNames] = {}
-        self._contains: dict[tuple[str, str, str], tuple[Any | None, bool]] = {}
-        self._venues: dict[str, dict[str, tuple[Any | None, bool]]] = {t: {} for t in TABLES}
+        self._contains = Memo(_MEMO_BYTES, _TEXT_ENTRY_BYTES)
+        self._venues = {t: Memo(_MEMO_BYTES, _TEXT_ENTRY_BYTES) for t in TABLES}
         self._exact: dict[tuple[str, str], dict[str, Any]] = {}
-        self._flights: dict[str, list[Flight]] = {}
-        self._routes: dict[str, list[tuple[Any, str, str]]] = {}
-        self._costs: dict[tuple[Any, Any, str], Any] = {}
-        self.memo: dict[str, dict[Any, Any]] = {"sandbox_transport": {}, "transport_cost": {}, "venue": {}}
+        self._flights = Memo(_MEMO_BYTES)
+        self._routes = Memo(_MEMO_BYTES)
+        self._costs = Memo(_MEMO_BYTES, _TEXT_ENTRY_BYTES)
+        self.memo: dict[str, Memo] = {k: Memo(_MEMO_BYTES, _TEXT_ENTRY_BYTES)
+                                      for k in ("sandbox_transport", "transport_cost", "venue")}
         cities = set(world.state_of) | set(world.city_set)
         self._canon_city = {norm(c): c for c in sorted(cities)}
         self._canon_state = {norm(s): s for s in sorted(set(world.state_of.values()) | set(world.states))}
@@ -87,7 +93,7 @@ class WorldIndex:
         key = (table, city, name)
         hit = self._contains.get(key)
         if hit is None:
-            hit = _put(self._contains, key, self._city_names(table, city).contains(name))
+            hit = self._contains.put(key, self._city_names(table, city).contains(name))
         return hit
 
     def venue(self, table: str, text: Any) -> tuple[Any | None, bool]:
@@ -100,7 +106,7 @@ class WorldIndex:
         if hit is None:
             name, city = name_city(text)
             # The per-text memo suffices here; skipping ``contains``'s memo saves a key and an insert.
-            hit = _put(memo, text, self._city_names(table, city).contains(name))
+            hit = memo.put(text, self._city_names(table, city).contains(name))
         return hit
 
     def _city_names(self, table: str, city: str) -> _CityNames:
@@ -112,14 +118,14 @@ class WorldIndex:
     def flights_by_number(self, number: str) -> list[Flight]:
         rows = self._flights.get(number)
         if rows is None:
-            rows = _put(self._flights, number, self.world.flights_by_number(number))
+            rows = self._flights.put(number, self.world.flights_by_number(number))
         return rows
 
     def flight_routes(self, number: str) -> list[tuple[Any, str, str]]:
         """``(price, origin, dest)`` of each row of ``flights_by_number`` (all the official evaluator reads)."""
         rows = self._routes.get(number)
         if rows is None:
-            rows = _put(self._routes, number, self.world.flight_price_routes(number))
+            rows = self._routes.put(number, self.world.flight_price_routes(number))
         return rows
 
     def drive_cost(self, origin: Any, dest: Any, mode: str) -> Any:
@@ -136,7 +142,7 @@ class WorldIndex:
                 cost = int(km * 0.05)
             elif mode == "taxi":
                 cost = int(km)
-        return _put(self._costs, key, cost)
+        return self._costs.put(key, cost)
 
     # -- strict: exact (normalized) names and cities ----------------------------------------
     def canon_city(self, text: str) -> str | None:
@@ -164,7 +170,7 @@ class WorldIndex:
 
     def remember(self, kind: str, key: Any, value: Any) -> Any:
         """Store ``value`` in the bounded memo ``kind`` (results of pure per-text computations)."""
-        return _put(self.memo[kind], key, value)
+        return self.memo[kind].put(key, value)
 
     def clear(self) -> None:
         """Drop every memoized lookup (the joined name strings are kept)."""
@@ -176,18 +182,6 @@ class WorldIndex:
         self._costs.clear()
         for table in self.memo.values():
             table.clear()
-
-
-def _put(memo: dict[Any, Any], key: Any, value: Any) -> Any:
-    """Store in a bounded memo. When full, the older half goes (dicts keep insertion order): a long
-    stream of new texts keeps the recent half warm instead of dropping every entry at once."""
-    if len(memo) >= _MEMO_LIMIT:
-        # Safe when env calls run in many threads (agentgym._env_threads): ``list(memo)`` is one C call,
-        # and ``pop(.., None)`` tolerates a key another thread has already evicted.
-        for old in list(memo)[: _MEMO_LIMIT // 2]:
-            memo.pop(old, None)
-    memo[key] = value
-    return value
 
 
 def _number(text: str) -> float | int:

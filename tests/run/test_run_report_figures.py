@@ -1,0 +1,59 @@
+"""What a run reports (issue 22, item 13): never-scored terms stay, the action-error panel is drawn
+whenever actions hit errors, and a TravelPlanner run reports the six official metrics and writes a
+submission that `agentgym eval travelplanner` scores the same."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from agentgym.cli import app
+from agentgym.runner.records import EpisodeRecord
+from agentgym.runner.report import plot, render, summarize
+
+runner = CliRunner()
+
+
+def _record(i: int, terms: dict, codes: dict) -> EpisodeRecord:
+    return EpisodeRecord(episode=i, seed=i, total_reward=0.5, turns=3, terminated=True, truncated=False,
+                         reward_terms=terms, error_codes=codes)
+
+
+def test_a_term_that_never_scored_is_kept_and_named():
+    records = [_record(i, {"format": 1.0, "llm_judge": None}, {}) for i in range(3)]
+    summary = summarize(records, 3)
+    assert summary.reward_terms == {"format": 1.0, "llm_judge": None}
+    assert json.loads(summary.model_dump_json())["reward_terms"]["llm_judge"] is None
+    from rich.console import Console
+
+    console = Console(record=True, width=120)
+    render(summary, console)
+    assert "never scored" in console.export_text()
+
+
+def test_the_error_panel_is_drawn_beside_the_reward_terms(tmp_path, monkeypatch):
+    pytest.importorskip("matplotlib")
+    import matplotlib.pyplot as plt
+
+    drawn = {}
+    real = plt.subplots
+    monkeypatch.setattr(plt, "subplots", lambda *a, **k: drawn.setdefault("axes", real(*a, **k)))
+    records = [_record(i, {"format": 1.0}, {"invalid_argument": 2}) for i in range(5)]
+    assert plot(records, summarize(records, 5), tmp_path / "s.png") is not None
+    titles = [ax.get_title() for ax in drawn["axes"][1]]
+    assert "reward terms" in titles and "action errors by code" in titles
+
+
+def test_a_travelplanner_run_reports_the_official_metrics_and_a_submission(tmp_path):
+    out = tmp_path / "run"
+    result = runner.invoke(app, ["run", "TravelPlanner-v0", "--agent", "first-listing", "--episodes", "4",
+                                 "--out", str(out), "--quiet", "--no-plot"], terminal_width=200)
+    assert result.exit_code == 0, result.output
+    summary = json.loads((out / "summary.json").read_text())
+    assert set(summary["official"]) >= {"Delivery Rate", "Final Pass Rate", "Hard Constraint Micro Pass Rate"}
+    scored = runner.invoke(app, ["eval", "travelplanner", "-s", str(out / "submission.jsonl"),
+                                 "-o", str(tmp_path / "eval.json")])
+    assert scored.exit_code == 0, scored.output
+    assert json.loads((tmp_path / "eval.json").read_text())["metrics"] == pytest.approx(summary["official"])
