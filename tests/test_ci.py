@@ -55,10 +55,11 @@ def _ci(tmp_path: Path, statuses: str) -> tuple[int, list[str], Path]:
 def test_ci_runs_the_suite_on_the_shared_data_then_on_a_writable_copy(tmp_path):
     status, calls, data = _ci(tmp_path, "0 0")
     assert status == 0
-    assert calls[0] == "make demo"
-    first, second = calls[1].split(" | "), calls[2].split(" | ")
+    assert calls[:2] == ["make demo", "make install-test"]  # the README's demo, then the suite's extras
+    first, second = calls[2].split(" | "), calls[3].split(" | ")
     assert first[0] == "-m pytest" and Path(first[1]) == data and first[2] == "read-only entries=4"
     assert second[0].startswith("-m pytest") and Path(second[1]) != data and second[2] == "read-only entries=0"
+    assert second[0].endswith("-m not learning")  # the learning tests read no shared data: once is enough
     assert second[3] == "database"  # a full copy of the data
     assert not Path(second[1]).exists()  # and cleaned up
 
@@ -66,4 +67,4 @@ def test_ci_runs_the_suite_on_the_shared_data_then_on_a_writable_copy(tmp_path):
 @pytest.mark.parametrize("statuses, expected", [("1 0", 1), ("0 5", 5), ("2 1", 2)])
 def test_ci_exits_with_pytests_status(tmp_path, statuses, expected):
     status, calls, _ = _ci(tmp_path, statuses)
-    assert status == expected and len(calls) == 3  # the second run happens even after a failure
+    assert status == expected and len(calls) == 4  # the second run happens even after a failure
