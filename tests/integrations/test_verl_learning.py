@@ -63,9 +63,12 @@ def test_shuffled_rewards_learn_measurably_less(curves):
 
 
 def test_tokens_outside_the_loss_mask_get_exactly_zero_gradient(setup):
-    """Observation tokens and the end-of-turn token the loop adds (response_mask 0) get no gradient
-    through verl's policy loss, even with an advantage on every position; the model's tokens do."""
+    """Observation tokens and the end-of-turn token the loop adds get no gradient through verl's
+    policy loss, even with an advantage on every position; every token the model produced does.
+    Which tokens the model produced comes from the server (where each turn it served sits in the
+    token sequence), not from the loop's mask."""
     import torch
+    from verl.utils.config import omega_conf_to_dataclass
 
     from agentgym.integrations.verl.learning import policy_loss, rollout_batch
 
@@ -74,26 +77,26 @@ def test_tokens_outside_the_loss_mask_get_exactly_zero_gradient(setup):
     batch = data.batch
     width = batch["responses"].shape[1]
     real = batch["attention_mask"][:, -width:].bool()  # response positions that are not padding
-    mask = batch["response_mask"].bool()
-    assert (mask & ~real).sum() == 0
-    observed = real & ~mask
-    after_model = torch.zeros_like(mask)
-    after_model[:, 1:] = mask[:, :-1]  # the position right after a token the model produced
-    closes_turn = observed & after_model & (batch["responses"] == setup.tokenizer.eos_token_id)
-    assert observed.sum() > closes_turn.sum() > 0, "the batch has no searches: nothing to check"
-    cut = [setup.tokenizer.decode(r[: int(at)]) for r, c in zip(batch["responses"], closes_turn) for at in c.nonzero()]
-    assert all(text.endswith(("</search>", "</answer>")) for text in cut)  # added after the stop string
-    assert any(text.endswith("</search>") for text in cut)  # and an observation follows it
+    produced = torch.zeros_like(real)
+    for row, spans in enumerate(setup.server.spans.values()):  # one request per row, in order
+        prompt_length = spans[0][0]
+        for at, count in spans:
+            produced[row, at - prompt_length: at - prompt_length + count] = True
+    after_turn = torch.zeros_like(real)
+    after_turn[:, 1:] = produced[:, :-1] & ~produced[:, 1:]
+    loop_eos = real & after_turn & (batch["responses"] == setup.tokenizer.eos_token_id)
+    observed = real & ~produced
+    assert observed.sum() > loop_eos.sum() > 0, "no trajectory searched: nothing to check"
 
-    batch["advantages"] = torch.linspace(-1.0, 1.0, width).expand(len(data), width).clone() + 2.0
-    from verl.utils.config import omega_conf_to_dataclass
-
+    batch["advantages"] = torch.linspace(1.0, 3.0, width).expand(len(data), width).clone()
     actor = omega_conf_to_dataclass(setup.config.actor_rollout_ref.actor)
     loss, log_prob = policy_loss(setup.model, data, actor)
     log_prob.retain_grad()
     loss.backward()
-    used = log_prob.shape[1]
-    grad = log_prob.grad
-    assert torch.equal(grad[observed[:, :used]], torch.zeros(int(observed.sum())))
-    assert (grad[mask[:, :used]] != 0).all()
     setup.model.zero_grad()
+    grad = log_prob.grad
+    used = grad.shape[1]
+    assert (grad[produced[:, :used]] != 0).all()
+    leaked = grad[observed[:, :used]] != 0
+    assert not leaked.any(), f"{int(leaked.sum())} of {int(observed.sum())} observation/end-of-turn tokens got gradient"
+    assert torch.equal(batch["response_mask"].bool(), produced)  # the loss mask is exactly the model's tokens

@@ -119,7 +119,19 @@ class ConstrainedServer(TinyModelServer):
     def __init__(self, model: Any, tokenizer: Any, *, seed: int = 0, max_words: int = 2) -> None:
         super().__init__(model, tokenizer, seed=seed)
         self.max_words = max_words
+        self.spans: dict[str, list[tuple[int, int]]] = {}
+        """Per request, in order: (where in the token sequence, how many tokens) of each turn served."""
         self.tags = {tuple(self._encode(f"<{tag}>")): self._encode(f" </{tag}>") for tag in ("search", "answer")}
+
+    async def generate(self, request_id: str, *, prompt_ids: list[int], **kwargs: Any) -> Any:
+        output = await super().generate(request_id, prompt_ids=prompt_ids, **kwargs)
+        self.spans.setdefault(request_id, []).append((len(prompt_ids), len(output.token_ids)))
+        return output
+
+    def forget(self) -> None:
+        """Drop what was recorded of earlier requests."""
+        self.scripts, self.turns, self.produced, self.spans = {}, {}, {}, {}
+        self.calls = []
 
     def _encode(self, text: str) -> list[int]:
         return self.tokenizer.encode(text, add_special_tokens=False)
@@ -200,6 +212,7 @@ class LearningSetup:
         self.model.load_state_dict(self.initial)
         self.model.eval()
         self.server.generator = torch.Generator().manual_seed(seed)
+        self.server.forget()
 
 
 def make_setup(folder: Path, *, seed: int = 0, n: int = 8, tasks: int = 16, max_turns: int = 2,
