@@ -67,8 +67,8 @@ def plot(runs: dict[str, list[Curve]], out: Path, steps: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    parser.add_argument("--steps", type=int, default=10)
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
+    parser.add_argument("--steps", type=int, default=12)
     parser.add_argument("--out", type=Path, default=Path("docs/img/learning_verl.png"))
     args = parser.parse_args()
     plot(run(args.seeds, args.steps), args.out, args.steps)

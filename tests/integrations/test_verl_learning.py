@@ -19,9 +19,7 @@ from __future__ import annotations
 
 import pytest
 
-pytestmark = pytest.mark.learning
-
-STEPS = 10
+STEPS = 12
 RISE = 0.20
 """The least rise of the mean reward (first 3 steps -> last 3) for grpo and vspo."""
 SEARCH_RISE = 0.30
@@ -49,6 +47,7 @@ def curves(setup):
     return runs
 
 
+@pytest.mark.learning
 @pytest.mark.parametrize("estimator", ["grpo", "vspo"])
 def test_the_reward_and_search_then_answer_rise(curves, estimator):
     curve = curves[estimator]
@@ -56,12 +55,14 @@ def test_the_reward_and_search_then_answer_rise(curves, estimator):
     assert curve.gain("search_then_answer") >= SEARCH_RISE, curve.search_then_answer
 
 
+@pytest.mark.learning
 def test_shuffled_rewards_learn_measurably_less(curves):
     real, shuffled = curves["grpo"], curves["shuffled"]
     assert real.gain() - shuffled.gain() >= OVER_SHUFFLED, (real.reward, shuffled.reward)
     assert real.end("search_then_answer") - shuffled.end("search_then_answer") >= SEARCH_RISE
 
 
+@pytest.mark.learning
 def test_tokens_outside_the_loss_mask_get_exactly_zero_gradient(setup):
     """Observation tokens and the end-of-turn token the loop adds get no gradient through verl's
     policy loss, even with an advantage on every position; every token the model produced does.
@@ -100,3 +101,47 @@ def test_tokens_outside_the_loss_mask_get_exactly_zero_gradient(setup):
     leaked = grad[observed[:, :used]] != 0
     assert not leaked.any(), f"{int(leaked.sum())} of {int(observed.sum())} observation/end-of-turn tokens got gradient"
     assert torch.equal(batch["response_mask"].bool(), produced)  # the loss mask is exactly the model's tokens
+
+
+@pytest.fixture(scope="module")
+def tokenizer(tmp_path_factory):
+    pytest.importorskip("transformers")
+    from agentgym.integrations.verl.selftest import build_tiny_model
+
+    corpus = ["<search> Skei city </search>", "<answer> Vehaethuin </answer>", "Skei is a city in Vehaethuin."] * 5
+    return build_tiny_model(tmp_path_factory.mktemp("tokenizer"), corpus)[1]
+
+
+@pytest.mark.parametrize("last_line", ["Question: In which country is the city of Skei?",
+                                       "<information>Doc 1(Title: Skei) Skei is a city in Vehaethuin.</information>"])
+def test_the_constrained_server_only_writes_well_formed_actions(tokenizer, last_line):
+    """Whatever the model prefers among the valid tokens, a turn is one action the env can read."""
+    import re
+
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from agentgym.integrations.verl.learning import _WORD, ConstrainedServer, _Action, _last_line, _Trie
+
+    server = ConstrainedServer(None, tokenizer)
+    chat = f"<|im_start|>user\nsome instructions\n{last_line}<|im_end|>\n<|im_start|>assistant\n"
+    words = sorted(set(_WORD.findall(_last_line(chat))))
+    assert words == sorted(set(_WORD.findall(last_line)))
+    trie = _Trie([tokenizer.encode(f" {w}", add_special_tokens=False) for w in words])
+
+    @settings(max_examples=200, deadline=None)
+    @given(st.lists(st.integers(min_value=0, max_value=10**6), min_size=40, max_size=40))
+    def check(picks):
+        action, tokens = _Action(server.tags, trie, server.max_words), []
+        for pick in picks:
+            if action.done:
+                break
+            valid = action.valid()
+            tokens.append(valid[pick % len(valid)])
+            action.advance(tokens[-1])
+        assert action.done
+        match = re.fullmatch(r"<(search|answer)>((?: \w+){1,2}) </(search|answer)>", tokenizer.decode(tokens))
+        assert match and match[1] == match[3], tokenizer.decode(tokens)
+        assert set(match[2].split()) <= set(words)
+
+    check()

@@ -1,25 +1,27 @@
 """A tiny model learns SearchQA-v0 through verl's own rollout and update math, on CPU.
 
-The path is the selftest's (``selftest``): a random 2-layer Qwen2 built from a config with a
+The path is the selftest's (``selftest``): a random 2-layer Qwen2 built from a config, with a
 byte-level BPE tokenizer trained here on the env's text and a Qwen2.5-style chat template; an
 in-process server with verl's ``generate`` signature stands in for vLLM/SGLang (they need a GPU);
 verl's own ``AgentLoopWorker.generate_sequences`` drives the ``agentgym`` agent loop
-(``AgentGymAgentLoop``) over SearchQA-v0's embedded world. Each of ``steps`` steps then runs
-verl's ``compute_advantage`` (``grpo``, or ``vspo`` after the VSPO replay buffer's batch plan),
-verl's policy loss through the real ``ActorConfig`` and one AdamW step on the same model.
+(``AgentGymAgentLoop``) over SearchQA-v0's embedded world. Each step then runs verl's
+``compute_advantage`` (``grpo``, or ``vspo`` after the VSPO replay buffer's batch plan) and the
+actor's update: verl's policy loss through the real ``ActorConfig`` of the ``grpo`` recipe, over its
+PPO epochs and mini-batches, gradient clipping and AdamW, on the same model.
 
-**Constrained sampling.** A random model never writes a well-formed ``<search>``, so the
-stand-in server samples only the tokens valid at each position of a tags action (the model's
-own distribution, renormalised over them): ``<search>`` or ``<answer>``, then one or two words
-of the last message (the question, or the passages just retrieved), then the closing tag. The
-log-probs it returns are the model's unconstrained ones, which the actor recomputes. vLLM would
-do the same with a logits processor; no SFT warm start is used. What is learnt is the model's
-choice among valid tokens: search first, then answer with a word of the passages.
+**Constrained sampling.** A random model never writes a well-formed ``<search>``, so the stand-in
+server samples only the tokens valid at each position of a tags action, from the model's own
+distribution renormalised over them: ``<search>`` or ``<answer>``, then one or two words of the
+last message (the question, or the passage just retrieved), then the closing tag, where the turn
+ends as vLLM's stop strings end it. It returns the model's unconstrained log-probs, which the
+actor recomputes. On a GPU this would be a vLLM logits processor; the agent loop runs unchanged.
+No SFT warm start. What is learnt is the model's choice among valid tokens: search, then answer.
 
-**The reward** (``LEARNING_REWARD``): 0.5 for valid searches (``tool_call_validity``, which
-abstains when nothing was searched: a format + EM reward alone made answering without searching
-the best policy in the issue's trial), 0.2 for ``format`` (the episode ended with an answer),
-1.0 for ``exact_match``.
+**The reward** (``LEARNING_REWARD``): 0.5 x valid searches (``tool_call_validity``, gated on
+``format``: paid only when the episode ends with an answer) + 0.2 x ``format`` + 1.0 x
+``exact_match``. Without the search term answering at once is the best policy (as in the issue's
+trial); without the gate, searching on every turn is a trap the tiny model falls into, since its
+two turns look alike to it.
 """
 
 from __future__ import annotations
@@ -40,10 +42,12 @@ from agentgym.integrations.verl.selftest import TinyModelServer, build_tiny_mode
 __all__ = ["LEARNING_REWARD", "ENV_KWARGS", "Curve", "ConstrainedServer", "run_learning", "policy_loss",
            "rollout_batch", "LearningSetup", "make_setup", "format_curves"]
 
-LEARNING_REWARD = {"terms": [{"kind": "tool_call_validity", "weight": 0.5, "gate": {"term": "format"}}, {"kind": "format", "weight": 0.2},
-                             {"kind": "exact_match", "weight": 1.0}]}
+LEARNING_REWARD = {"terms": [{"kind": "tool_call_validity", "weight": 0.5, "gate": {"term": "format"}},
+                             {"kind": "format", "weight": 0.2}, {"kind": "exact_match", "weight": 1.0}]}
 ENV_KWARGS = {"synthetic_size": "small", "top_k": 1, "passage_chars": 160, "max_searches": 2}
-"""The small embedded world; one short passage per search keeps prompts near 200 tokens."""
+"""The small embedded world; one short passage per search keeps sequences under 300 tokens."""
+MAX_TURNS = 2
+"""Model turns per episode: search, then answer."""
 _WORD = re.compile(r"[A-Za-z0-9]+")  # no backtracking: one character class, linear
 _HEADER = "<|im_start|>"
 
@@ -178,6 +182,7 @@ class Curve:
     search_then_answer: list[float] = field(default_factory=list)
     exact_match: list[float] = field(default_factory=list)
     seconds: float = 0.0
+    """CPU seconds of the run (``time.process_time``), the setup excluded when it was passed in."""
 
     def start(self, key: str = "reward", window: int = 3) -> float:
         values = getattr(self, key)
@@ -215,8 +220,7 @@ class LearningSetup:
         self.server.forget()
 
 
-def make_setup(folder: Path, *, seed: int = 0, n: int = 8, tasks: int = 16, max_turns: int = 2,
-               max_words: int = 2, hidden_size: int = 32) -> LearningSetup:
+def make_setup(folder: Path, *, seed: int = 0, n: int = 8, tasks: int = 16) -> LearningSetup:
     """Build everything a run needs in ``folder`` (the model and tokenizer are saved there for verl)."""
     require_verl()
     from verl.experimental.agent_loop.agent_loop import AgentLoopWorker
@@ -226,9 +230,9 @@ def make_setup(folder: Path, *, seed: int = 0, n: int = 8, tasks: int = 16, max_
 
     rows = prepare_rows("SearchQA-v0", split="train", limit=tasks, env_kwargs=ENV_KWARGS, reward=LEARNING_REWARD)
     model_dir = folder / "tiny-qwen2"
-    model, tokenizer = build_tiny_model(model_dir, _corpus(rows), seed=seed, hidden_size=hidden_size)
-    server = ConstrainedServer(model, tokenizer, seed=seed, max_words=max_words)
-    config = _config(model_dir, n, max_turns)
+    model, tokenizer = build_tiny_model(model_dir, _corpus(rows), seed=seed)
+    server = ConstrainedServer(model, tokenizer, seed=seed)
+    config = _config(model_dir, n)
     initial = {key: value.clone() for key, value in model.state_dict().items()}
     return LearningSetup(model, tokenizer, server, AgentLoopWorker(config, llm_client=server), config, rows, n,
                          initial)
@@ -251,14 +255,14 @@ def _corpus(rows: list[dict[str, Any]]) -> list[str]:
     return texts * 3
 
 
-def _config(model_dir: Path, n: int, max_turns: int) -> Any:
+def _config(model_dir: Path, n: int) -> Any:
     from agentgym.integrations.verl.train import compose_recipe
 
     return compose_recipe("grpo", [
         f"actor_rollout_ref.model.path={model_dir}", "actor_rollout_ref.rollout.name=vllm",
         f"actor_rollout_ref.rollout.n={n}", "actor_rollout_ref.rollout.calculate_log_probs=true",
         "actor_rollout_ref.model.use_remove_padding=false", "data.max_prompt_length=256",
-        "data.max_response_length=256", f"agentgym.max_turns={max_turns}", "trainer.n_gpus_per_node=1",
+        "data.max_response_length=256", f"agentgym.max_turns={MAX_TURNS}", "trainer.n_gpus_per_node=1",
         "actor_rollout_ref.rollout.tensor_model_parallel_size=1", "actor_rollout_ref.actor.ppo_mini_batch_size=2",
         "actor_rollout_ref.actor.ppo_epochs=2"])
 
@@ -295,9 +299,10 @@ def policy_loss(model: Any, data: Any, actor: Any) -> tuple[Any, Any]:
     batch = data.batch
     width = batch["responses"].shape[1]
     attention = batch["attention_mask"]
-    start = int(attention[:, :-width].sum(-1).max().neg().add(attention.shape[1] - width))  # longest prompt
-    used = int(attention[:, -width:].sum(-1).max())  # longest response
-    stop = attention.shape[1] - width + used
+    prompt_width = attention.shape[1] - width  # prompts are padded on the left, responses on the right
+    start = prompt_width - int(attention[:, :prompt_width].sum(-1).max())
+    used = int(attention[:, prompt_width:].sum(-1).max())
+    stop = prompt_width + used
     logits = model(input_ids=batch["input_ids"][:, start:stop], attention_mask=attention[:, start:stop],
                    position_ids=batch["position_ids"][:, start:stop]).logits.float()
     log_prob = logprobs_from_logits(logits[:, -used - 1: -1], batch["responses"][:, :used])
@@ -308,7 +313,7 @@ def policy_loss(model: Any, data: Any, actor: Any) -> tuple[Any, Any]:
     return loss, log_prob
 
 
-def run_learning(estimator: str = "grpo", *, steps: int = 10, seed: int = 0, groups: int = 4, n: int = 8,
+def run_learning(estimator: str = "grpo", *, steps: int = 12, seed: int = 0, groups: int = 4, n: int = 8,
                  lr: float = 5e-3, shuffle_rewards: bool = False, setup: LearningSetup | None = None,
                  echo: Any = None) -> Curve:
     """``steps`` steps of rollout, advantage (``grpo`` or ``vspo``), verl's policy loss and AdamW on the

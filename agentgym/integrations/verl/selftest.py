@@ -40,9 +40,8 @@ SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 _LOGPROB_TOLERANCE = 1e-4
 
 
-def build_tiny_model(folder: Path, corpus: list[str], *, seed: int = 0, hidden_size: int = 32) -> Any:
-    """A random 2-layer Qwen2 model (``hidden_size`` wide) and a byte-level BPE tokenizer trained on
-    ``corpus``, saved to ``folder``."""
+def build_tiny_model(folder: Path, corpus: list[str], *, seed: int = 0) -> Any:
+    """A random Qwen2 model and a byte-level BPE tokenizer trained on ``corpus``, saved to ``folder``."""
     import torch
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast, Qwen2Config, Qwen2ForCausalLM
@@ -57,8 +56,7 @@ def build_tiny_model(folder: Path, corpus: list[str], *, seed: int = 0, hidden_s
                                         bos_token=None)
     tokenizer.chat_template = QWEN25_TEMPLATE
     torch.manual_seed(seed)
-    config = Qwen2Config(vocab_size=len(tokenizer), hidden_size=hidden_size, intermediate_size=2 * hidden_size,
-                         num_hidden_layers=2,
+    config = Qwen2Config(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
                          num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=32768,
                          eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id,
                          tie_word_embeddings=True)
