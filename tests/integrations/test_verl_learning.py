@@ -6,13 +6,18 @@ Setup: a random 2-layer Qwen2 (hidden 32) with a BPE tokenizer trained on the en
 for vLLM (which needs a GPU) that samples only tokens valid in a ``<search>``/``<answer>`` action
 (no SFT warm start); verl's ``compute_advantage`` (grpo; vspo after the VSPO batch plan), its
 policy loss through the real ``ActorConfig`` (2 PPO epochs x 2 mini-batches, grad clip 1.0) and
-AdamW at 5e-3. 10 steps of 4 tasks x 8 trajectories, seed 0. Reward: 0.5 x valid searches (paid
+AdamW at 1e-2. 12 steps of 4 tasks x 8 trajectories, seed 0. Reward: 0.5 x valid searches (paid
 only when the episode ends with an answer) + 0.2 x format + 1.0 x exact match, max 2 turns.
 
 Measured over seeds 0-4 (model init and draws; start/end = mean reward of the first/last 3 steps):
-SPREAD_NOTE
-The margins below sit well inside those figures; the shuffled-rewards control and the
-observation-mask test are the runs that must fail when rewards or masks are wired wrong.
+
+    reward gain        grpo +0.29 .. +0.46   vspo +0.29 .. +0.45   shuffled -0.12 .. +0.06
+    grpo - shuffled    +0.28 .. +0.49 (same seed)
+    search-then-answer grpo 0.18-0.23 -> 0.71-0.99, vspo -> 0.71-0.98, shuffled ends 0.14-0.32
+    seed 0             grpo 0.240 -> 0.695, vspo 0.240 -> 0.687, shuffled 0.245 -> 0.309
+
+The margins sit below the smallest gain measured and above the largest shuffled one. About 14-20 s
+of CPU per run; the three runs share one setup (imports and build about 15 s).
 """
 
 from __future__ import annotations
@@ -43,7 +48,8 @@ def curves(setup):
     runs = {"grpo": run_learning("grpo", steps=STEPS, seed=0, setup=setup),
             "vspo": run_learning("vspo", steps=STEPS, seed=0, setup=setup),
             "shuffled": run_learning("grpo", steps=STEPS, seed=0, setup=setup, shuffle_rewards=True)}
-    print("\n" + format_curves(list(runs.values())))  # side by side; no assertion on which wins
+    for key in ("reward", "search_then_answer", "exact_match"):  # side by side; no assertion on which wins
+        print("\n" + format_curves(list(runs.values()), key))
     return runs
 
 

@@ -314,7 +314,7 @@ def policy_loss(model: Any, data: Any, actor: Any) -> tuple[Any, Any]:
 
 
 def run_learning(estimator: str = "grpo", *, steps: int = 12, seed: int = 0, groups: int = 4, n: int = 8,
-                 lr: float = 5e-3, shuffle_rewards: bool = False, setup: LearningSetup | None = None,
+                 lr: float = 1e-2, shuffle_rewards: bool = False, setup: LearningSetup | None = None,
                  echo: Any = None) -> Curve:
     """``steps`` steps of rollout, advantage (``grpo`` or ``vspo``), verl's policy loss and AdamW on the
     tiny model; ``shuffle_rewards`` permutes the rewards across the batch's trajectories (a control
