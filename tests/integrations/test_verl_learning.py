@@ -5,7 +5,7 @@ Setup: a random 2-layer Qwen2 (hidden 32) with a BPE tokenizer trained on the en
 ``AgentLoopWorker.generate_sequences`` runs the agentgym agent loop against an in-process stand-in
 for vLLM (which needs a GPU) that samples only tokens valid in a ``<search>``/``<answer>`` action
 (no SFT warm start); verl's ``compute_advantage`` (grpo; vspo after the VSPO batch plan), its
-policy loss through the real ``ActorConfig`` (2 PPO epochs x 2 mini-batches, grad clip 1.0) and
+policy loss through the real ``ActorConfig`` (2 PPO epochs, mini-batches of 2 tasks, grad clip 1.0),
 AdamW at 1e-2. 12 steps of 4 tasks x 8 trajectories, seed 0. Reward: 0.5 x valid searches (paid
 only when the episode ends with an answer) + 0.2 x format + 1.0 x exact match, max 2 turns.
 

@@ -318,8 +318,8 @@ def run_learning(estimator: str = "grpo", *, steps: int = 12, seed: int = 0, gro
                  echo: Any = None) -> Curve:
     """``steps`` steps of rollout, advantage (``grpo`` or ``vspo``), verl's policy loss and AdamW on the
     tiny model; ``shuffle_rewards`` permutes the rewards across the batch's trajectories (a control
-    that must learn less). ``setup`` (``make_setup``) is restarted from its initial weights; without
-    one, a setup is built for ``seed`` in a temporary folder. Torch runs on one thread meanwhile:
+    that must learn less). ``setup`` (``make_setup``, whose ``n`` then wins) is restarted from its
+    initial weights; without one, a setup is built for ``seed`` in a temporary folder. Torch runs on one thread meanwhile:
     the model is tiny, and on a shared machine more threads only wait for each other."""
     import torch
 
@@ -399,8 +399,8 @@ def format_curves(curves: Sequence[Curve], key: str = "reward") -> str:
 
 def _update(model: Any, optimizer: Any, data: Any, actor: Any, n: int) -> None:
     """The actor's update as verl's trainer runs it: ``ppo_epochs`` passes over mini-batches of
-    ``ppo_mini_batch_size`` groups, each the policy loss, gradient clipping at ``optim.clip_grad``
-    and one optimizer step."""
+    ``ppo_mini_batch_size`` groups (in batch order), each the policy loss, gradient clipping at
+    ``optim.clip_grad`` and one optimizer step."""
     import torch
 
     size = int(actor.ppo_mini_batch_size) * n
@@ -427,7 +427,7 @@ def _record(curve: Curve, data: Any) -> None:
 
 
 def _at_last_token(scores: Any, mask: Any) -> Any:
-    """One reward per trajectory on its last trained token, where verl's reward loop puts it."""
+    """One reward per trajectory, on its last trained token (the estimators read only the row's sum)."""
     import torch
 
     rewards = torch.zeros_like(mask, dtype=torch.float32)
