@@ -17,9 +17,9 @@ resets it to the row's task and alternates model turns with env steps, token in,
   dependency) is not the model's doing: the trajectory carries it as ``agentgym.fatal`` and the
   replay buffer (``sampler.AgentGymReplayBuffer``) aborts the run at the step's first sample;
   later trajectories in the same worker fail fast with the same message;
-* each turn stops at the env's first complete action (``stops``): stop strings go to the
+* each turn stops at the env's first complete action (``stops.TurnCut``): stop strings go to the
   rollout server and tokens after the action are cut; a stop string inside ``<think>`` is not
-  an action, so generation resumes there.
+  an action, so generation resumes there (unless the env reads tags in thoughts, as Search-R1).
 """
 
 from __future__ import annotations
@@ -56,10 +56,10 @@ from agentgym.integrations.verl.reward_info import (  # noqa: E402
     score_of,
     term_names_for,
 )
+from agentgym.integrations.verl import search_r1_layout  # noqa: E402
 from agentgym.integrations.verl.settings import AgentGymConfig, EnvTask, decode_json_field  # noqa: E402
 from agentgym.integrations.verl.stops import (  # noqa: E402
-    ends_inside_thought,
-    first_action_end,
+    TurnCut,
     sampling_stop_params,
     tokens_through,
 )
@@ -107,6 +107,7 @@ class AgentGymAgentLoop(AgentLoopBase):
         self.max_assistant_turns = self.rollout_config.multi_turn.get("max_assistant_turns") or None
         self.rollout_name = str(self.rollout_config.get("name", "") or "")
         self.stops: tuple[str, ...] = ()
+        self.cut = TurnCut()
 
     async def run(self, sampling_params: dict[str, Any], **kwargs: Any) -> AgentLoopOutput:
         rollout = _Rollout(messages=[dict(m) for m in (kwargs.get("raw_prompt") or [])])
@@ -118,7 +119,10 @@ class AgentGymAgentLoop(AgentLoopBase):
                 raise _EnvFailure(_FATAL[0]) from _ConfigErrorSeen(_FATAL[0])
             task = EnvTask.from_extra_info(extra_info, self.settings)
             env = await self._env_call(rollout, ENV_POOL.acquire, task)
-            self.stops = _stop_strings(env) if self.settings.stop_at_action else ()
+            self.cut = TurnCut.of(env) if self.settings.stop_at_action else TurnCut()
+            self.stops = self.cut.stops
+            if self.settings.layout == "search-r1":
+                search_r1_layout.check_env(env)
             observation = await self._env_call(rollout, self._reset, env, task, kwargs.get("global_steps"))
             rollout.messages = rollout.messages or [{"role": "user", "content": observation}]
             rollout.token_ids = await self.ct_build_initial_tokens(rollout.messages)
@@ -174,6 +178,8 @@ class AgentGymAgentLoop(AgentLoopBase):
                 return
 
     async def _generate(self, rollout: _Rollout, sampling_params: dict[str, Any], budget: int) -> str:
+        if self.settings.layout == "search-r1":
+            return await search_r1_layout.generate(self, rollout, sampling_params, budget)
         tokens, logprobs = await self._sample_turn(rollout, sampling_params, budget)
         tokens, logprobs, cut = self._cut_after_action(tokens, logprobs)
         merge, mask, aligned = await self.ct_merge_assistant_token(
@@ -207,7 +213,7 @@ class AgentGymAgentLoop(AgentLoopBase):
                 else None
             text = self._decode(tokens)
             if not (new and len(tokens) < budget and self._stopped_on_string(tokens, text)
-                    and ends_inside_thought(text)):
+                    and self.cut.resumes(text)):
                 break
         return tokens, logprobs
 
@@ -216,7 +222,7 @@ class AgentGymAgentLoop(AgentLoopBase):
         if not self.stops or not tokens:
             return tokens, logprobs, False
         text = self._decode(tokens)
-        end = first_action_end(text, self.stops)
+        end = self.cut.end(text)
         if end is None or not text[end:].strip():
             return tokens, logprobs, False
         keep = tokens_through(tokens, self._decode, end)
@@ -242,6 +248,8 @@ class AgentGymAgentLoop(AgentLoopBase):
 
     async def _observe(self, rollout: _Rollout, observation: str) -> bool:
         """Append the observation as one chat message; False when it leaves no room to answer."""
+        if self.settings.layout == "search-r1":
+            return await search_r1_layout.observe(self, rollout, observation)
         previous = list(rollout.messages)
         updated = [*previous, {"role": self.settings.observation_role, "content": self._clip(observation)}]
         merge, mask, aligned = await self.ct_merge_context_msg(
@@ -362,11 +370,6 @@ def _is_env_error(exc: BaseException) -> bool:
 def _uses_v1(config: Any) -> bool:
     trainer = config.get("trainer", None) if hasattr(config, "get") else None
     return bool(trainer.get("use_v1", True)) if trainer is not None else True
-
-
-def _stop_strings(env: Any) -> tuple[str, ...]:
-    stops = getattr(getattr(env, "unwrapped", env), "stop_strings", ()) or ()
-    return tuple(str(s) for s in stops if s)
 
 
 def _plain(value: Any) -> Any:
