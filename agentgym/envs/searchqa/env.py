@@ -46,14 +46,17 @@ class SearchQAEnv(TextEnv):
     answers from pretraining. Real FlashRAG/Search-R1 question files and corpora plug in as they are.
 
     ## Protocols
-    ``protocol="search-r1"`` plays Search-R1's episodes exactly (docs/searchqa.md lists the rules):
-    its prompt; the turn cut after the first ``</search>`` (else ``</answer>``) and the first
-    case-sensitive ``<search>``/``<answer>`` acted on; its fixed invalid-action observation; an
-    empty answer ends the episode; ``max_turns`` turns with searches, then one final turn in
-    which a search is not run; passages rendered from the corpus's raw ``contents``; an empty
-    ``<information></information>`` on no hits; observations cut to ``max_observation_tokens``
-    tokens of ``tokenizer`` (4 characters per token without one); EM and SubEM as ``qa_em`` and
-    ``qa_subem`` compute them (control characters kept, empty gold answers counted).
+    ``protocol="search-r1"`` plays and scores Search-R1's episodes exactly, quirks included
+    (docs/searchqa.md lists the rules and the quirks): its prompt (or a Search-R1 row's own);
+    the turn cut after the first ``</search>`` (else ``</answer>``), ``<think>`` being plain
+    text, and the first case-sensitive ``<search>``/``<answer>`` acted on; no size limit on a
+    turn or a query; its fixed invalid-action observation; an empty answer ends the episode;
+    ``max_turns`` turns with searches, then one final turn in which a search is not run;
+    passages rendered from the corpus's raw ``contents``; an empty ``<information></information>``
+    on no hits; observations cut to ``max_observation_tokens`` tokens of ``tokenizer`` (an
+    estimate of them without one); the reward at the end of every episode, ``qa_em`` (or
+    ``qa_subem``) on the last ``<answer>`` of prompt plus transcript (``scoring="answer"``: on
+    the answer the turn acted on); Search-R1's counters in ``info["extra"]["search_r1"]``.
     ``protocol="agentgym"`` (default) is the protocol below, forgiving of case, spacing and an
     empty answer, with a search budget.
 
@@ -82,7 +85,8 @@ class SearchQAEnv(TextEnv):
     replaces this with a shaped reward, breakdown in ``info["reward"]`` (see the rewards docs).
 
     ## Episode end
-    Terminated on an answer (or ``give_up``); truncated after ``max_turns`` actions (reward 0).
+    Terminated on an answer (or ``give_up``); truncated after ``max_turns`` actions (reward 0;
+    with ``search-r1``, Search-R1's reward of the transcript).
 
     ## Info
     ``StepInfo.to_info()``: ``action`` (``tool``, ``answer``, ``give_up``, ``invalid``), the
@@ -102,12 +106,14 @@ class SearchQAEnv(TextEnv):
       replaces the corpus's BM25 index.
     * ``protocol``: ``agentgym`` (default) or ``search-r1``. ``tokenizer``: a Hugging Face tokenizer
       (or its name or local path) for Search-R1's token cut of observations;
-      ``max_observation_tokens`` (500, Search-R1's ``max_obs_length``).
+      ``max_observation_tokens`` (500, Search-R1's ``max_obs_length``). ``scoring`` (``search-r1``
+      only): ``transcript`` (default, Search-R1's) or ``answer``.
     * ``action_format``: ``tags`` (default) or ``json``. ``metric``: ``em``, ``subem`` or ``f1``.
     * ``reward``: a reward preset name or spec (None: the ``metric`` is the reward).
     * ``top_k`` (3), ``max_searches`` (4), ``max_turns`` (10; 4 with ``search-r1``, whose meaning differs:
       see Protocols), ``passage_chars`` (1000, per passage
-      text), ``max_query_chars`` (1000), ``max_action_chars``.
+      text), ``max_query_chars`` (1000; ``agentgym`` only), ``max_action_chars`` (1,000,000; none with
+      ``search-r1`` unless given).
     * ``synthetic_size`` (``small``, ``default``, ``large`` or an int of passages) and
       ``synthetic_seed`` (0): the embedded world. ``index_dir``, ``cache_dir``: where the BM25
       index and the generated world are kept (the index defaults to the cache, never the data
