@@ -13,16 +13,21 @@ from __future__ import annotations
 from typing import Any
 
 from agentgym.errors import ConfigError
+from agentgym.integrations.verl.stops import TurnCut
+
+SEARCH_R1_CUT = ("</search>", "</answer>")
 
 __all__ = ["check_env", "generate", "observe"]
 
 
 def check_env(env: Any) -> None:
-    """A ``ConfigError`` unless the env plays Search-R1's protocol."""
-    protocol = getattr(getattr(env, "unwrapped", env), "protocol", None)
-    if protocol != "search-r1":
-        raise ConfigError("agentgym.layout", "search-r1", "an env with protocol='search-r1' (this env plays "
-                          f"{protocol!r}); use layout: chat")
+    """A ``ConfigError`` unless the env declares Search-R1's turn cut (``protocol="search-r1"``,
+    in process or on an env server)."""
+    cut = TurnCut.of(env)
+    if cut.priority != SEARCH_R1_CUT or not cut.in_thoughts:
+        inner = getattr(env, "unwrapped", env)
+        raise ConfigError("agentgym.layout", "search-r1", "an env playing protocol='search-r1' (this one plays "
+                          f"{getattr(inner, 'protocol', type(inner).__name__)!r}); or use layout: chat")
 
 
 async def generate(loop: Any, rollout: Any, sampling_params: dict[str, Any], budget: int) -> str:
