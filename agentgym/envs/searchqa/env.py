@@ -107,7 +107,8 @@ class SearchQAEnv(TextEnv):
     * ``protocol``: ``agentgym`` (default) or ``search-r1``. ``tokenizer``: a Hugging Face tokenizer
       (or its name or local path) for Search-R1's token cut of observations;
       ``max_observation_tokens`` (500, Search-R1's ``max_obs_length``). ``scoring`` (``search-r1``
-      only): ``transcript`` (default, Search-R1's) or ``answer``.
+      only): ``transcript`` (Search-R1's; the default of ``SearchQA-v0``) or ``answer`` (the
+      default of the long form, which Search-R1 does not score).
     * ``action_format``: ``tags`` (default) or ``json``. ``metric``: ``em``, ``subem`` or ``f1``.
     * ``reward``: a reward preset name or spec (None: the ``metric`` is the reward).
     * ``top_k`` (3), ``max_searches`` (4), ``max_turns`` (10; 4 with ``search-r1``, whose meaning differs:
@@ -155,8 +156,8 @@ class SearchQAEnv(TextEnv):
         require_choice("action_format", action_format, ACTION_FORMATS)
         if search_r1 and action_format != "tags":
             raise ConfigError("action_format", action_format, "'tags' with protocol='search-r1'")
-        if scoring is None:
-            scoring = "transcript" if search_r1 else "answer"
+        if scoring is None:  # Search-R1 scores short answers only; long form scores the answer given
+            scoring = "transcript" if search_r1 and not self.long_form else "answer"
         require_choice("scoring", scoring, SCORINGS if search_r1 else ("answer",))
         self.scoring = scoring
         if search_r1:  # Search-R1 generates to the end of the turn and keeps it up to its first </search>,
@@ -262,30 +263,30 @@ class SearchQAEnv(TextEnv):
     def _act_search_r1(self, action: str) -> tuple[str, float, bool, StepInfo]:
         # Search-R1's loop: no size limit (one linear pass), think blocks are plain text.
         turn = cut_turn(action)
-        parsed = read_search_r1(turn).action
         search_phase = self.turn <= self.search_turns
-        if isinstance(parsed, ActionError):
-            text = self._cut(SEARCH_R1_INVALID) if search_phase else ""
-            step = text, 0.0, False, self._info(action="invalid", error=parsed)
-            kind = "invalid"
-        elif isinstance(parsed, Search) and not search_phase:  # the final turn: the search is not run
-            error = ActionError(code=ErrorCode.SEARCH_LIMIT, message="The final turn's search is not run.")
-            step = "", 0.0, False, self._info(action="tool", error=error, extra={"query": clip(parsed.query, 300)})
-            kind = "search"
-        elif isinstance(parsed, Search):
-            step, kind = self._search(parsed.query, {}), "search"  # the whole query, as Search-R1 sends it
-        else:
-            self._answer = parsed.text
-            step, kind = ("", 0.0, True, self._info(action="answer", terminated_reason="answer", answer=parsed.text,
-                                                     extra={"answer": clip(parsed.text, _INFO_ANSWER_CHARS),
-                                                            "answer_blocks": 1})), "answer"
-        text, _, terminated, info = step
+        kind, (text, _, terminated, info) = self._search_r1_turn(read_search_r1(turn).action, search_phase)
         self._r1.record(turn, text, action=kind, search_phase=search_phase)
         update: dict[str, Any] = {"extra": {**info.extra, "search_r1": self._r1.counters()}}
         if not (terminated or self.turn >= self.max_turns):
             return text, 0.0, False, info.model_copy(update=update)
-        update["evaluation"] = self._search_r1_evaluation()
+        update["evaluation"] = self._search_r1_evaluation()  # Search-R1 scores every episode, answered or not
         return text, float(update["evaluation"]["score"]), terminated, info.model_copy(update=update)
+
+    def _search_r1_turn(self, parsed: Any, search_phase: bool) -> tuple[str, tuple[str, float, bool, StepInfo]]:
+        """What the turn does (``search``, ``answer`` or ``invalid``) and its step."""
+        if isinstance(parsed, ActionError):
+            text = self._cut(SEARCH_R1_INVALID) if search_phase else ""  # the final turn appends nothing
+            return "invalid", (text, 0.0, False, self._info(action="invalid", error=parsed))
+        if isinstance(parsed, Search) and not search_phase:  # the final turn: the search is not run
+            error = ActionError(code=ErrorCode.SEARCH_LIMIT, message="The final turn's search is not run.")
+            return "search", ("", 0.0, False, self._info(action="tool", error=error,
+                                                         extra={"query": clip(parsed.query, 300)}))
+        if isinstance(parsed, Search):
+            return "search", self._search(parsed.query, {})  # the whole query, as Search-R1 sends it
+        self._answer = parsed.text
+        extra = {"answer": clip(parsed.text, _INFO_ANSWER_CHARS), "answer_blocks": 1}
+        return "answer", ("", 0.0, True, self._info(action="answer", terminated_reason="answer", answer=parsed.text,
+                                                     extra=extra))
 
     def _search_r1_evaluation(self) -> dict[str, Any]:
         """Search-R1's reward at the end of every episode, answered or not: ``qa_em`` on the
