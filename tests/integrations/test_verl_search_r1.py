@@ -149,3 +149,13 @@ def test_the_search_r1_layout_refuses_another_protocol(tmp_path, qwen_tokenizer)
     config = h.trainer_config(agentgym={"layout": "search-r1"}, rollout_name="vllm")
     (out,) = h.run_rows(qwen_tokenizer, server, config, rows)
     assert "layout" in out.extra_fields["agentgym"]["fatal"]
+
+
+@pytest.mark.parametrize("cut, text, end", [
+    (TurnCut(("</a>", "</b>"), ("</a>", "</b>"), False), "<think></a></think> x</b> y</a>", len("<think></a></think> x</b> y</a>")),
+    (TurnCut(("</a>", "</b>"), ("</a>", "</b>"), True), "<think></a></think> x</b> y</a>", len("<think></a>")),
+    (TurnCut(("</a>", "</b>"), (), True), "x</b> y</a>", len("x</b>")),
+    (TurnCut(("</a>",), (), False), "<think></a></think>x", None),
+])
+def test_each_declared_rule_cuts_where_it_says(cut, text, end):
+    assert cut.end(text) == end

@@ -133,7 +133,8 @@ class SearchQAEnv(TextEnv):
 
     long_form: ClassVar[bool] = False
     stop_strings: ClassVar[tuple[str, ...]] = STOP_STRINGS
-    """Where a generated turn ends: the closing tags of both protocols' actions."""
+    """Where a generated turn ends (the tag format's closing tags; each instance sets its own:
+    ``search-r1`` stops at ``</search>`` only and declares Search-R1's cut in ``stop_priority``)."""
 
     def __init__(self, *, questions: Any = None, corpus: Any = None, retriever: Retriever | str | None = None,
                  protocol: str = "agentgym", action_format: str = "tags", metric: str = "em", top_k: int = 3, max_searches: int = 4,

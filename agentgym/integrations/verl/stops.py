@@ -49,8 +49,10 @@ class TurnCut:
 
     def end(self, text: str) -> int | None:
         """The index just past where the env stops reading ``text``, or None."""
-        if self.priority:
+        if self.priority and self.in_thoughts:
             return first_by_priority(text, self.priority)
+        if self.priority:
+            return next((end for s in self.priority if (end := first_action_end(text, (s,))) is not None), None)
         if self.in_thoughts:
             found = [at + len(s) for s in self.stops if (at := text.find(s)) >= 0]
             return min(found) if found else None
