@@ -152,7 +152,8 @@ def test_the_search_r1_layout_refuses_another_protocol(tmp_path, qwen_tokenizer)
 
 
 @pytest.mark.parametrize("cut, text, end", [
-    (TurnCut(("</a>", "</b>"), ("</a>", "</b>"), False), "<think></a></think> x</b> y</a>", len("<think></a></think> x</b> y</a>")),
+    (TurnCut(("</a>", "</b>"), ("</a>", "</b>"), False), "<think></a></think> x</b> y</a>",
+     len("<think></a></think> x</b> y</a>")),
     (TurnCut(("</a>", "</b>"), ("</a>", "</b>"), True), "<think></a></think> x</b> y</a>", len("<think></a>")),
     (TurnCut(("</a>", "</b>"), (), True), "x</b> y</a>", len("x</b>")),
     (TurnCut(("</a>",), (), False), "<think></a></think>x", None),

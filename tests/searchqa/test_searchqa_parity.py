@@ -162,7 +162,8 @@ def test_observations_are_cut_by_tokens_when_a_tokenizer_is_given(make):
     chars.reset(seed=0)
     from agentgym.envs.searchqa.observation import cut_to_estimate
 
-    assert chars.step("<search>Evan Morris Genentech</search>")[0] == cut_to_estimate(whole, 6) == "\n\n<information>Doc "
+    cut = chars.step("<search>Evan Morris Genentech</search>")[0]
+    assert cut == cut_to_estimate(whole, 6) == "\n\n<information>Doc "
 
 
 def test_the_server_passes_contents_through_unchanged(loopback_server, tmp_path):

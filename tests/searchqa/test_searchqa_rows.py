@@ -82,7 +82,8 @@ def test_a_question_file_naming_no_dataset_is_refused(tmp_path):
 
 def test_exported_rows_are_scored_by_verls_dispatcher(tmp_path):
     verl_scores = pytest.importorskip("verl.utils.reward_score")
-    path = _files(tmp_path, "nq_test.jsonl", [{"question": "Which company bought Genentech", "golden_answers": ["Roche"]}])
+    path = _files(tmp_path, "nq_test.jsonl", [{"question": "Which company bought Genentech",
+                                                "golden_answers": ["Roche"]}])
     (row,) = prepare_rows("SearchQA-v0", queries=path, env_kwargs=_kwargs(tmp_path), data_source="searchR1_nq")
     solution = row["prompt"][0]["content"] + "<answer> Roche </answer>"
     truth = row["reward_model"]["ground_truth"]

@@ -163,7 +163,8 @@ class SearchQAEnv(TextEnv):
         self.scoring = scoring
         if search_r1:  # Search-R1 generates to the end of the turn and keeps it up to its first </search>,
             # else its first </answer>; tags inside <think> count (a later </answer> may still be scored)
-            self.stop_strings, self.stop_priority, self.stops_in_thoughts = ("</search>",), ("</search>", "</answer>"), True
+            self.stop_strings, self.stops_in_thoughts = ("</search>",), True
+            self.stop_priority = ("</search>", "</answer>")
         else:
             self.stop_strings = ("</search>", "</answer>") if action_format == "tags" else ("</tool_call>", "</answer>")
         require_choice("metric", metric, REWARDS)
