@@ -301,6 +301,7 @@ def test_trl_cuts_search_r1_turns_as_search_r1_does(qwen_tokenizer, layout):
                "<answer>Roche</answer><answer>Genentech</answer><search>q</search> ignored"]
     out, sampler = _play_trl(qwen_tokenizer, replies, layout=layout)
     assert set(sampler.stops) == {("</search>",)}
+    assert len(sampler.stops) == len(out["episode"][0]["actions"])  # one sampling call a turn: no resuming
     assert out["shaped_reward"] == [1.0] and out["episode"][0]["stop_reason"] == "terminated"
     assert out["episode"][0]["actions"][0] == "tool"  # the search inside <think> ran
     text = qwen_tokenizer.decode(out["completion_ids"][0])
