@@ -209,6 +209,7 @@ class RemoteEnv(gymnasium.Env[str, str]):
             self._conn.close()
             raise
         self.action_space, self.observation_space, self.metadata, self.stop_strings = _spaces(description)
+        self.stop_priority, self.stops_in_thoughts = tuple(description.stop_priority), description.stops_in_thoughts
         self.render_mode = render_mode
         self._last_observation = ""
 
@@ -288,6 +289,8 @@ class AsyncRemoteEnv:
         self.observation_space: TextSpace | None = None
         self.metadata: dict[str, Any] = {}
         self.stop_strings: tuple[str, ...] = ()  # the env's, once the session is open
+        self.stop_priority: tuple[str, ...] = ()
+        self.stops_in_thoughts = False
 
     @classmethod
     async def create(cls, base_url: str, env_id: str, **options: Any) -> AsyncRemoteEnv:
@@ -308,6 +311,7 @@ class AsyncRemoteEnv:
         if self._remote.description is None:
             description = self._remote.opened(await self._send(self._remote.create()))
             self.action_space, self.observation_space, self.metadata, self.stop_strings = _spaces(description)
+            self.stop_priority, self.stops_in_thoughts = tuple(description.stop_priority), description.stops_in_thoughts
         return self._remote.description
 
     async def reset(self, *, seed: int | None = None,

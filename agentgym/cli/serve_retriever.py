@@ -33,6 +33,8 @@ def serve_retriever(
     encoder: Annotated[str | None, typer.Option(help="Dense retrieval with this e5 encoder (name or path, e.g. "
                                                      "intfloat/e5-base-v2); without --dense-index a Flat index "
                                                      "is built in the cache.")] = None,
+    fp16: Annotated[bool, typer.Option(help="Dense: encode queries in half precision, as Search-R1's "
+                                            "retrieval server does by default.")] = False,
     log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "info",
 ) -> None:
     """Serve a corpus over the Search-R1 /retrieve API, with BM25 or a dense e5 retriever."""
@@ -41,6 +43,6 @@ def serve_retriever(
     except ImportError:
         raise DependencyNotInstalled("the retrieval server needs uvicorn: pip install 'agentgym[server]'") from None
     retriever = open_corpus_retriever(corpus, index_dir=index_dir, stem=stem, bm25=bm25, dense_index=dense_index,
-                                      encoder=encoder)  # agentgym's errors become one line in the CLI
+                                      encoder=encoder, fp16=fp16)  # agentgym's errors become one line in the CLI
     typer.echo(f"serving {len(retriever):,} passages on http://{host}:{port}/retrieve", err=True)
     uvicorn.run(create_app(retriever, default_topk=topk), host=host, port=port, log_level=log_level)

@@ -33,8 +33,10 @@ def prepare(
     limit: int = typer.Option(None, "--limit", min=1, help="At most this many rows."),
     start: int = typer.Option(0, "--start", min=0, help="Index of the first task."),
     system_prompt: str = typer.Option(None, "--system-prompt", help="A system message put before each task."),
-    data_source: str = typer.Option(None, "--data-source", help="Search QA: the dataset name (nq, hotpotqa...) "
-                                    "for every row, over the question file's own data_source field."),
+    data_source: str = typer.Option(None, "--data-source", help="Search QA: the dataset name for every row "
+                                    "(nq, hotpotqa... for Search-R1's trainer; searchR1_nq... for verl's), over the "
+                                    "question file's own data_source field. Without it, rows lacking one take the "
+                                    "dataset the file name names, and a file naming none is refused."),
 ) -> None:
     """Write verl rows (prompt, data_source, reward_model, extra_info, agent_name) for an env's tasks."""
     from agentgym.integrations.verl.prepare import prepare_rows, write_parquet

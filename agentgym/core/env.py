@@ -42,6 +42,13 @@ class TextEnv(gymnasium.Env[str, str]):
     stop_strings: tuple[str, ...] = ()
     """Strings that end a complete action (e.g. ``</answer>``): a trainer may stop generation there.
     Empty when no string safely marks the end of every action of the env's format."""
+    stop_priority: tuple[str, ...] = ()
+    """How the env cuts a finished turn, when not at the earliest stop string: at the first
+    occurrence of the first of these strings the turn contains (Search-R1: ``</search>``, else
+    ``</answer>``). Empty: at the earliest of ``stop_strings``."""
+    stops_in_thoughts: bool = False
+    """Whether a stop string inside a ``<think>`` block ends the action (Search-R1: yes); by
+    default thoughts are not actions (``agentgym.core.thoughts``)."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

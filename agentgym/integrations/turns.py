@@ -3,11 +3,14 @@
 One episode is a token stream: the prompt, then model turns (loss mask 1) and observations
 (mask 0). The rules, written once here:
 
-* a turn ends at the env's first complete action (``stops``, read outside ``<think>`` blocks):
-  tokens after it are cut, and a stop string inside ``<think>`` is not an action, so sampling
-  resumes there (at most ``max_resumes`` times per turn);
+* a turn ends where the env stops reading it (``cut``, the env's declared ``stops.TurnCut``):
+  by default at its first complete action outside ``<think>`` blocks, tokens after it cut, and
+  a stop string inside ``<think>`` is not an action, so sampling resumes there (at most
+  ``max_resumes`` times per turn); an env playing Search-R1 declares Search-R1's cut (its first
+  ``</search>``, else its first ``</answer>``, thoughts included: no resuming);
 * a turn cut short of the model's own end-of-turn token is closed with that token at mask 0
-  (the model did not sample it), so the next message starts a well-formed chat turn;
+  (the model did not sample it), so the next message starts a well-formed chat turn (no token
+  when ``eos_token_id`` is None: Search-R1's layout has none);
 * each turn may use only the response tokens left (``response_length``); a turn that spends the
   budget is not a complete action and ends the episode unplayed;
 * the episode ends when the env ends it, at ``max_turns`` model turns, or when an observation
@@ -16,7 +19,8 @@ One episode is a token stream: the prompt, then model turns (loss mask 1) and ob
   failed or did not finish (``score_episode``).
 
 A trainer supplies the parts that are its own through ``TurnHost``: sampling tokens, merging them
-and an observation into its token stream, and stepping the env. No trainer is imported here.
+and an observation into its token stream, and stepping the env (a layout such as
+``search_r1_layout`` wraps a host and replaces its merging). No trainer is imported here.
 """
 
 from __future__ import annotations
@@ -26,10 +30,10 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from agentgym.integrations.verl.reward_info import EpisodeResult, extra_info_from, score_of
-from agentgym.integrations.verl.stops import ends_inside_thought, first_action_end, tokens_through
+from agentgym.integrations.verl.stops import TurnCut, tokens_through
 
 __all__ = ["TokenStream", "TurnHost", "TurnRules", "EpisodeResult", "play_episode", "take_turn",
-           "cut_after_action", "close_turn", "stop_strings_of", "score_episode", "episode_summary"]
+           "TurnCut", "cut_after_action", "close_turn", "score_episode", "episode_summary"]
 
 
 @dataclass
@@ -58,9 +62,9 @@ class TurnRules:
     response_length: int
     """Response tokens (model turns and observations together) the episode may use."""
     eos_token_id: int | None
-    """The end-of-turn token that closes a cut turn."""
-    stops: tuple[str, ...] = ()
-    """Strings that close the env's actions (``TextEnv.stop_strings``); empty: no cutting."""
+    """The end-of-turn token that closes a cut turn (None: cut turns stay open)."""
+    cut: TurnCut = TurnCut()
+    """Where the env stops reading a turn (``TurnCut.of(env)``); no stop strings: no cutting."""
     max_turns: int | None = None
     """Model turns at most (None: until the env ends the episode or the budget is spent)."""
     max_resumes: int = 8
@@ -119,7 +123,7 @@ async def play_episode(host: TurnHost, rules: TurnRules, env: Any, stream: Any, 
 async def take_turn(host: TurnHost, rules: TurnRules, stream: Any, params: dict[str, Any], budget: int) -> str:
     """One model turn, cut after its first action and closed when cut; returns its text."""
     tokens, logprobs = await _sample_turn(host, rules, stream, params, budget)
-    tokens, logprobs, cut = cut_after_action(tokens, logprobs, host.decode, rules.stops)
+    tokens, logprobs, cut = cut_after_action(tokens, logprobs, host.decode, rules.cut)
     await host.merge_assistant(stream, tokens, logprobs)
     text = host.decode(tokens)
     if cut or _stopped_on_string(tokens, text, rules):
@@ -140,18 +144,18 @@ async def _sample_turn(host: TurnHost, rules: TurnRules, stream: Any, params: di
         logprobs = logprobs + list(new_logprobs)[: len(new)] if (logprobs is not None and new_logprobs) else None
         text = host.decode(tokens)
         if not (new and len(tokens) < budget and _stopped_on_string(tokens, text, rules)
-                and ends_inside_thought(text)):
+                and rules.cut.resumes(text)):
             break
     return tokens, logprobs
 
 
 def cut_after_action(tokens: list[int], logprobs: list[float] | None, decode: Any,
-                     stops: Sequence[str]) -> tuple[list[int], list[float] | None, bool]:
-    """Drop the tokens after the first complete action (outside think blocks); True when cut."""
-    if not stops or not tokens:
+                     cut: TurnCut) -> tuple[list[int], list[float] | None, bool]:
+    """Drop the tokens after the point where the env stops reading the turn; True when cut."""
+    if not cut.stops or not tokens:
         return tokens, logprobs, False
     text = decode(tokens)
-    end = first_action_end(text, stops)
+    end = cut.end(text)
     if end is None or not text[end:].strip():
         return tokens, logprobs, False
     keep = tokens_through(tokens, decode, end)
@@ -159,8 +163,8 @@ def cut_after_action(tokens: list[int], logprobs: list[float] | None, decode: An
 
 
 def _stopped_on_string(tokens: list[int], text: str, rules: TurnRules) -> bool:
-    return bool(rules.stops) and bool(tokens) and tokens[-1] != rules.eos_token_id \
-        and text.rstrip().endswith(rules.stops)
+    return bool(rules.cut.stops) and bool(tokens) and tokens[-1] != rules.eos_token_id \
+        and text.rstrip().endswith(rules.cut.stops)
 
 
 def close_turn(stream: Any, rules: TurnRules) -> None:
@@ -172,12 +176,6 @@ def close_turn(stream: Any, rules: TurnRules) -> None:
     stream.response_mask.append(0)
     if stream.logprobs:
         stream.logprobs.append(0.0)
-
-
-def stop_strings_of(env: Any) -> tuple[str, ...]:
-    """The strings that close the env's actions (``TextEnv.stop_strings``)."""
-    stops = getattr(getattr(env, "unwrapped", env), "stop_strings", ()) or ()
-    return tuple(str(s) for s in stops if s)
 
 
 def score_episode(result: EpisodeResult, term_names: Sequence[str], *, failure_reward: float = 0.0,

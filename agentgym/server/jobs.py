@@ -58,6 +58,8 @@ def make_env(env_id: str, kwargs: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
         "action_format": getattr(unwrapped, "action_format", None),
         "tools": tools.schemas() if hasattr(tools, "schemas") else None,
         "stop_strings": [str(s) for s in getattr(unwrapped, "stop_strings", ()) or () if s],
+        "stop_priority": [str(s) for s in getattr(unwrapped, "stop_priority", ()) or () if s],
+        "stops_in_thoughts": bool(getattr(unwrapped, "stops_in_thoughts", False)),
     }
     return env, description
 

@@ -71,6 +71,10 @@ class SessionDescription(_Reply):
     """``env.unwrapped.tools.schemas()``: OpenAI function schemas, when the env has tools."""
     stop_strings: list[str] = Field(default_factory=list)
     """The env's ``stop_strings``: where a trainer may stop a model turn (empty: nowhere safely)."""
+    stop_priority: list[str] = Field(default_factory=list)
+    """The env's ``stop_priority``: how it cuts a finished turn (empty: at the earliest stop string)."""
+    stops_in_thoughts: bool = False
+    """The env's ``stops_in_thoughts``: whether a stop string inside ``<think>`` ends the turn."""
     ttl_s: float
     """Idle seconds after which the server closes the session."""
     max_request_bytes: int

@@ -242,3 +242,101 @@ def test_train_dry_run_from_the_cli():
     bad = subprocess.run([sys.executable, "-m", "agentgym.cli", "train", "trl_searchqa", "--dry-run",
                           "env.kwargs.top_k=0"], capture_output=True, text=True, timeout=300, env=env)
     assert bad.returncode == 1 and "top_k" in bad.stdout
+
+
+# -- protocol="search-r1": the env's declared turn cut, and Search-R1's token layout -------------
+CORPUS = [
+    {"id": "0", "contents": '"Evan Morris"\nEvan Morris (1977 - 2015) was a lobbyist for Genentech.\nHe lived in DC.'},
+    {"id": "1", "contents": '"Genentech"\nGenentech is a biotechnology company founded in 1976.'},
+    {"id": "2", "contents": '"Roche"\nRoche acquired Genentech in 2009.'},
+]
+SEARCH_R1_ENV = {"protocol": "search-r1", "corpus": CORPUS,
+                 "questions": [{"question": "Which company did Evan Morris work for", "golden_answers": ["Genentech"]}]}
+
+
+@pytest.fixture(scope="module")
+def qwen_tokenizer(tmp_path_factory):
+    """A byte-level BPE with the Qwen2.5 chat template (``agentgym verl selftest``'s; the model is unused)."""
+    from agentgym.integrations.verl.selftest import build_tiny_model
+
+    corpus = [c["contents"] for c in CORPUS] * 20 + ["<search> </search> <answer> </answer> <information>"] * 20
+    return build_tiny_model(tmp_path_factory.mktemp("qwen"), corpus)[1]
+
+
+def _scripted_sampler(tokenizer, replies):
+    """TRL's ``TurnSampler`` (chat rendering, decoding) with scripted turns instead of ``generate``."""
+    from agentgym.integrations.trl._sampler import TurnSampler
+
+    class Scripted(TurnSampler):
+        def __init__(self):
+            self.tokenizer, self.template_kwargs, self._bases, self.live, self._pending = tokenizer, {}, {}, 1, []
+            self.replies, self.stops = list(replies), []
+
+        async def sample(self, prefix, max_tokens, stops):
+            self.stops.append(stops)
+            reply = self.replies.pop(0) if len(self.replies) > 1 else self.replies[0]
+            return tokenizer.encode(reply, add_special_tokens=False)[:max_tokens]
+
+    return Scripted()
+
+
+def _play_trl(tokenizer, replies, **kwargs):
+    import asyncio
+
+    from agentgym.integrations.trl.rollout import AgentGymRollout
+    from agentgym.integrations.turns import TurnRules
+
+    rollout = AgentGymRollout("SearchQA-v0", env_kwargs=SEARCH_R1_ENV, **kwargs)
+    sampler = _scripted_sampler(tokenizer, replies)
+    rules = TurnRules(response_length=600, eos_token_id=tokenizer.eos_token_id)
+    played = asyncio.run(rollout._play(sampler, rules, rollout._acquire(), {"options": {"query_index": 0}}, None, None))
+    return rollout._output([played], None, sampler), sampler
+
+
+@pytest.mark.parametrize("layout", ["chat", "search-r1"])
+def test_trl_cuts_search_r1_turns_as_search_r1_does(qwen_tokenizer, layout):
+    """The issue case through TRL: the search inside <think> runs (no resuming), the server stops only at
+    </search>, the answers after the acting one are scored (transcript scoring)."""
+    replies = ["<think>try <search>Evan Morris</search>",
+               "<answer>Roche</answer><answer>Genentech</answer><search>q</search> ignored"]
+    out, sampler = _play_trl(qwen_tokenizer, replies, layout=layout)
+    assert set(sampler.stops) == {("</search>",)}
+    assert len(sampler.stops) == len(out["episode"][0]["actions"])  # one sampling call a turn: no resuming
+    assert out["shaped_reward"] == [1.0] and out["episode"][0]["stop_reason"] == "terminated"
+    assert out["episode"][0]["actions"][0] == "tool"  # the search inside <think> ran
+    text = qwen_tokenizer.decode(out["completion_ids"][0])
+    first_turn, _, rest = text.partition("<information>Doc 1(Title: \"Evan Morris\")")
+    assert rest and "<answer>" not in first_turn and "ignored" not in text  # the first turn was not resumed
+
+
+def test_trl_plays_search_r1s_token_layout(qwen_tokenizer):
+    """``layout="search-r1"``: re-tokenized cut turns (mask 1) and raw observation tokens cut to
+    max_observation_tokens (mask 0) in one completion, no end-of-turn token, the chat-templated prompt."""
+    replies = ["<think>find him</think><search>Evan Morris</search><information>made up",
+               "no tags at all", "<answer> Genentech </answer> trailing"]
+    out, _ = _play_trl(qwen_tokenizer, replies, layout="search-r1", max_observation_tokens=40)
+    env = gymnasium.make("SearchQA-v0", **SEARCH_R1_ENV)
+    env.reset(options={"query_index": 0})
+    encode = lambda s: qwen_tokenizer.encode(s, add_special_tokens=False)  # noqa: E731
+    observation, invalid = env.step("<search>Evan Morris</search>")[0], env.step("no tags at all")[0]
+    turns = [encode("<think>find him</think><search>Evan Morris</search>"), encode("no tags at all"),
+             encode("<answer> Genentech </answer>")]
+    observations = [encode(observation)[:40], encode(invalid)[:40]]
+    assert out["completion_ids"][0] == turns[0] + observations[0] + turns[1] + observations[1] + turns[2]
+    assert out["env_mask"][0] == [1] * len(turns[0]) + [0] * len(observations[0]) + [1] * len(turns[1]) \
+        + [0] * len(observations[1]) + [1] * len(turns[2])
+    assert qwen_tokenizer.eos_token_id not in out["completion_ids"][0] and out["shaped_reward"] == [1.0]
+    assert out["prompt_ids"][0] == qwen_tokenizer.apply_chat_template(
+        [{"role": "user", "content": env.reset(options={"query_index": 0})[0]}], add_generation_prompt=True,
+        tokenize=True, return_dict=False)
+
+
+def test_trl_refuses_the_search_r1_layout_for_other_envs_and_unknown_layouts(run):
+    from agentgym.integrations.trl.rollout import AgentGymRollout
+
+    trainer, _ = run
+    rollout = AgentGymRollout("SearchQA-v0", env_kwargs={"synthetic_size": "small"}, layout="search-r1")
+    with pytest.raises(ConfigError, match="protocol='search-r1'"):
+        rollout(_batch(trainer, 2), trainer)
+    with pytest.raises(ConfigError, match="layout"):
+        AgentGymRollout("SearchQA-v0", layout="search_r1")

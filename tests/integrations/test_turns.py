@@ -10,9 +10,13 @@ import asyncio
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentgym.integrations.turns import EpisodeResult, TokenStream, TurnRules, play_episode
+from agentgym.integrations.turns import EpisodeResult, TokenStream, TurnCut, TurnRules, play_episode
+from agentgym.integrations.verl.search_r1_layout import SearchR1Layout
 
 EOS = 0
+AGENTGYM = TurnCut(stops=("</search>", "</answer>"))
+SEARCH_R1 = TurnCut(stops=("</search>",), priority=("</search>", "</answer>"), in_thoughts=True)
+"""The cuts SearchQA-v0 declares under protocol="agentgym" and protocol="search-r1" (``TurnCut.of``)."""
 
 
 class ScriptedHost:
@@ -51,7 +55,7 @@ class ScriptedHost:
 def play(host, **rules):
     host.budget = rules.get("response_length", 200)
     stream, result = TokenStream(messages=[], token_ids=[ord("p")]), EpisodeResult()
-    rules = TurnRules(**{"response_length": 200, "eos_token_id": EOS, "stops": ("</search>", "</answer>"), **rules})
+    rules = TurnRules(**{"response_length": 200, "eos_token_id": EOS, "cut": AGENTGYM, **rules})
     asyncio.run(play_episode(host, rules, None, stream, result, {}))
     return stream, result
 
@@ -91,3 +95,33 @@ def test_masks_line_up_and_the_budget_is_never_exceeded(replies, budget, max_tur
     assert "<information>" not in sampled  # observations are never the model's
     assert all(t == EOS or m == 1 or chr(t) in host.obs for t, m in zip(stream.response_ids, stream.response_mask))
     assert result.stop_reason in {"terminated", "max_turns", "response_length"}
+
+
+def test_search_r1s_cut_reads_thoughts_and_prefers_search():
+    """Search-R1 keeps a turn up to its first </search>, else its first </answer>, thoughts included:
+    a search inside <think> is the action (no resuming), and an earlier answer does not win over it."""
+    host = ScriptedHost(["<think>try <search>q</search>", "<answer>x</answer><search>r</search> tail",
+                         "<think><answer>a</answer></think> tail"])
+    stream, result = play(host, cut=SEARCH_R1, max_turns=3)
+    assert host.actions == ["<think>try <search>q</search>", "<answer>x</answer><search>r</search>",
+                            "<think><answer>a</answer>"]
+    assert "tail" not in host.decode(stream.response_ids) and result.num_turns == 3
+
+
+class CharTokenizer:
+    def encode(self, text, add_special_tokens=False):
+        return [ord(c) for c in text]
+
+
+def test_the_search_r1_layout_re_tokenizes_the_cut_turn_and_appends_raw_observations():
+    """Over the same rules, Search-R1's layout: the cut text tokenized again (mask 1), the observation's
+    own tokens cut to max_observation_tokens (mask 0), and no end-of-turn token anywhere."""
+    host = ScriptedHost(["<search>q</search> tail", "<answer>a</answer>"], obs="<information>abcdef</information>")
+    stream, result = TokenStream(messages=[], token_ids=[ord("p")]), EpisodeResult()
+    layout = SearchR1Layout(host, CharTokenizer(), TurnRules(response_length=200, eos_token_id=EOS, cut=SEARCH_R1),
+                            max_observation_tokens=10)
+    asyncio.run(play_episode(layout, layout.rules, None, stream, result, {}))
+    expected = "<search>q</search>" + "<information>abcdef</information>"[:10] + "<answer>a</answer>"
+    assert "".join(map(chr, stream.response_ids)) == expected and EOS not in stream.response_ids
+    assert stream.response_mask == [1] * 18 + [0] * 10 + [1] * 18
+    assert result.stop_reason == "terminated"

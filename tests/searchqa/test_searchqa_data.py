@@ -72,3 +72,9 @@ def test_malformed_files_raise_data_errors(tmp_path):
     bad.write_text('{"not": "a list"}')
     with pytest.raises(DataError, match="list of rows"):
         load_questions(bad)
+
+
+def test_a_blank_gold_answer_loads_as_search_r1_loads_it(tmp_path):
+    """Search-R1 loads ``golden_answers: [""]`` and scores it (an answer normalizing to nothing matches)."""
+    (question,) = load_questions(_jsonl(tmp_path / "q.jsonl", [{"question": "q", "golden_answers": [""]}]))
+    assert question.golden_answers == ("",)

@@ -145,3 +145,36 @@ def test_mismatched_files_are_refused(search_r1_layout, encoder_dir, tmp_path):
     with pytest.raises(ConfigError, match="encoder"):
         DenseRetriever.open(search_r1_layout / "wiki-18.jsonl", index=search_r1_layout / "e5_Flat.index",
                             encoder=str(tmp_path / "no-model"), cache_dir=tmp_path)
+
+
+def _search_r1_fp16_queries(folder, queries: list[str]) -> np.ndarray:
+    """Search-R1's server encoder as its code reads (written here): the model in half precision,
+    "query: " prefix, masked mean over the last hidden states, L2 norm, then float32."""
+    from transformers import AutoModel, AutoTokenizer
+
+    tok, model = AutoTokenizer.from_pretrained(folder), AutoModel.from_pretrained(folder).eval().half()
+    batch = tok([f"query: {q}" for q in queries], max_length=256, padding=True, truncation=True, return_tensors="pt")
+    with torch.no_grad():
+        hidden = model(**batch, return_dict=True).last_hidden_state
+    hidden = hidden.masked_fill(~batch["attention_mask"][..., None].bool(), 0.0)
+    pooled = hidden.sum(dim=1) / batch["attention_mask"].sum(dim=1)[..., None]
+    return torch.nn.functional.normalize(pooled, dim=-1).cpu().numpy().astype(np.float32)
+
+
+def test_fp16_query_encoding_is_search_r1s_server_default(search_r1_layout, encoder_dir, tmp_path):
+    from agentgym.envs.searchqa.dense import E5Encoder
+
+    half, full = E5Encoder(str(encoder_dir), fp16=True), E5Encoder(str(encoder_dir))
+    expected = _search_r1_fp16_queries(encoder_dir, QUERIES)
+    assert np.array_equal(half.encode(QUERIES, is_query=True), expected)
+    assert not np.array_equal(full.encode(QUERIES, is_query=True), expected)  # the option changes the vectors
+    assert np.array_equal(half.encode(["x y"], is_query=False), full.encode(["x y"], is_query=False))
+    retriever = DenseRetriever.open(search_r1_layout / "wiki-18.jsonl", index=search_r1_layout / "e5_Flat.index",
+                                    encoder=str(encoder_dir), cache_dir=tmp_path, fp16=True)
+    index = faiss.read_index(str(search_r1_layout / "e5_Flat.index"))
+    scores, rows = index.search(expected, 3)
+    for query, want, want_scores in zip(QUERIES, rows, scores):
+        hits = retriever.search(query, 3)
+        assert [h.id for h in hits] == [str(i) for i in want] and [h.score for h in hits] == want_scores.tolist()
+    with pytest.raises(ConfigError, match="fp16"):
+        E5Encoder(str(encoder_dir), fp16="yes")

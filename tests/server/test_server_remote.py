@@ -191,20 +191,25 @@ def test_a_server_that_is_not_there_or_full_raises_server_unavailable(serve):
 
 
 @pytest.mark.parametrize("env_id, kwargs", [
-    ("SearchQA-v0", {}), ("SearchQA-v0", {"action_format": "json"}),
+    ("SearchQA-v0", {}), ("SearchQA-v0", {"action_format": "json"}), ("SearchQA-v0", {"protocol": "search-r1"}),
     ("TravelPlanner-v0", {"action_format": "json"}), ("TravelPlanner-v0", {"action_format": "react"}),
 ])
 def test_remote_envs_stop_model_turns_where_the_local_env_does(live_server, env_id, kwargs):
-    """The verl agent loop stops each turn at ``env.unwrapped.stop_strings``; a remote env that
-    declared none let a Search-R1 model write past ``</search>`` and make up the results."""
+    """The verl agent loop stops each turn where ``env.unwrapped`` declares (stop strings, and
+    Search-R1's cut rule); a remote env that declared none let a Search-R1 model write past
+    ``</search>`` and make up the results."""
     local, remote = both(live_server, env_id, **kwargs)
-    expected = local.unwrapped.stop_strings
-    assert remote.unwrapped.stop_strings == expected  # the attribute the loop reads
+
+    def rule(env):
+        return env.stop_strings, tuple(env.stop_priority), env.stops_in_thoughts
+
+    expected = rule(local.unwrapped)
+    assert rule(remote.unwrapped) == expected  # the attributes the loop reads
     remote.close()
 
     async def opened():
         async with AsyncRemoteEnv(live_server.url, env_id, env_kwargs=kwargs, token=TOKEN) as env:
-            return env.stop_strings
+            return rule(env)
 
     assert asyncio.run(opened()) == expected
 

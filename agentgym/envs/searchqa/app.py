@@ -115,7 +115,7 @@ def _render(hits: list[Hit], with_scores: bool) -> list[dict[str, Any]]:
 
 
 def open_corpus_retriever(corpus: str, *, index_dir: Path | None = None, stem: bool = True, bm25: str = "bm25s",
-                          dense_index: Path | None = None, encoder: str | None = None) -> Retriever:
+                          dense_index: Path | None = None, encoder: str | None = None, fp16: bool = False) -> Retriever:
     """The retriever of a corpus file (or of the embedded world for ``synthetic[:SIZE]``): BM25, or dense
     when ``encoder`` is given (with Search-R1's prebuilt ``dense_index``, or one built in the cache)."""
     from agentgym.envs.searchqa.bm25 import BM25_PRESETS, BM25Retriever
@@ -129,7 +129,7 @@ def open_corpus_retriever(corpus: str, *, index_dir: Path | None = None, stem: b
     if encoder is not None or dense_index is not None:
         from agentgym.envs.searchqa.dense import DEFAULT_ENCODER, DenseRetriever
 
-        return DenseRetriever.open(corpus, index=dense_index, encoder=encoder or DEFAULT_ENCODER)
+        return DenseRetriever.open(corpus, index=dense_index, encoder=encoder or DEFAULT_ENCODER, fp16=fp16)
     if bm25 not in BM25_PRESETS:
         raise ConfigError("bm25", bm25, sorted(BM25_PRESETS))
     k1, b = BM25_PRESETS[bm25]

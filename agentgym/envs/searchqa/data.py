@@ -83,8 +83,8 @@ class Question:
             raise DataError(f"question row {default_id!r}: field 'question' is missing or empty "
                             f"(keys: {sorted(row)[:20]})")
         answers = _golden_answers(row)
-        if not any(a.strip() for a in answers):
-            raise DataError(f"question row {default_id!r}: field 'golden_answers' has no answer "
+        if not answers:
+            raise DataError(f"question row {default_id!r}: field 'golden_answers' is missing or an empty list "
                             f"(keys: {sorted(row)[:20]})")
         metadata = dict(row["metadata"]) if isinstance(row.get("metadata"), Mapping) else {}
         source = row.get("data_source")
@@ -120,7 +120,10 @@ def _question_text(row: Mapping[str, Any]) -> str:
     return ""
 
 
-def _golden_answers(row: Mapping[str, Any]) -> tuple[str, ...]:
+def _golden_answers(row: Mapping[str, Any]) -> tuple[str, ...] | None:
+    """The gold answers as given (None: the row has none). A blank gold loads, as Search-R1 loads and
+    scores ``[""]`` (it matches an answer that normalizes to nothing); ``[]``, which can never
+    score, is refused by the caller."""
     answers: Any = None
     for key in ("golden_answers", "answers", "answer"):
         if row.get(key) is not None:
@@ -132,7 +135,7 @@ def _golden_answers(row: Mapping[str, Any]) -> tuple[str, ...]:
     if isinstance(answers, (str, int, float)) and not isinstance(answers, bool):
         answers = [answers]
     if answers is None:
-        return ()
+        return None
     if isinstance(answers, (Mapping, str, bytes)) or not isinstance(answers, Iterable):
         raise DataError(f"field 'golden_answers' is a {type(answers).__name__}, not a list of strings")
     answers = list(answers)

@@ -10,7 +10,9 @@ layout unchanged:
 * the index, any FAISS index file (``faiss.read_index``, memory-mapped when it can be);
 * the encoder, a Hugging Face model by name or local path (``transformers``): queries get the
   ``query: `` prefix, passages ``passage: ``, embeddings are the attention-masked mean of the last
-  hidden states, L2-normalized, as e5 expects.
+  hidden states, L2-normalized, as e5 expects. ``fp16=True`` encodes queries with the model in
+  half precision, pooling and norm included, as Search-R1's retrieval server does by default
+  (``retrieval_use_fp16=True``); passages (building an index) stay in float32.
 
 ``DenseRetriever.open(corpus, encoder=...)`` without ``index=`` encodes a smaller corpus and
 builds a Flat index in the cache, keyed by the corpus's content and the encoder.
@@ -19,6 +21,7 @@ Needs the ``dense`` extra: ``pip install 'agentgym[dense]'``.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import os
@@ -136,7 +139,7 @@ class E5Encoder:
 
     def __init__(self, model: str | os.PathLike[str] = DEFAULT_ENCODER, *, query_prefix: str = "query: ",
                  passage_prefix: str = "passage: ", max_length: int = 256, batch_size: int = 64,
-                 device: str = "cpu") -> None:
+                 device: str = "cpu", fp16: bool = False) -> None:
         try:
             import torch
             from transformers import AutoModel, AutoTokenizer
@@ -154,10 +157,17 @@ class E5Encoder:
         self.query_prefix, self.passage_prefix = query_prefix, passage_prefix
         self.max_length, self.batch_size = max_length, batch_size
         self.dim = int(self.model.config.hidden_size)
+        if not isinstance(fp16, bool):
+            raise ConfigError("fp16", fp16, "True or False")
+        self.fp16 = fp16
+        # A half-precision copy for queries, as Search-R1's server runs model.half(); the float32
+        # model keeps encoding passages.
+        self._query_model = copy.deepcopy(self.model).half() if fp16 else self.model
 
     def encode(self, texts: Sequence[str], *, is_query: bool) -> np.ndarray:
         """``(len(texts), dim)`` float32 unit vectors."""
         prefix = self.query_prefix if is_query else self.passage_prefix
+        model = self._query_model if is_query else self.model
         out = []
         torch = self._torch
         for start in range(0, len(texts), self.batch_size):
@@ -165,7 +175,7 @@ class E5Encoder:
             inputs = self.tokenizer(batch, max_length=self.max_length, padding=True, truncation=True,
                                     return_tensors="pt").to(self.device)
             with torch.inference_mode():
-                hidden = self.model(**inputs).last_hidden_state
+                hidden = model(**inputs).last_hidden_state
             mask = inputs["attention_mask"].unsqueeze(-1).to(hidden.dtype)
             pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1)
             out.append(torch.nn.functional.normalize(pooled, dim=-1).float().cpu().numpy())
@@ -188,12 +198,13 @@ class DenseRetriever:
     @classmethod
     def open(cls, corpus: str | os.PathLike[str], *, index: str | os.PathLike[str] | None = None,
              encoder: str | os.PathLike[str] | E5Encoder = DEFAULT_ENCODER,
-             cache_dir: str | os.PathLike[str] | None = None, mmap: bool = True) -> DenseRetriever:
+             cache_dir: str | os.PathLike[str] | None = None, mmap: bool = True, fp16: bool = False) -> DenseRetriever:
         """Search-R1's layout: ``corpus`` (``wiki-18.jsonl``) with a prebuilt ``index`` (``e5_Flat.index``);
-        without ``index``, a Flat index of the corpus is built once in the cache."""
+        without ``index``, a Flat index of the corpus is built once in the cache. ``fp16``: queries
+        encoded in half precision, Search-R1's server default (for an encoder given by name)."""
         faiss = _faiss()
         rows = JsonlCorpus(corpus, cache_dir=cache_dir)
-        model = encoder if isinstance(encoder, E5Encoder) else E5Encoder(encoder)
+        model = encoder if isinstance(encoder, E5Encoder) else E5Encoder(encoder, fp16=fp16)
         path = Path(index) if index is not None else _built_index(rows, model, cache_dir)
         if not path.is_file():
             raise DataError(f"no such FAISS index file: {path}")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -11,12 +12,13 @@ from agentgym.core.env import TextEnv, require_choice, require_positive_int
 from agentgym.core.parsing import GiveUp
 from agentgym.core.tools import ToolBox
 from agentgym.core.types import ActionError, ErrorCode, StepInfo, ToolCall, ToolResult
+from agentgym.envs.searchqa._search_r1 import SCORINGS, SearchR1Episode
 from agentgym.envs.searchqa._render import (SEARCH_R1_PROMPT, clip, first_observation, render_hits, render_search_r1,
                                             search_r1_question)
 from agentgym.envs.searchqa.data import Question
 from agentgym.envs.searchqa.observation import ObservationCutter
 from agentgym.envs.searchqa.protocol import (ACTION_FORMATS, SEARCH_R1_INVALID, SEARCH_TOOLS, Search, clean_text,
-                                             read_action, read_search_r1)
+                                             cut_turn, read_action, read_search_r1)
 from agentgym.envs.searchqa.retrievers import Retriever
 from agentgym.envs.searchqa.scoring import (answer_in_text, exact_match, lexical_longform_score,
                                             substring_match, token_f1)
@@ -44,14 +46,17 @@ class SearchQAEnv(TextEnv):
     answers from pretraining. Real FlashRAG/Search-R1 question files and corpora plug in as they are.
 
     ## Protocols
-    ``protocol="search-r1"`` plays Search-R1's episodes exactly (docs/searchqa.md lists the rules):
-    its prompt; the turn cut after the first ``</search>`` (else ``</answer>``) and the first
-    case-sensitive ``<search>``/``<answer>`` acted on; its fixed invalid-action observation; an
-    empty answer ends the episode; ``max_turns`` turns with searches, then one final turn in
-    which a search is not run; passages rendered from the corpus's raw ``contents``; an empty
-    ``<information></information>`` on no hits; observations cut to ``max_observation_tokens``
-    tokens of ``tokenizer`` (4 characters per token without one); EM and SubEM as ``qa_em`` and
-    ``qa_subem`` compute them (control characters kept, empty gold answers counted).
+    ``protocol="search-r1"`` plays and scores Search-R1's episodes exactly, quirks included
+    (docs/searchqa.md lists the rules and the quirks): its prompt (or a Search-R1 row's own);
+    the turn cut after the first ``</search>`` (else ``</answer>``), ``<think>`` being plain
+    text, and the first case-sensitive ``<search>``/``<answer>`` acted on; no size limit on a
+    turn or a query; its fixed invalid-action observation; an empty answer ends the episode;
+    ``max_turns`` turns with searches, then one final turn in which a search is not run;
+    passages rendered from the corpus's raw ``contents``; an empty ``<information></information>``
+    on no hits; observations cut to ``max_observation_tokens`` tokens of ``tokenizer`` (an
+    estimate of them without one); the reward at the end of every episode, ``qa_em`` (or
+    ``qa_subem``) on the last ``<answer>`` of prompt plus transcript (``scoring="answer"``: on
+    the answer the turn acted on); Search-R1's counters in ``info["extra"]["search_r1"]``.
     ``protocol="agentgym"`` (default) is the protocol below, forgiving of case, spacing and an
     empty answer, with a search budget.
 
@@ -80,7 +85,8 @@ class SearchQAEnv(TextEnv):
     replaces this with a shaped reward, breakdown in ``info["reward"]`` (see the rewards docs).
 
     ## Episode end
-    Terminated on an answer (or ``give_up``); truncated after ``max_turns`` actions (reward 0).
+    Terminated on an answer (or ``give_up``); truncated after ``max_turns`` actions (reward 0;
+    with ``search-r1``, Search-R1's reward of the transcript).
 
     ## Info
     ``StepInfo.to_info()``: ``action`` (``tool``, ``answer``, ``give_up``, ``invalid``), the
@@ -100,12 +106,15 @@ class SearchQAEnv(TextEnv):
       replaces the corpus's BM25 index.
     * ``protocol``: ``agentgym`` (default) or ``search-r1``. ``tokenizer``: a Hugging Face tokenizer
       (or its name or local path) for Search-R1's token cut of observations;
-      ``max_observation_tokens`` (500, Search-R1's ``max_obs_length``).
+      ``max_observation_tokens`` (500, Search-R1's ``max_obs_length``). ``scoring`` (``search-r1``
+      only): ``transcript`` (Search-R1's; the default of ``SearchQA-v0``) or ``answer`` (the
+      default of the long form, which Search-R1 does not score).
     * ``action_format``: ``tags`` (default) or ``json``. ``metric``: ``em``, ``subem`` or ``f1``.
     * ``reward``: a reward preset name or spec (None: the ``metric`` is the reward).
     * ``top_k`` (3), ``max_searches`` (4), ``max_turns`` (10; 4 with ``search-r1``, whose meaning differs:
       see Protocols), ``passage_chars`` (1000, per passage
-      text), ``max_query_chars`` (1000), ``max_action_chars``.
+      text), ``max_query_chars`` (1000; ``agentgym`` only), ``max_action_chars`` (1,000,000; none with
+      ``search-r1`` unless given).
     * ``synthetic_size`` (``small``, ``default``, ``large`` or an int of passages) and
       ``synthetic_seed`` (0): the embedded world. ``index_dir``, ``cache_dir``: where the BM25
       index and the generated world are kept (the index defaults to the cache, never the data
@@ -124,27 +133,41 @@ class SearchQAEnv(TextEnv):
 
     long_form: ClassVar[bool] = False
     stop_strings: ClassVar[tuple[str, ...]] = STOP_STRINGS
+    """Where a generated turn ends (the tag format's closing tags; each instance sets its own:
+    ``search-r1`` stops at ``</search>`` only and declares Search-R1's cut in ``stop_priority``)."""
     reward_provides: ClassVar[frozenset[str]] = frozenset({"question", "references"})
-    """Where a generated turn ends: the closing tags of both protocols' actions."""
 
     def __init__(self, *, questions: Any = None, corpus: Any = None, retriever: Retriever | str | None = None,
                  protocol: str = "agentgym", action_format: str = "tags", metric: str = "em", top_k: int = 3, max_searches: int = 4,
                  max_turns: int | None = None, passage_chars: int = 1000, max_query_chars: int = 1000,
-                 max_action_chars: int = 1_000_000, tokenizer: Any = None, max_observation_tokens: int = 500,
+                 max_action_chars: int | None = None, tokenizer: Any = None, max_observation_tokens: int = 500,
+                 scoring: str | None = None,
                  synthetic_size: str | int = "default", synthetic_seed: int = 0, bm25: str = "bm25s",
                  index_dir: str | os.PathLike[str] | None = None, cache_dir: str | os.PathLike[str] | None = None,
                  prompt_template: str | None = None, render_mode: str | None = None) -> None:
         require_choice("protocol", protocol, PROTOCOLS)
+        search_r1 = protocol == "search-r1"
         if max_turns is None:  # Search-R1's training scripts run max_turns=4
-            max_turns = 4 if protocol == "search-r1" else 10
+            max_turns = 4 if search_r1 else 10
         require_positive_int("max_turns", max_turns)
+        if max_action_chars is None:  # Search-R1 reads a turn of any length (in one linear pass)
+            max_action_chars = sys.maxsize if search_r1 else 1_000_000
         # Search-R1's max_turns=N: N turns that act, then a final turn in which a search is not run.
-        super().__init__(max_turns=max_turns + 1 if protocol == "search-r1" else max_turns,
+        super().__init__(max_turns=max_turns + 1 if search_r1 else max_turns,
                          max_action_chars=max_action_chars, render_mode=render_mode)
         require_choice("action_format", action_format, ACTION_FORMATS)
-        self.stop_strings = ("</search>", "</answer>") if action_format == "tags" else ("</tool_call>", "</answer>")
-        if protocol == "search-r1" and action_format != "tags":
+        if search_r1 and action_format != "tags":
             raise ConfigError("action_format", action_format, "'tags' with protocol='search-r1'")
+        if scoring is None:  # Search-R1 scores short answers only; long form scores the answer given
+            scoring = "transcript" if search_r1 and not self.long_form else "answer"
+        require_choice("scoring", scoring, SCORINGS if search_r1 else ("answer",))
+        self.scoring = scoring
+        if search_r1:  # Search-R1 generates to the end of the turn and keeps it up to its first </search>,
+            # else its first </answer>; tags inside <think> count (a later </answer> may still be scored)
+            self.stop_strings, self.stops_in_thoughts = ("</search>",), True
+            self.stop_priority = ("</search>", "</answer>")
+        else:
+            self.stop_strings = ("</search>", "</answer>") if action_format == "tags" else ("</tool_call>", "</answer>")
         require_choice("metric", metric, REWARDS)
         for name, value in (("top_k", top_k), ("max_searches", max_searches), ("passage_chars", passage_chars),
                             ("max_query_chars", max_query_chars), ("max_observation_tokens", max_observation_tokens)):
@@ -181,16 +204,20 @@ class SearchQAEnv(TextEnv):
         self._searches = 0
         self._retrieval_hit = False
         self._seen_ids: list[str] = []
+        self._r1 = SearchR1Episode("")
 
     def _start(self, options: dict[str, Any]) -> tuple[str, StepInfo]:
         self._question = self._pick(options)
         self._reset_episode()
         if self.search_r1:
-            text = SEARCH_R1_PROMPT.format(question=search_r1_question(self._question.question))
-            if self.prompt_template is not None:
+            text = _prompt_of(options.get("query"))  # a Search-R1 row's own prompt, as the model reads it
+            if text is None and self.prompt_template is not None:
                 text = first_observation(self._question.question, action_format="tags", top_k=self.top_k,
                                          max_searches=self.max_searches, long_form=self.long_form,
                                          template=self.prompt_template)
+            if text is None:
+                text = SEARCH_R1_PROMPT.format(question=search_r1_question(self._question.question))
+            self._r1 = SearchR1Episode(text)
             return text, StepInfo(turn=0, task_id=self._question.id, extra={"question": self._question.question})
         text = first_observation(self._question.question, action_format=self.action_format, top_k=self.top_k,
                                  max_searches=self.max_searches, long_form=self.long_form,
@@ -203,6 +230,8 @@ class SearchQAEnv(TextEnv):
         return self.protocol == "search-r1"
 
     def _act(self, action: str) -> tuple[str, float, bool, StepInfo]:
+        if self.search_r1:
+            return self._act_search_r1(action)
         text, reward, terminated, info = self._act_turn(action)
         if not terminated and self.turn >= self.max_turns and info.evaluation is None:
             # The episode ends unanswered: report it as a wrong answer, so per-dataset EM counts it.
@@ -219,8 +248,6 @@ class SearchQAEnv(TextEnv):
         return report
 
     def _act_turn(self, action: str) -> tuple[str, float, bool, StepInfo]:
-        if self.search_r1:
-            return self._act_search_r1(action)
         if len(action) > self.action_space.max_length:
             return self._invalid(ActionError(code=ErrorCode.ACTION_TOO_LONG, message=(
                 f"Your reply has {len(action)} characters; the limit is {self.action_space.max_length}.")))
@@ -237,19 +264,46 @@ class SearchQAEnv(TextEnv):
         return self._finish(clean_text(parsed.text), extra)
 
     def _act_search_r1(self, action: str) -> tuple[str, float, bool, StepInfo]:
-        # Search-R1 has no action size limit; a longer turn is read from its first max_action_chars.
-        reading = read_search_r1(action[:self.action_space.max_length])
-        parsed = reading.action
-        final = self.turn > self.search_turns
+        # Search-R1's loop: no size limit (one linear pass), think blocks are plain text.
+        turn = cut_turn(action)
+        search_phase = self.turn <= self.search_turns
+        kind, (text, _, terminated, info) = self._search_r1_turn(read_search_r1(turn).action, search_phase)
+        self._r1.record(turn, text, action=kind, search_phase=search_phase)
+        update: dict[str, Any] = {"extra": {**info.extra, "search_r1": self._r1.counters()}}
+        if not (terminated or self.turn >= self.max_turns):
+            return text, 0.0, False, info.model_copy(update=update)
+        update["evaluation"] = self._search_r1_evaluation()  # Search-R1 scores every episode, answered or not
+        return text, float(update["evaluation"]["score"]), terminated, info.model_copy(update=update)
+
+    def _search_r1_turn(self, parsed: Any, search_phase: bool) -> tuple[str, tuple[str, float, bool, StepInfo]]:
+        """What the turn does (``search``, ``answer`` or ``invalid``) and its step."""
         if isinstance(parsed, ActionError):
-            text = "" if final else self._cut(SEARCH_R1_INVALID)
-            return text, 0.0, False, self._info(action="invalid", error=parsed)
+            text = self._cut(SEARCH_R1_INVALID) if search_phase else ""  # the final turn appends nothing
+            return "invalid", (text, 0.0, False, self._info(action="invalid", error=parsed))
+        if isinstance(parsed, Search) and not search_phase:  # the final turn: the search is not run
+            error = ActionError(code=ErrorCode.SEARCH_LIMIT, message="The final turn's search is not run.")
+            return "search", ("", 0.0, False, self._info(action="tool", error=error,
+                                                         extra={"query": clip(parsed.query, 300)}))
         if isinstance(parsed, Search):
-            if final:  # the final turn: Search-R1 does not run the search, and the episode ends unanswered
-                error = ActionError(code=ErrorCode.SEARCH_LIMIT, message="The final turn's search is not run.")
-                return "", 0.0, False, self._info(action="tool", error=error, extra={"query": clip(parsed.query, 300)})
-            return self._search(parsed.query[:self.max_query_chars], {})
-        return self._finish(parsed.text, {"answer_blocks": 1})
+            return "search", self._search(parsed.query, {})  # the whole query, as Search-R1 sends it
+        self._answer = parsed.text
+        extra = {"answer": clip(parsed.text, _INFO_ANSWER_CHARS), "answer_blocks": 1}
+        return "answer", ("", 0.0, True, self._info(action="answer", terminated_reason="answer", answer=parsed.text,
+                                                     extra=extra))
+
+    def _search_r1_evaluation(self) -> dict[str, Any]:
+        """Search-R1's reward at the end of every episode, answered or not: ``qa_em`` on the
+        transcript's last ``<answer>`` (``scoring="transcript"``), or on the acted answer."""
+        scored = self._r1.scored_answer() if self.scoring == "transcript" else self._answer
+        if scored is None:
+            report = self._unanswered()
+        else:
+            report = self.evaluate(scored)
+        report.update(answer=None if self._answer is None else clip(self._answer, _INFO_ANSWER_CHARS),
+                      scored_answer=None if scored is None else clip(scored, _INFO_ANSWER_CHARS),
+                      scoring=self.scoring, searches=self._searches,
+                      passage_ids_seen=list(dict.fromkeys(self._seen_ids)))
+        return report
 
     def _invalid(self, error: ActionError, extra: dict[str, Any] | None = None,
                  call: ToolCall | None = None) -> tuple[str, float, bool, StepInfo]:
@@ -301,7 +355,7 @@ class SearchQAEnv(TextEnv):
             self._retrieval_hit = any(answer_in_text(golden, f"{h.title} {h.text}") for h in hits)
 
     def _finish(self, answer: str | None, extra: dict[str, Any]) -> tuple[str, float, bool, StepInfo]:
-        if answer == "" and not self.search_r1:  # Search-R1 ends the episode on an empty answer
+        if answer == "":
             return self._invalid(ActionError(code=ErrorCode.INVALID_ARGUMENT, message=(
                 "The answer is empty. Write it between <answer> and </answer>.")), extra)
         self._answer = answer
@@ -311,8 +365,6 @@ class SearchQAEnv(TextEnv):
         kind = "answer" if answer is not None else "give_up"
         extra["answer"] = None if answer is None else clip(answer, _INFO_ANSWER_CHARS)
         text = "Answer received. The episode is over." if answer is not None else "You gave up. The episode is over."
-        if self.search_r1:
-            text = ""  # Search-R1 appends nothing after an answer
         return text, reward, True, self._info(action=kind, terminated_reason=kind, evaluation=evaluation,
                                                 answer=answer, extra=extra)
 
@@ -338,7 +390,8 @@ class SearchQAEnv(TextEnv):
         context: dict[str, Any] = {"task": question, "question": question.question,
                                    "references": list(question.golden_answers), "answer": self._answer}
         if not self.long_form:
-            context["outcome"] = 0.0 if self._answer is None else exact_match(self._answer, question.golden_answers)
+            scored = self._r1.scored_answer() if self.scoring == "transcript" else self._answer
+            context["outcome"] = 0.0 if scored is None else exact_match(scored, question.golden_answers)
         return context
 
     # -- helpers -----------------------------------------------------------------------------
@@ -402,6 +455,15 @@ class LongFormSearchQAEnv(SearchQAEnv):
                 report["judge_error"] = f"{type(exc).__name__}: {clip(str(exc), 300)}"
         report.update(score=report["rouge_l"] if score is None else score, scorer=scorer)
         return report
+
+
+def _prompt_of(query: Any) -> str | None:
+    """The text of a row's own chat prompt (its messages' contents), when the reset option has one."""
+    prompt = query.get("prompt") if isinstance(query, Mapping) else None
+    if not prompt or isinstance(prompt, (str, bytes)):
+        return None
+    texts = [str(m.get("content", "")) for m in prompt if isinstance(m, Mapping)]
+    return "\n".join(texts) if texts else None
 
 
 def _finite(value: Any) -> float | None:

@@ -1,13 +1,15 @@
 """Reading a turn of model text: agentgym's tag protocol, Search-R1's exact one, or JSON function calling.
 
 Every reader is one pass over the text (linear time on any input, such as a megabyte of one
-repeated unclosed tag), and think blocks are removed first by the shared rule,
+repeated unclosed tag). The agentgym readers remove think blocks first by the shared rule,
 ``agentgym.core.thoughts.strip_thoughts``.
 
 Search-R1 (``read_search_r1``, the env's ``protocol="search-r1"``): the turn is cut after its
 first ``</search>``, else after its first ``</answer>``; the first ``<search>`` or ``<answer>``
 that has a matching close later decides the action, its content stripped. Tags are
 case-sensitive and take no attributes or spaces (``<Answer>`` and ``<answer >`` are not tags).
+``<think>`` is ordinary text there: Search-R1 reads tags inside it too. ``last_answer`` is
+Search-R1's reward extraction (``qa_em``): the last ``<answer>`` of the whole transcript.
 
 Tags (``action_format="tags"``, ``protocol="agentgym"``): ``<search>query</search>`` searches,
 ``<answer>text</answer>`` answers; think blocks, and complete ``<information>`` blocks the model
@@ -32,8 +34,8 @@ from agentgym.core.thoughts import strip_thoughts
 from agentgym.core.tools import Param, Tool, ToolBox
 from agentgym.core.types import ActionError, ErrorCode, ToolResult
 
-__all__ = ["Search", "Reading", "read_action", "read_search_r1", "cut_turn", "clean_text", "SEARCH_TOOLS",
-           "ACTION_FORMATS", "SEARCH_R1_INVALID"]
+__all__ = ["Search", "Reading", "read_action", "read_search_r1", "cut_turn", "last_answer", "clean_text",
+           "SEARCH_TOOLS", "ACTION_FORMATS", "SEARCH_R1_INVALID"]
 
 ACTION_FORMATS = ("tags", "json")
 # No nested quantifiers: each match attempt starts at a "<" and stops at the next non-space, so
@@ -193,7 +195,7 @@ def cut_turn(text: str) -> str:
 
 def read_search_r1(text: str) -> Reading:
     """Read one turn with Search-R1's rules (module docstring); no complete tag is an ``ActionError``."""
-    found = _first_tag_block(strip_thoughts(cut_turn(text)))
+    found = _first_tag_block(cut_turn(text))
     if found is None:
         code = ErrorCode.EMPTY_ACTION if not text.strip() else ErrorCode.UNPARSEABLE_ACTION
         return Reading(_error(code, "Your reply has no complete <search> or <answer> tag. " + TAG_USAGE))
@@ -220,3 +222,22 @@ def _first_tag_block(text: str) -> tuple[str, str] | None:
         if last_close[name] >= start:
             return name, text[start:text.find(f"</{name}>", start)]
         next_open[name] = -1
+
+
+def last_answer(text: str) -> str | None:
+    """The content (stripped) of the last ``<answer>...</answer>`` in ``text``, or None when ``text``
+    has fewer than two: Search-R1's ``qa_em`` extraction, which expects its prompt's own example.
+
+    What ``finditer`` of ``<answer>(.*?)</answer>`` (DOTALL) finds, one pass of ``str.find``:
+    matches do not overlap, and once an opening tag has no closing tag after it, none later has.
+    """
+    count, last, position = 0, None, 0
+    while True:
+        start = text.find("<answer>", position)
+        if start < 0:
+            break
+        end = text.find("</answer>", start + 8)
+        if end < 0:
+            break
+        count, last, position = count + 1, (start + 8, end), end + 9
+    return text[slice(*last)].strip() if count >= 2 else None

@@ -18,6 +18,8 @@ stop strings, ``<think>``, the end-of-turn token, budgets, ``max_turns``). It re
     episode           env id, task id, stop reason, actions taken, training step
 
 TRL hands the extra keys to every reward function by name (``rewards.py`` reads them).
+With ``layout="search-r1"`` the completion is Search-R1's token layout instead of chat turns
+(``search_r1_layout``: re-tokenized cut turns and raw observation tokens, no end-of-turn token).
 Scheduled rewards are shaped at TRL's ``global_step`` of ``max_steps`` (``schedule_clock``).
 """
 
@@ -35,15 +37,18 @@ from agentgym.errors import ConfigError
 from agentgym.integrations.turns import (
     EpisodeResult,
     TokenStream,
+    TurnCut,
     TurnRules,
     episode_summary,
     play_episode,
     score_episode,
-    stop_strings_of,
 )
 from agentgym.integrations.verl.reward_info import term_names_for
+from agentgym.integrations.verl.search_r1_layout import SearchR1Layout, check_env
 
 __all__ = ["AgentGymRollout", "rollout_func", "task_dataset", "TurnConstraint", "schedule_clock", "TASK_KEY"]
+
+_LAYOUTS = ("chat", "search-r1")
 
 TASK_KEY = "agentgym_task"
 """The key of a prompt message that names its task: JSON ``{"seed": int, "options": {...}}``."""
@@ -71,16 +76,22 @@ class AgentGymRollout:
     def __init__(self, env_id: str, *, env_kwargs: Mapping[str, Any] | None = None, reward: Any = None,
                  max_turns: int | None = None, response_length: int | None = None,
                  observation_role: str = "user", stop_at_action: bool = True, constraint: TurnConstraint | None = None,
-                 unfinished_reward: float = 0.0, train_on_observations: bool = False,
-                 env_max_idle: int = 512) -> None:
+                 unfinished_reward: float = 0.0, train_on_observations: bool = False, layout: str = "chat",
+                 max_observation_tokens: int = 500, env_max_idle: int = 512) -> None:
         if not isinstance(env_id, str) or not env_id:
             raise ConfigError("env_id", env_id, "a registered env id, e.g. 'SearchQA-v0'")
+        if layout not in _LAYOUTS:
+            raise ConfigError("layout", layout, f"one of {_LAYOUTS}")
+        if isinstance(max_observation_tokens, bool) or not isinstance(max_observation_tokens, int) \
+                or max_observation_tokens < 1:
+            raise ConfigError("max_observation_tokens", max_observation_tokens, "an int >= 1")
         if constraint is not None and not callable(getattr(constraint, "allowed", None)):
             raise ConfigError("constraint", constraint, "an object with allowed(prefix, turn) -> token ids | None")
         self.env_id, self.env_kwargs, self.reward = env_id, dict(env_kwargs or {}), reward
         self.max_turns, self.response_length = max_turns, response_length
         self.observation_role, self.stop_at_action, self.constraint = observation_role, stop_at_action, constraint
         self.unfinished_reward = unfinished_reward
+        self.layout, self.max_observation_tokens = layout, max_observation_tokens
         self.train_on_observations = train_on_observations
         self.term_names = term_names_for(reward)
         self.history: list[dict[str, Any]] = []
@@ -99,6 +110,9 @@ class AgentGymRollout:
         tasks = [task_of(prompt) for prompt in prompts]
         envs = [self._acquire() for _ in tasks]
         try:
+            if self.layout == "search-r1":
+                for env in envs:
+                    check_env(env)
             played = asyncio.run(self._play_all(sampler, rules, envs, tasks, step, total))
         finally:
             self._release(envs)
@@ -119,9 +133,13 @@ class AgentGymRollout:
             observation, _ = env.reset(seed=task.get("seed"), options=self._options(task, step, total) or None)
             episode = _Episode(messages=[{"role": "user", "content": observation}])
             episode.token_ids = sampler.prompt_ids(episode.messages)
-            stops = stop_strings_of(env) if self.stop_at_action else ()
-            host = _Host(sampler, self.observation_role, stops, rules.response_length)
-            await play_episode(host, replace(rules, stops=stops), env, episode, result, {})
+            rules = replace(rules, cut=TurnCut.of(env) if self.stop_at_action else TurnCut())
+            host: Any = _Host(sampler, self.observation_role, rules.cut.stops, rules.response_length)
+            if self.layout == "search-r1":
+                host = SearchR1Layout(host, sampler.tokenizer, rules, observation_role=self.observation_role,
+                                      max_observation_tokens=self.max_observation_tokens)
+                rules = host.rules
+            await play_episode(host, rules, env, episode, result, {})
         finally:
             sampler.finished()
         return episode, result
@@ -201,6 +219,11 @@ def rollout_func(env_id: str, **kwargs: Any) -> AgentGymRollout:
         unfinished_reward: paid when the episode did not finish (turns or tokens ran out). An env
             that raises stops the training step with its error (TRL has no per-trajectory failure).
         train_on_observations: a control that must learn less (``controls``): ``env_mask`` 1 everywhere.
+        layout: ``"chat"`` (each observation a chat message, a cut turn closed by the end-of-turn
+            token) or ``"search-r1"``: Search-R1's token layout (``search_r1_layout``; envs playing
+            ``protocol="search-r1"`` only, any other is a ``ConfigError``).
+        max_observation_tokens: with ``layout="search-r1"``, each observation's tokens are cut to
+            this many (Search-R1's ``max_obs_length``).
     """
     return AgentGymRollout(env_id, **kwargs)
 

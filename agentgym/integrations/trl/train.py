@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from importlib import resources
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
@@ -51,6 +51,10 @@ class RolloutPart(_Strict):
     max_turns: int | None = Field(default=None, ge=1)
     response_length: int | None = Field(default=None, ge=1)
     constraint: ConstraintPart | None = None
+    layout: Literal["chat", "search-r1"] = "chat"
+    """``search-r1``: Search-R1's token layout (envs playing ``protocol: search-r1``)."""
+    max_observation_tokens: int = Field(default=500, ge=1)
+    """With ``layout: search-r1``: observation tokens kept (Search-R1's ``max_obs_length``)."""
 
 
 class ModelPart(_Strict):
@@ -129,7 +133,8 @@ def build_run(recipe: TrlRecipe, *, grpo: Mapping[str, Any] | None = None,
         constraint = TagConstraint(tokenizer, recipe.rollout.constraint.tags, words=recipe.rollout.constraint.words)
     rollout = rollout_func(recipe.env.id, env_kwargs=recipe.env.kwargs, reward=recipe.reward,
                            max_turns=recipe.rollout.max_turns, response_length=recipe.rollout.response_length,
-                           constraint=constraint, **rollout_kwargs)
+                           constraint=constraint, layout=recipe.rollout.layout,
+                           max_observation_tokens=recipe.rollout.max_observation_tokens, **rollout_kwargs)
     dataset = task_dataset(recipe.env.id, options=_task_options(recipe), env_kwargs=recipe.env.kwargs)
     args = GRPOConfig(**{**recipe.grpo, **dict(grpo or {})})
     trainer = GRPOTrainer(model=model, processing_class=tokenizer, reward_funcs=list(reward_funcs or [agentgym_reward]),

@@ -19,9 +19,12 @@ verl's parts of them (its rollout server, Continuous Token builder, env pool and
   dependency) is not the model's doing: the trajectory carries it as ``agentgym.fatal`` and the
   replay buffer (``sampler.AgentGymReplayBuffer``) aborts the run at the step's first sample;
   later trajectories in the same worker fail fast with the same message;
-* each turn stops at the env's first complete action (``stops``): stop strings go to the
-  rollout server and tokens after the action are cut; a stop string inside ``<think>`` is not
-  an action, so generation resumes there.
+* each turn stops at the env's first complete action (``stops.TurnCut``, as the env declares
+  it): stop strings go to the rollout server and tokens after the action are cut; a stop string
+  inside ``<think>`` is not an action, so generation resumes there (unless the env reads tags in
+  thoughts, as Search-R1 does);
+* ``agentgym.layout: search-r1`` swaps the token bookkeeping for Search-R1's
+  (``search_r1_layout``); the turn rules stay the engine's.
 """
 
 from __future__ import annotations
@@ -60,11 +63,11 @@ from agentgym.integrations.turns import (  # noqa: E402
     episode_summary,
     play_episode,
     score_episode,
-    stop_strings_of,
 )
 from agentgym.integrations.verl.reward_info import term_names_for  # noqa: E402
+from agentgym.integrations.verl.search_r1_layout import SearchR1Layout, check_env  # noqa: E402
 from agentgym.integrations.verl.settings import AgentGymConfig, EnvTask, decode_json_field  # noqa: E402
-from agentgym.integrations.verl.stops import sampling_stop_params  # noqa: E402
+from agentgym.integrations.verl.stops import TurnCut, sampling_stop_params  # noqa: E402
 
 __all__ = ["AgentGymAgentLoop"]
 
@@ -100,7 +103,7 @@ class AgentGymAgentLoop(AgentLoopBase):
         self.response_length = int(self.rollout_config.response_length)
         self.max_assistant_turns = self.rollout_config.multi_turn.get("max_assistant_turns") or None
         self.rollout_name = str(self.rollout_config.get("name", "") or "")
-        self.stops: tuple[str, ...] = ()
+        self.cut = TurnCut()
 
     async def run(self, sampling_params: dict[str, Any], **kwargs: Any) -> AgentLoopOutput:
         rollout = _Rollout(messages=[dict(m) for m in (kwargs.get("raw_prompt") or [])])
@@ -112,7 +115,9 @@ class AgentGymAgentLoop(AgentLoopBase):
                 raise _EnvFailure(_FATAL[0]) from _ConfigErrorSeen(_FATAL[0])
             task = EnvTask.from_extra_info(extra_info, self.settings)
             env = await self._env_call(rollout, ENV_POOL.acquire, task)
-            self.stops = stop_strings_of(env) if self.settings.stop_at_action else ()
+            self.cut = TurnCut.of(env) if self.settings.stop_at_action else TurnCut()
+            if self.settings.layout == "search-r1":
+                check_env(env)
             observation = await self._env_call(rollout, self._reset, env, task, kwargs.get("global_steps"))
             rollout.messages = rollout.messages or [{"role": "user", "content": observation}]
             rollout.token_ids = await self.ct_build_initial_tokens(rollout.messages)
@@ -148,13 +153,19 @@ class AgentGymAgentLoop(AgentLoopBase):
     # -- the episode (the rules are agentgym.integrations.turns'; these are verl's parts) ------
     async def _play(self, env: Any, rollout: _Rollout, result: EpisodeResult, sampling_params: dict[str, Any]) -> None:
         rules = TurnRules(response_length=self.response_length, eos_token_id=self.tokenizer.eos_token_id,
-                          stops=self.stops, max_turns=self.max_assistant_turns, max_resumes=_MAX_RESUMES)
-        await play_episode(self, rules, env, rollout, result, sampling_params)
+                          cut=self.cut, max_turns=self.max_assistant_turns, max_resumes=_MAX_RESUMES)
+        host: Any = self
+        if self.settings.layout == "search-r1":
+            host = SearchR1Layout(self, self.tokenizer, rules, observation_role=self.settings.observation_role,
+                                  max_observation_tokens=self.settings.max_observation_tokens)
+            rules = host.rules
+        await play_episode(host, rules, env, rollout, result, sampling_params)
 
     async def sample(self, rollout: _Rollout, sampling_params: dict[str, Any], continued: list[int],
                      max_tokens: int) -> tuple[list[int], list[float] | None]:
         """One call to verl's rollout server, the stop strings in the engine's own terms."""
-        params = {**sampling_params, **sampling_stop_params(self.rollout_name, self.stops), "max_tokens": max_tokens}
+        params = {**sampling_params, **sampling_stop_params(self.rollout_name, self.cut.stops),
+                  "max_tokens": max_tokens}
         started = time.perf_counter()
         output = await self.server_manager.generate(
             request_id=rollout.request_id, prompt_ids=rollout.token_ids + continued, sampling_params=params)
@@ -181,6 +192,8 @@ class AgentGymAgentLoop(AgentLoopBase):
 
     async def _observe(self, rollout: _Rollout, observation: str) -> bool:
         """Append the observation as one chat message; False when it leaves no room to answer."""
+        if self.settings.layout == "search-r1":
+            return await search_r1_layout.observe(self, rollout, observation)
         previous = list(rollout.messages)
         updated = [*previous, {"role": self.settings.observation_role, "content": self._clip(observation)}]
         merge, mask, aligned = await merge_observation(

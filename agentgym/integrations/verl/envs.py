@@ -3,7 +3,7 @@
 Rows prepared by Search-R1 itself (``data_source``, ``prompt``, ``reward_model.ground_truth.target``,
 ``extra_info = {split, index}``, no ``env_id``) are accepted as they are: ``row_extra_info`` maps
 them onto ``SearchQA-v0`` with ``protocol="search-r1"`` (``SEARCH_R1_ROW_DEFAULTS``), the row's
-question and gold answers played through the reset option ``query``. The corpus or retriever
+question, id, prompt and gold answers played through the reset option ``query``. The corpus or retriever
 comes from the run's ``agentgym.env_kwargs``, as for agentgym's own rows.
 
 verl makes one agent-loop object per trajectory, but building an env can be costly (the
@@ -108,10 +108,15 @@ def row_extra_info(row: Mapping[str, Any]) -> dict[str, Any]:
     if target is None or isinstance(target, (str, bytes)) and not target:
         return info  # not a Search-R1 row: the settings check reports the missing env_id
     golds = [target] if isinstance(target, str) else [str(a) for a in list(target)]
-    source = _plain(row.get("data_source"))
-    question = {"id": f"{source or 'search-r1'}-{info.get('split', 'row')}-{info.get('index', 0)}",
+    source, row_id = _plain(row.get("data_source")), _plain(row.get("id"))
+    # The row's own question and id (Search-R1's rows keep the dataset's columns); the prompt's last
+    # "Question:" only when the row has neither a question nor extra_info.question.
+    text = next((q for q in (_plain(row.get("question")), info.get("question")) if isinstance(q, str) and q.strip()),
+                None)
+    question = {"id": str(row_id) if row_id is not None else
+                f"{source or 'search-r1'}-{info.get('split', 'row')}-{info.get('index', 0)}",
                 "golden_answers": golds, "prompt": _messages(row.get("raw_prompt", row.get("prompt"))),
-                **({"question": info["question"]} if isinstance(info.get("question"), str) else {}),
+                **({"question": text} if text is not None else {}),
                 **({"data_source": source} if isinstance(source, str) else {})}
     options = {**(_decoded(info.get("reset_options")) or {}), "query": question}
     return {**info, "env_id": SEARCH_R1_ROW_DEFAULTS["env_id"],

@@ -3,16 +3,21 @@
 Each row has the columns verl's ``RLHFDataset`` reads::
 
     prompt          [{"role": "user", "content": <the env's first observation>}] (+ a system prompt)
-    data_source     verl groups validation metrics by it: for search QA the question's dataset (the row's
-                    ``data_source`` field, else ``--data-source``, else the env id), e.g. "nq", "hotpotqa";
-                    for TravelPlanner the env id
+    data_source     verl groups validation metrics by it, and its reward dispatcher picks the scorer by it.
+                    Search QA: ``data_source=`` (``--data-source``), else the question's own field, else
+                    the dataset named in the question file's name (``hotpotqa_dev.jsonl``: ``hotpotqa``,
+                    with a note on stderr); a question file naming none is refused. The names Search-R1's
+                    trainer scores (``nq``, ``hotpotqa``...) and verl's (``searchR1_nq``...) both work.
+                    The embedded world and TravelPlanner: the env id (the agent loop scores them itself)
     reward_model    {"style": "env", "ground_truth": <query id>} (TravelPlanner), or Search-R1's
                     {"style": "rule", "ground_truth": {"target": [gold answers]}} (search QA), which
                     Search-R1's and verl's ``qa_em`` read as they are
-    extra_info      {"index", "split", "env_id", "env_kwargs" (JSON), "query_index", "reward" (JSON),
+    extra_info      Search-R1's {"split", "index"} (split: ``train``/``dev``/``test`` when the file name
+                    says so), then {"env_id", "env_kwargs" (JSON), "query_index", "reward" (JSON),
                     "task_id"} (+ "question" for search QA)
     agent_name      "agentgym"
-    ability         "agentgym"
+    ability         "fact-reasoning" for search QA (Search-R1's), else "agentgym"
+    id, question, golden_answers   search QA: the question row's own fields, as Search-R1's rows keep them
 
 The agent loop rebuilds the env from ``extra_info`` on the Ray workers, so paths in
 ``env_kwargs`` (query files, databases, corpora) are made absolute and must exist there too.
@@ -22,6 +27,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -30,6 +37,10 @@ from agentgym.registration import ENV_IDS
 from agentgym.errors import ConfigError, DependencyNotInstalled
 
 __all__ = ["QUERY_KWARG", "prepare_rows", "write_parquet", "read_parquet"]
+
+SEARCH_R1_DATA_SOURCES = ("nq", "triviaqa", "popqa", "hotpotqa", "2wikimultihopqa", "musique", "bamboogle")
+"""The datasets Search-R1's trainer scores with ``qa_em``; verl's dispatcher knows them as ``searchR1_<name>``."""
+_SPLITS = {"train": "train", "dev": "dev", "val": "dev", "validation": "dev", "test": "test"}
 
 QUERY_KWARG = {"TravelPlanner-v0": "queries", "SearchQA-v0": "questions", "SearchQA-LongForm-v0": "questions"}
 """The env kwarg that takes a split name or a query file, per env."""
@@ -58,9 +69,12 @@ def prepare_rows(env_id: str, *, split: str | None = None, queries: str | os.Pat
     try:
         tasks = _tasks(env)
         stop = len(tasks) if limit is None else min(len(tasks), start + limit)
-        split_name = split if split is not None else Path(str(queries)).name.split(".")[0] if queries else None
-        return [_row(env, env_id, i, kwargs, reward, system_prompt, agent_name, data_source, split_name)
-                for i in range(start, stop)]
+        split_name = split if split is not None else _split_of(Path(str(queries)).name) if queries else None
+        fallback = None
+        if env_id == "SearchQA-v0" and queries is not None and data_source is None:
+            fallback = _source_of_file(tasks[start:stop], queries)
+        return [_row(env, env_id, i, kwargs, reward, system_prompt, agent_name, data_source or fallback, split_name,
+                     override=data_source is not None) for i in range(start, stop)]
     finally:
         env.close()
 
@@ -83,7 +97,7 @@ def read_parquet(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
 
 
 def _row(env: Any, env_id: str, index: int, kwargs: dict[str, Any], reward: Any, system_prompt: str | None,
-         agent_name: str, data_source: str | None, split: str | None) -> dict[str, Any]:
+         agent_name: str, data_source: str | None, split: str | None, *, override: bool) -> dict[str, Any]:
     observation, info = env.reset(options={"query_index": index})
     prompt = ([{"role": "system", "content": system_prompt}] if system_prompt else []) + [
         {"role": "user", "content": observation}]
@@ -92,12 +106,42 @@ def _row(env: Any, env_id: str, index: int, kwargs: dict[str, Any], reward: Any,
     question = getattr(env.unwrapped, "question", None)
     if question is None:  # TravelPlanner: no gold plan; the env evaluates against the query
         source, reward_model = env_id, {"style": "env", "ground_truth": str(info.get("task_id"))}
-    else:  # search QA: Search-R1's row layout, so its qa_em (and verl's) score agentgym rows too
-        source = data_source or question.data_source or env_id
-        reward_model = {"style": "rule", "ground_truth": {"target": [str(a) for a in question.golden_answers]}}
-        extra_info["question"] = question.question
-    return {"prompt": prompt, "data_source": source, "reward_model": reward_model, "extra_info": extra_info,
-            "agent_name": agent_name, "ability": "agentgym"}
+        return {"prompt": prompt, "data_source": source, "reward_model": reward_model, "extra_info": extra_info,
+                "agent_name": agent_name, "ability": "agentgym"}
+    # search QA: Search-R1's row layout, so its trainer and qa_em (and verl's) read agentgym rows too
+    source = (data_source if override else question.data_source or data_source) or env_id
+    golds = [str(a) for a in question.golden_answers]
+    extra_info["question"] = question.question
+    return {"prompt": prompt, "data_source": source, "ability": "fact-reasoning",
+            "reward_model": {"style": "rule", "ground_truth": {"target": golds}}, "extra_info": extra_info,
+            "agent_name": agent_name, "id": question.id, "question": question.question, "golden_answers": golds}
+
+
+def _split_of(file_name: str) -> str:
+    """Search-R1's split name when the file name has one (``nq_train.jsonl``: ``train``), else its stem."""
+    stem = file_name.split(".")[0]
+    for word in re.split(r"[^a-z]+", stem.lower()):
+        if word in _SPLITS:
+            return _SPLITS[word]
+    return stem
+
+
+def _source_of_file(questions: Sequence[Any], path: Any) -> str | None:
+    """None when every question names its dataset; else the one the file name names (with a note), or a
+    ``ConfigError``: a row without a data_source verl's reward dispatcher knows is not exported."""
+    if all(getattr(q, "data_source", None) for q in questions):
+        return None
+    name = Path(str(path)).name
+    words = [re.sub(r"\d+$", "", w) for w in re.split(r"[^a-z0-9]+", name.lower())]
+    named = list(dict.fromkeys(w for w in words if w in SEARCH_R1_DATA_SOURCES))
+    if len(named) != 1:
+        raise ConfigError("data_source", None, "a dataset name for rows whose question file names none (--data-source "
+                          f"{'/'.join(SEARCH_R1_DATA_SOURCES)}, or verl's searchR1_<name>); the file name {name!r} "
+                          + (f"names several: {named}" if named else "names none"))
+    found = named[0]
+    print(f"agentgym: data_source {found!r} taken from the file name {name!r} (--data-source sets it)",
+          file=sys.stderr)
+    return found
 
 
 def _tasks(env: Any) -> Sequence[Any]:

@@ -68,6 +68,14 @@ class AgentGymConfig(BaseModel):
     stop_at_action: bool = True
     """Stop each model turn at the env's first complete action (``TextEnv.stop_strings``): passed to
     the rollout server as stop strings, and any tokens after the action are cut before training."""
+    layout: Literal["chat", "search-r1"] = "chat"
+    """How turns become tokens. ``chat``: each observation is a chat message (the template's turn
+    tokens around it). ``search-r1`` (envs playing ``protocol="search-r1"``): Search-R1's layout, one
+    continuous response: each turn decoded, cut where Search-R1 cuts it and tokenized again (no
+    end-of-turn token), each observation's raw tokens appended (loss mask 0), cut to
+    ``max_observation_tokens``; no rollout log-probs (verl recomputes them, as Search-R1 does)."""
+    max_observation_tokens: int = Field(default=500, ge=1)
+    """With ``layout: search-r1``: each observation's tokens are cut to this many (Search-R1's ``max_obs_length``)."""
     max_masked_share: float = Field(default=0.5, ge=0.0, le=1.0)
     """Run-level guard: a training step whose share of masked trajectories (env failed, every
     reward term abstained) exceeds this aborts the run with the counts and the first error."""

@@ -9,16 +9,67 @@ A stop string inside a think block is not an action (``agentgym.core.thoughts``)
 muse about ``<answer>`` there. The scan follows the same rule as ``strip_thoughts`` (complete
 blocks, an unclosed ``<think>``, a leading ``</think>`` closing a block the template opened) in
 one linear pass.
+
+An env may declare another rule (``TextEnv.stop_priority``, ``TextEnv.stops_in_thoughts``):
+Search-R1's loop generates a whole turn and keeps it up to its first ``</search>``, else its first
+``</answer>``, tags inside ``<think>`` included. ``TurnCut.of(env)`` reads what the env declared,
+so the loop cuts each turn where the env reads it.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
 
-__all__ = ["first_action_end", "ends_inside_thought", "tokens_through", "sampling_stop_params"]
+__all__ = ["TurnCut", "first_action_end", "first_by_priority", "ends_inside_thought", "tokens_through",
+           "sampling_stop_params"]
 
 _THINK_TAG = re.compile(r"<(/?)think\s*>", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class TurnCut:
+    """Where a model turn ends, as its env declared it."""
+
+    stops: tuple[str, ...] = ()
+    """The stop strings for the rollout server."""
+    priority: tuple[str, ...] = ()
+    """Cut at the first occurrence of the first of these the turn holds (empty: the earliest stop)."""
+    in_thoughts: bool = False
+    """Whether a stop string inside ``<think>`` ends the turn."""
+
+    @classmethod
+    def of(cls, env: Any) -> TurnCut:
+        inner = getattr(env, "unwrapped", env)
+        stops = tuple(str(s) for s in getattr(inner, "stop_strings", ()) or () if s)
+        priority = tuple(str(s) for s in getattr(inner, "stop_priority", ()) or () if s)
+        return cls(stops, priority, bool(getattr(inner, "stops_in_thoughts", False)))
+
+    def end(self, text: str) -> int | None:
+        """The index just past where the env stops reading ``text``, or None."""
+        if self.priority and self.in_thoughts:
+            return first_by_priority(text, self.priority)
+        if self.priority:
+            return next((end for s in self.priority if (end := first_action_end(text, (s,))) is not None), None)
+        if self.in_thoughts:
+            found = [at + len(s) for s in self.stops if (at := text.find(s)) >= 0]
+            return min(found) if found else None
+        return first_action_end(text, self.stops)
+
+    def resumes(self, text: str) -> bool:
+        """Whether a turn the server stopped on a stop string must go on (it stopped inside a thought)."""
+        return not self.in_thoughts and ends_inside_thought(text)
+
+
+def first_by_priority(text: str, strings: Sequence[str]) -> int | None:
+    """The index just past the first occurrence of the first of ``strings`` that ``text`` holds."""
+    for string in strings:
+        at = text.find(string)
+        if at >= 0:
+            return at + len(string)
+    return None
 
 
 def first_action_end(text: str, stops: Sequence[str]) -> int | None:
