@@ -55,6 +55,13 @@ class EnvChecker(gymnasium.wrappers.PassiveEnvChecker):
     """Gymnasium's passive checker, except that a first reset that raises is checked again by the
     next one (Gymnasium 1.4 marks it done and then fails the first step on the missing result)."""
 
+    @property
+    def spec(self) -> Any:
+        # Gymnasium's deep-copies the spec to flip ``disable_env_checker``, and with it every kwarg: a
+        # World would be copied, a retriever holding a module fails (then ``make`` asserts). The
+        # registered spec already says how ``make`` builds this env, checker included.
+        return self.env.spec
+
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> Any:
         first = not self.checked_reset
         try:

@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import asyncio
-import importlib
-from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
-from agentgym.cli.serve import _is_loopback, _presets, write_token_file
+from agentgym.cli._front_door import (
+    EnvCalls, EnvKwargs, EnvWorkers, Imports, Presets, RewardPresets, front_door_fields,
+)
+from agentgym.cli.serve import _is_loopback, write_token_file
 from agentgym.errors import ConfigError
 from agentgym.server.settings import TOKENS_ENV_VAR, ServerSettings, default_token_path
 
-__all__ = ["mcp", "front_door_fields"]
+__all__ = ["mcp"]
 
 
 def mcp(
@@ -25,18 +26,15 @@ def mcp(
     token: Annotated[list[str] | None, typer.Option(
         help=f"Accepted bearer token (http; repeat). Default: ${TOKENS_ENV_VAR}; with neither, one is generated "
              "and written to $AGENTGYM_CACHE_DIR/server/token-PORT.")] = None,
-    presets: Annotated[Path | None, typer.Option(help="The operator's env presets (as agentgym serve's).")] = None,
-    env_kwarg: Annotated[list[str] | None, typer.Option(
-        "--env-kwarg", "-k", help="An operator kwarg KEY=VALUE for the env (as agentgym serve's).")] = None,
-    reward_preset: Annotated[list[str] | None, typer.Option(
-        help="A built-in reward preset clients may pick by name (repeat). Default: all of them.")] = None,
-    import_: Annotated[list[str] | None, typer.Option(
-        "--import", help="Module to import first, e.g. one that registers your own envs (repeat).")] = None,
+    presets: Presets = None,
+    env_kwarg: EnvKwargs = None,
+    reward_preset: RewardPresets = None,
+    import_: Imports = None,
     max_sessions: Annotated[int, typer.Option(help="Open episodes across all clients.")] = 256,
     session_ttl: Annotated[float, typer.Option(help="Idle seconds before an episode is closed.")] = 600.0,
     request_timeout: Annotated[float, typer.Option(help="Longest tool call, in seconds.")] = 30.0,
-    env_calls: Annotated[str, typer.Option(help="Where env calls run (as agentgym serve's).")] = "processes",
-    env_workers: Annotated[int | None, typer.Option(help="Worker processes for --env-calls processes.")] = None,
+    env_calls: EnvCalls = "processes",
+    env_workers: EnvWorkers = None,
     log_level: Annotated[str, typer.Option(help="uvicorn log level (http).")] = "warning",
 ) -> None:
     """Serve an env's tools over MCP (stdio or streamable HTTP): one episode per MCP session.
@@ -71,19 +69,3 @@ def mcp(
     typer.echo(f"agentgym MCP server for {env_id} on http://{host}:{port}/mcp", err=True)
     uvicorn.Server(uvicorn_config(app, header_timeout_s=settings.header_timeout_s, host=host, port=port,
                                   log_level=log_level)).run()
-
-
-def front_door_fields(env_id: str, presets: Path | None, env_kwarg: list[str] | None,
-                      reward_preset: list[str] | None, import_: list[str] | None, max_sessions: int,
-                      session_ttl: float, request_timeout: float, env_calls: str,
-                      env_workers: int | None) -> dict[str, Any]:
-    """The ``ServerSettings`` fields a front door for one env takes from its flags (as serve's)."""
-    for module in import_ or ():
-        importlib.import_module(module)
-    fields: dict[str, Any] = dict(
-        env_ids=(env_id,), presets=_presets(presets, reward_preset, [env_id], env_kwarg or []),
-        imports=tuple(import_ or ()), max_sessions=max_sessions, session_ttl_s=session_ttl,
-        request_timeout_s=request_timeout, env_calls=env_calls)
-    if env_workers is not None:
-        fields["env_workers"] = env_workers
-    return fields

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from agentgym.cli.mcp import front_door_fields
+from agentgym.cli._front_door import (
+    EnvCalls, EnvKwargs, EnvWorkers, Imports, Presets, RewardPresets, front_door_fields,
+)
 from agentgym.cli.serve import _is_loopback
 from agentgym.errors import ConfigError
 from agentgym.server.settings import ServerSettings
@@ -19,18 +20,15 @@ def openenv(
     env_id: Annotated[str, typer.Argument(help="The env to serve, e.g. SearchQA-v0.")],
     host: Annotated[str, typer.Option(help="Interface to bind.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="TCP port.")] = 8002,
-    presets: Annotated[Path | None, typer.Option(help="The operator's env presets (as agentgym serve's).")] = None,
-    env_kwarg: Annotated[list[str] | None, typer.Option(
-        "--env-kwarg", "-k", help="An operator kwarg KEY=VALUE for the env (as agentgym serve's).")] = None,
-    reward_preset: Annotated[list[str] | None, typer.Option(
-        help="A built-in reward preset clients may pick by name (repeat). Default: all of them.")] = None,
-    import_: Annotated[list[str] | None, typer.Option(
-        "--import", help="Module to import first, e.g. one that registers your own envs (repeat).")] = None,
+    presets: Presets = None,
+    env_kwarg: EnvKwargs = None,
+    reward_preset: RewardPresets = None,
+    import_: Imports = None,
     max_sessions: Annotated[int, typer.Option(help="Concurrent OpenEnv sessions.")] = 256,
     session_ttl: Annotated[float, typer.Option(help="Idle seconds before a session's env is closed.")] = 600.0,
     request_timeout: Annotated[float, typer.Option(help="Longest reset or step, in seconds.")] = 30.0,
-    env_calls: Annotated[str, typer.Option(help="Where env calls run (as agentgym serve's).")] = "processes",
-    env_workers: Annotated[int | None, typer.Option(help="Worker processes for --env-calls processes.")] = None,
+    env_calls: EnvCalls = "processes",
+    env_workers: EnvWorkers = None,
     insecure_no_auth: Annotated[bool, typer.Option(
         "--insecure-no-auth", help="Bind an interface other machines reach, although OpenEnv's protocol has no "
                                    "tokens: only behind a proxy that checks them.")] = False,

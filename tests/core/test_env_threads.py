@@ -22,6 +22,7 @@ import pytest
 
 import agentgym  # noqa: F401  (registers the envs)
 from agentgym import _env_threads
+from agentgym import _memo
 from agentgym.envs.travelplanner.world import _index
 
 THREADS = 8
@@ -62,14 +63,28 @@ def in_threads(work: Callable[[int], Any], n: int = THREADS) -> list[Any]:
     return results
 
 
+TINY_MEMO_BYTES = 4096  # a few dozen entries: nearly every insert evicts, so eviction runs under contention
+
+
 @pytest.fixture
 def tiny_memos(monkeypatch):
-    monkeypatch.setattr(_index, "_MEMO_LIMIT", 8)  # every insert past 8 evicts: eviction under contention
+    """Every evaluator memo of the embedded world shrunk, so the stepping test evicts under contention."""
+    index = _index.index_for(gymnasium.make("TravelPlanner-v0").unwrapped.world)
+    memos = [index._contains, index._flights, index._routes, index._costs, *index._venues.values(),
+             *index.memo.values()]
+    for memo in memos:
+        memo.clear()
+        monkeypatch.setattr(memo, "max_bytes", TINY_MEMO_BYTES)
+    yield
+    for memo in memos:
+        memo.clear()
 
 
-def test_the_shared_evaluator_memos_survive_eviction_from_many_threads(tiny_memos):
+def test_the_shared_evaluator_memos_survive_eviction_from_many_threads(monkeypatch):
     env = gymnasium.make("TravelPlanner-v0")
     index = _index.index_for(env.unwrapped.world)
+    memo = index.memo["venue"]
+    monkeypatch.setattr(memo, "max_bytes", TINY_MEMO_BYTES)
 
     def fill(i: int) -> int:
         for k in range(3000):
@@ -79,7 +94,9 @@ def test_the_shared_evaluator_memos_survive_eviction_from_many_threads(tiny_memo
     with contention():
         results = in_threads(fill)
     assert results == [3000] * THREADS
-    assert len(index.memo["venue"]) <= 8
+    assert 0 < memo.nbytes <= TINY_MEMO_BYTES
+    assert memo.nbytes == sum(_memo._cost(key, value) for key, value in memo.items())  # the count stayed exact
+    memo.clear()
 
 
 def degenerate_plans(gold: list[dict[str, Any]], thread: int) -> list[str]:

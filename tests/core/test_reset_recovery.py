@@ -57,3 +57,25 @@ def test_training_step_options_are_accepted_without_a_reward(env_id, action):
     env.step(action)
     with pytest.raises(ConfigError, match="training_step"):
         env.reset(options={"training_step": -1})
+
+
+def test_the_checker_keeps_the_envs_kwargs_as_given():
+    """Gymnasium's checker deep-copies its spec, kwargs included: with the checker applied inside
+    ``make_env``, a retriever holding a module (as a dense retriever holds its encoder) failed ``make``."""
+
+    class Retriever:
+        def __init__(self):
+            self.encoder = pytest  # a module: deepcopy cannot copy it
+
+        def search(self, query, k):
+            return []
+
+        def batch_search(self, queries, k):
+            return [[] for _ in queries]
+
+    retriever = Retriever()
+    env = gymnasium.make("SearchQA-v0", retriever=retriever)
+    assert env.unwrapped.spec.kwargs["retriever"] is retriever
+    env.reset(seed=0)
+    observation, *_ = env.step("<search>Paris</search>")
+    assert isinstance(observation, str)

@@ -43,6 +43,7 @@ def test_list_names_envs_reward_presets_and_recipes():
 def test_list_copes_without_the_rewards_and_verl_packages(monkeypatch):
     monkeypatch.setattr(catalog, "_PRESET_SOURCES", (("agentgym.no_such_rewards", "PRESETS"),))
     monkeypatch.setattr(catalog, "_RECIPE_SOURCES", (("agentgym.no_such_verl", "RECIPES"),))
+    monkeypatch.setattr(catalog, "_TRL_RECIPE_SOURCES", (("agentgym.no_such_trl", "RECIPES"),))
     monkeypatch.setattr(catalog, "_recipe_files", lambda notes: [])
     found = catalog.catalog()
     assert found["envs"] and found["reward_presets"] == [] and found["recipes"] == []

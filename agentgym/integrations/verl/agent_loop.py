@@ -192,8 +192,6 @@ class AgentGymAgentLoop(AgentLoopBase):
 
     async def _observe(self, rollout: _Rollout, observation: str) -> bool:
         """Append the observation as one chat message; False when it leaves no room to answer."""
-        if self.settings.layout == "search-r1":
-            return await search_r1_layout.observe(self, rollout, observation)
         previous = list(rollout.messages)
         updated = [*previous, {"role": self.settings.observation_role, "content": self._clip(observation)}]
         merge, mask, aligned = await merge_observation(
