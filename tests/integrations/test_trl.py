@@ -300,3 +300,52 @@ def test_train_dry_run_from_the_cli():
     bad = subprocess.run([sys.executable, "-m", "agentgym.cli", "train", "trl_searchqa", "--dry-run",
                           "env.kwargs.top_k=0"], capture_output=True, text=True, timeout=300, env=env)
     assert bad.returncode == 1 and "top_k" in bad.stdout
+
+
+def test_trls_own_tool_loop_calls_the_search_tool_a_tiny_model_writes(tmp_path):
+    """``environment_factory`` end to end through TRL's tool-calling loop: a tiny model taught (a
+    few supervised steps here) to write one tool call decodes it exactly, TRL parses it with the
+    tokenizer's response schema, calls ``SearchTool.search`` on the env, and appends the result."""
+    import torch
+    from trl import GRPOConfig, GRPOTrainer
+
+    from agentgym.integrations.trl.tiny import tiny_qwen2, word_tokenizer
+
+    class Search(SearchTool):
+        env_kwargs = {"synthetic_size": "small", "top_k": 1, "passage_chars": 60}
+
+    seen = []
+
+    def record(environments, **kwargs):
+        seen.extend(dict(e.info) for e in environments)
+        return [e.get_reward() for e in environments]
+
+    data = Search.dataset(options=[{"query_index": 0}])
+    call = '<tool_call> {"name": "search", "arguments": {"query": "Skei"}} </tool_call><|end|>'
+    tokenizer = word_tokenizer([data[0]["prompt"][0]["content"], call, "<|system|> tools : answer search"])
+    torch.manual_seed(0)
+    model = tiny_qwen2(tokenizer)
+    args = GRPOConfig(output_dir=str(tmp_path), use_cpu=True, per_device_train_batch_size=2, num_generations=2,
+                      max_steps=1, report_to=[], max_completion_length=96, top_k=1, max_tool_calling_iterations=1,
+                      disable_tqdm=True)
+    trainer = GRPOTrainer(model=model, processing_class=tokenizer, args=args, train_dataset=data,
+                          environment_factory=Search, reward_funcs=[record])
+    prompt = tokenizer.apply_chat_template(data[0]["prompt"], tools=trainer.tools, tokenize=False,
+                                           add_generation_prompt=True)
+    prompt_ids = tokenizer(prompt, add_special_tokens=False)["input_ids"]
+    call_ids = tokenizer(call, add_special_tokens=False)["input_ids"]
+    assert tokenizer.decode(call_ids) == call
+    ids = torch.tensor([prompt_ids + call_ids])
+    labels = ids.clone()
+    labels[0, :len(prompt_ids)] = -100
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2)
+    for _ in range(200):
+        optimizer.zero_grad()
+        loss = model(input_ids=ids, labels=labels).loss
+        loss.backward()
+        optimizer.step()
+    assert loss.item() < 0.05  # it writes the call
+
+    trainer.train()
+    assert seen and all(info["action"] == "tool" for info in seen), seen
+    assert all(info["tool_call"] == {"name": "search", "arguments": {"query": "Skei"}} for info in seen)

@@ -11,6 +11,8 @@ itself, so a model can write ``CitySearch[Texas]`` or JSON that the envs parse.
 
 from __future__ import annotations
 
+import re
+
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -68,8 +70,8 @@ space before it, or a run of whitespace."""
 
 
 def word_tokenizer(texts: Iterable[str], *, extra_words: Sequence[str] = (), max_vocab: int = 4000) -> Any:
-    """A word-level ``PreTrainedTokenizerFast`` trained on ``texts`` (``PIECES``; tags and chat
-    markers whole) that decodes exactly, with ``CHAT_TEMPLATE``."""
+    """A word-level ``PreTrainedTokenizerFast`` trained on ``texts`` and ``extra_words`` (``PIECES``;
+    tags and chat markers whole) that decodes exactly, with ``CHAT_TEMPLATE``."""
     from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 
@@ -78,7 +80,8 @@ def word_tokenizer(texts: Iterable[str], *, extra_words: Sequence[str] = (), max
     core.decoder = decoders.Fuse()  # the pieces keep their spaces: concatenating them is exact
     specials = [PAD, UNK, EOS, *ROLES]
     trainer = trainers.WordLevelTrainer(vocab_size=max_vocab, special_tokens=specials, min_frequency=1)
-    core.train_from_iterator([*texts, " ".join(extra_words)], trainer=trainer)
+    whole = re.compile("|".join(re.escape(t) for t in (*specials, *TAGS)))  # split out as encoding does
+    core.train_from_iterator((part for text in (*texts, *extra_words) for part in whole.split(text)), trainer=trainer)
     tokenizer = PreTrainedTokenizerFast(tokenizer_object=core, eos_token=EOS, pad_token=PAD, unk_token=UNK,
                                         additional_special_tokens=list(ROLES), clean_up_tokenization_spaces=False)
     tokenizer.add_tokens(list(TAGS))
