@@ -12,7 +12,6 @@ itself, so a model can write ``CitySearch[Texas]`` or JSON that the envs parse.
 from __future__ import annotations
 
 import re
-
 from collections.abc import Iterable, Sequence
 from typing import Any
 
