@@ -84,20 +84,24 @@ def test_travelplanner_learns_valid_tool_calls_and_shuffled_rewards_do_not(tmp_p
     written in 4 actions, so the plan terms stay 0 and the reward is the share of valid calls.
 
     Measured with ``python examples/learning_curves.py --env travelplanner`` (seeds 0, 1, 2; means
-    of the first and last 3 steps): MEASURED
+    of the first and last 3 steps; step 0, before any update, is 0.44-0.59): valid calls 0.64-0.67
+    -> 0.90-0.94 (gain 0.23-0.29, sd 0.027). Shuffled: gain -0.12-0.12 (sd 0.109), ends 0.32-0.60,
+    0.30-0.61 below the real run. The margins below sit well inside those gaps (about 37 s of CPU
+    per run).
 
-    The margins below sit well inside those gaps (about 35 s of CPU per run).
+    The observations-trained control (``run_arm(..., "observations")``) did not separate: it ended
+    0.88-0.94, within 0.02 of the real run on every seed (its gain 0.28-0.33), so it is drawn in
+    the curves but not asserted. The observations here are short (``Invalid State``, an arity
+    error), and training on them changes little. The mask itself is tested deterministically below.
     """
     recipe = load_recipe("trl_travelplanner")
     real = run_arm(recipe, "real", seed=0, steps=12, output_dir=str(tmp_path))
     shuffled = run_arm(recipe, "shuffled", seed=0, steps=12, output_dir=str(tmp_path))
     real_gain, real_end = gain(real, valid_calls)
-    shuffled_gain, shuffled_end = gain(shuffled, valid_calls)
-    reward_gain, _ = gain(real, lambda e: e["reward"])
-    assert real_gain >= 0.15, real
-    assert reward_gain >= 0.15, real
+    _, shuffled_end = gain(shuffled, valid_calls)
+    assert all(e["reward"] == pytest.approx(valid_calls(e)) for e in real)  # no plan: the plan terms pay 0
+    assert real_gain >= 0.15, [round(valid_calls(e), 3) for e in real]
     assert real_end - shuffled_end >= 0.15, (real_end, shuffled_end)
-    assert real_gain - shuffled_gain >= 0.1, (real_gain, shuffled_gain)
 
 
 def model_tokens(completion, tokenizer):
