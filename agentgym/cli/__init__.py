@@ -53,7 +53,8 @@ COMMANDS: dict[str, LazyCommand] = {
     "verl": LazyCommand("agentgym.cli.verl:verl_app",
                         "verl 0.9 integration: training data and recipes."),
     "train": LazyCommand("agentgym.cli.verl:train", "Train a bundled recipe: verl (grpo, planner_r1, "
-                         "prs_vspo) or TRL (trl_searchqa, trl_planner_r1), plus overrides KEY=VALUE.",
+                         "prs_vspo) or TRL (trl_searchqa, trl_travelplanner, trl_planner_r1), plus overrides "
+                         "KEY=VALUE.",
                          {"allow_extra_args": True, "ignore_unknown_options": True}, "[KEY=VALUE]..."),
 }
 

@@ -97,13 +97,14 @@ def recipes(name: str = typer.Argument(None, help="Print this recipe's YAML.")) 
 
 def train(
     ctx: typer.Context,
-    recipe: str = typer.Argument(..., help="grpo, planner_r1, prs_vspo (verl) or trl_searchqa, "
+    recipe: str = typer.Argument(..., help="grpo, planner_r1, prs_vspo (verl) or trl_searchqa, trl_travelplanner, "
                                  "trl_planner_r1 (TRL)."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Check the resolved config (verl: and a scripted episode "
                                  "per sampled row); no training, no GPU."),
     verbose: bool = typer.Option(False, "--verbose", help="With --dry-run: print the whole resolved config first."),
 ) -> None:
-    """Train a bundled recipe: verl (grpo, planner_r1, prs_vspo) or TRL (trl_searchqa, trl_planner_r1), plus overrides KEY=VALUE.
+    """Train a bundled recipe: verl (grpo, planner_r1, prs_vspo) or TRL (trl_searchqa, trl_travelplanner,
+    trl_planner_r1), plus overrides KEY=VALUE.
 
     verl recipes take Hydra overrides; TRL recipes take dotted.key=value (read as YAML)."""
     if recipe.startswith("trl_"):

@@ -13,12 +13,15 @@ from types import SimpleNamespace
 
 import gymnasium
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 pytest.importorskip("trl")
 
 import agentgym  # noqa: E402,F401
 from agentgym.errors import ConfigError  # noqa: E402
 from agentgym.integrations.trl import (  # noqa: E402
+    ReactConstraint,
     SearchTool,
     TagConstraint,
     TravelPlannerTools,
@@ -177,6 +180,61 @@ def test_tag_constraint_allows_only_well_formed_actions(run):
     assert constraint.allowed(prefix, [ids("<answer>"), prefix[0], ids("</answer>")]) == [tokenizer.eos_token_id]
     with pytest.raises(ConfigError, match="tags"):
         TagConstraint(tokenizer, {"<nosuchtag>": (1, 1)})
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from(["Port", "Hollymont", "2022", "-", "[", "]", ",", ":", "_", "'", "{", '"',
+                                 "CitySearch", "<search>", "</answer>", "é", " ", "  ", "\n", "\t"]), max_size=24))
+def test_tiny_tokenizer_decodes_exactly_what_it_encodes(pieces):
+    """The text a model writes must reach the env as written: ``CitySearch[Texas]``, not
+    ``CitySearch [ Texas ]`` (the word-level decoder joined every token with a space)."""
+    from agentgym.integrations.trl.tiny import word_tokenizer
+
+    text = "".join(pieces)
+    tokenizer = word_tokenizer([text, "CitySearch[Port Hollymont, 2022-03-06]"])
+    ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+    assert tokenizer.unk_token_id not in ids
+    assert tokenizer.decode(ids, skip_special_tokens=True) == text
+
+
+def test_react_constraint_samples_calls_the_travelplanner_env_parses(tmp_path):
+    """Every turn the constraint allows is ``Tool[words]``, which the env reads as that tool's call
+    (right or wrong arity), never as unparseable text."""
+    import torch
+
+    torch.manual_seed(0)
+    recipe = load_recipe("trl_travelplanner", ["tasks.count=2"])
+    trainer, rollout = build_run(recipe, grpo={"output_dir": str(tmp_path), "per_device_train_batch_size": 8,
+                                               "num_generations": 4, "max_steps": 1, "disable_tqdm": True})
+    tokenizer = trainer.processing_class
+    constraint = rollout.constraint
+    assert isinstance(constraint, ReactConstraint)
+    ids = lambda text: tokenizer(text, add_special_tokens=False)["input_ids"]  # noqa: E731
+    prefix = ids("Query: a trip to Alderbrook")
+    assert constraint.allowed(prefix, []) == ids("CitySearch") + ids("FlightSearch") + ids("GoogleDistanceMatrix") \
+        + ids("NotebookWrite")
+    assert constraint.allowed(prefix, ids("CitySearch")) == ids("[")
+    words = constraint.allowed(prefix, ids("CitySearch["))
+    assert ids("]")[0] not in words and set(words) <= set(prefix)
+    assert ids("]")[0] in constraint.allowed(prefix, ids("CitySearch[") + words[:1])
+    assert constraint.allowed(prefix, ids("CitySearch[ trip]")) == [tokenizer.eos_token_id]
+
+    out = rollout(_batch(trainer), trainer)
+    for episode in out["episode"]:
+        assert len(episode["actions"]) == 4 and set(episode["actions"]) <= {"tool", "invalid"}
+    codes = [info["term/tool_call_validity"] for info in out["reward_info"]]
+    assert all(0.0 <= c <= 1.0 for c in codes)
+    env = gymnasium.make("TravelPlanner-v0")
+    env.reset(options={"query_index": 0})
+    for completion, mask in zip(out["completion_ids"], out["env_mask"]):
+        turns = tokenizer.decode([t for t, m in zip(completion, mask) if m], skip_special_tokens=True)
+        first = turns.split("]")[0] + "]"
+        _, _, _, _, info = env.step(first)
+        assert (info["error"] or {}).get("code") != "unparseable_action", first
+    with pytest.raises(ConfigError, match="tools"):
+        ReactConstraint(tokenizer, ["NoSuchTool"])
+    with pytest.raises(ConfigError, match="constraint"):
+        load_recipe("trl_travelplanner", ['rollout.constraint.tags={"<answer>": [1, 1]}'])
 
 
 def test_environment_factory_classes_play_their_envs():
@@ -340,3 +398,52 @@ def test_trl_refuses_the_search_r1_layout_for_other_envs_and_unknown_layouts(run
         rollout(_batch(trainer, 2), trainer)
     with pytest.raises(ConfigError, match="layout"):
         AgentGymRollout("SearchQA-v0", layout="search_r1")
+
+
+def test_trls_own_tool_loop_calls_the_search_tool_a_tiny_model_writes(tmp_path):
+    """``environment_factory`` end to end through TRL's tool-calling loop: a tiny model taught (a
+    few supervised steps here) to write one tool call decodes it exactly, TRL parses it with the
+    tokenizer's response schema, calls ``SearchTool.search`` on the env, and appends the result."""
+    import torch
+    from trl import GRPOConfig, GRPOTrainer
+
+    from agentgym.integrations.trl.tiny import tiny_qwen2, word_tokenizer
+
+    class Search(SearchTool):
+        env_kwargs = {"synthetic_size": "small", "top_k": 1, "passage_chars": 60}
+
+    seen = []
+
+    def record(environments, **kwargs):
+        seen.extend(dict(e.info) for e in environments)
+        return [e.get_reward() for e in environments]
+
+    data = Search.dataset(options=[{"query_index": 0}])
+    call = '<tool_call> {"name": "search", "arguments": {"query": "Skei"}} </tool_call><|end|>'
+    tokenizer = word_tokenizer([data[0]["prompt"][0]["content"], call, "<|system|> tools : answer search"])
+    torch.manual_seed(0)
+    model = tiny_qwen2(tokenizer)
+    args = GRPOConfig(output_dir=str(tmp_path), use_cpu=True, per_device_train_batch_size=2, num_generations=2,
+                      max_steps=1, report_to=[], max_completion_length=96, top_k=1, max_tool_calling_iterations=1,
+                      disable_tqdm=True)
+    trainer = GRPOTrainer(model=model, processing_class=tokenizer, args=args, train_dataset=data,
+                          environment_factory=Search, reward_funcs=[record])
+    prompt = tokenizer.apply_chat_template(data[0]["prompt"], tools=trainer.tools, tokenize=False,
+                                           add_generation_prompt=True)
+    prompt_ids = tokenizer(prompt, add_special_tokens=False)["input_ids"]
+    call_ids = tokenizer(call, add_special_tokens=False)["input_ids"]
+    assert tokenizer.decode(call_ids) == call
+    ids = torch.tensor([prompt_ids + call_ids])
+    labels = ids.clone()
+    labels[0, :len(prompt_ids)] = -100
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2)
+    for _ in range(200):
+        optimizer.zero_grad()
+        loss = model(input_ids=ids, labels=labels).loss
+        loss.backward()
+        optimizer.step()
+    assert loss.item() < 0.05  # it writes the call
+
+    trainer.train()
+    assert seen and all(info["action"] == "tool" for info in seen), seen
+    assert all(info["tool_call"] == {"name": "search", "arguments": {"query": "Skei"}} for info in seen)

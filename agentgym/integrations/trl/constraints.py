@@ -1,11 +1,17 @@
-"""A ``TurnConstraint`` for tag actions: sampling restricted to well-formed ``<tag> words </tag>`` turns.
+"""``TurnConstraint``s for tag and ReAct actions: sampling restricted to well-formed turns.
 
 A random or tiny model almost never writes a well-formed action by chance, so nothing rewards it
-and nothing is learned. ``TagConstraint`` lets it choose only among valid turns: an opening tag,
-then 1..n words taken from the episode so far (its question, the passages it read), then the
-closing tag and the end-of-turn token. Which tag, which words and how many are the model's
-choice, and what it learns. The forced tokens (the closing tag, the end of turn) have
-probability 1 under the constraint.
+and nothing is learned. The constraints let it choose only among well-formed turns:
+
+* ``TagConstraint``: an opening tag, then 1..n words taken from the episode so far (its
+  question, the passages it read), then the closing tag and the end-of-turn token;
+* ``ReactConstraint``: a tool name, ``[``, 1..n words of the episode, ``]`` and the end-of-turn
+  token (``CitySearch[Texas]``). Whether the arguments suit the tool (how many, which) is left to
+  the model: a ``FlightSearch`` with one argument is well formed but one the env rejects.
+
+Which action, which words and how many are the model's choice, and what it learns. The forced
+tokens (closing tag or bracket, the end of turn) have probability 1 under the constraint. Words
+are plain tokens (not tags, chat markers or whitespace runs).
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ from typing import Any
 
 from agentgym.errors import ConfigError
 
-__all__ = ["TagConstraint"]
+__all__ = ["TagConstraint", "ReactConstraint"]
 
 
 class TagConstraint:
@@ -23,8 +29,6 @@ class TagConstraint:
     are tokens seen earlier in the episode (``words="episode"``) or any plain token (``"vocab"``)."""
 
     def __init__(self, tokenizer: Any, tags: Mapping[str, tuple[int, int]], *, words: str = "episode") -> None:
-        if words not in ("episode", "vocab"):
-            raise ConfigError("words", words, ["episode", "vocab"])
         self.eos = tokenizer.eos_token_id
         self.open: dict[int, tuple[int, int, int]] = {}
         for tag, (low, high) in tags.items():
@@ -35,11 +39,7 @@ class TagConstraint:
                 raise ConfigError("tags", (low, high), "1 <= min_words <= max_words")
             self.open[ids[0]] = (ids[1], low, high)
         self.closing = {close for close, _, _ in self.open.values()}
-        special = set(tokenizer.all_special_ids) | set(self.open) | self.closing
-        added = set(tokenizer.get_added_vocab().values())
-        self.plain = sorted(set(range(len(tokenizer))) - special - added)
-        self.episode_words = words == "episode"
-        self._plain_set = set(self.plain)
+        self.words = _Words(tokenizer, words, exclude=())
 
     def allowed(self, prefix: Sequence[int], turn: Sequence[int]) -> list[int]:
         if not turn:
@@ -51,12 +51,56 @@ class TagConstraint:
             return list(self.open)
         close, low, high = self.open[turn[opened]]
         count = len(turn) - opened - 1
-        words = self._words(prefix)
+        words = self.words.of(prefix)
         if count >= high or not words:
             return [close]
         return words if count < low else [*words, close]
 
-    def _words(self, prefix: Sequence[int]) -> list[int]:
-        if not self.episode_words:
-            return self.plain
-        return sorted(self._plain_set.intersection(prefix))
+
+class ReactConstraint:
+    """Allow ``Tool[w1 .. wk]<eos>`` for ``Tool`` in ``tools`` and ``1 <= k <= max_words``; the
+    words are tokens seen earlier in the episode (``words="episode"``) or any plain token (``"vocab"``)."""
+
+    def __init__(self, tokenizer: Any, tools: Sequence[str], *, max_words: int = 6, words: str = "episode") -> None:
+        if not tools:
+            raise ConfigError("tools", tools, "at least one tool name")
+        if max_words < 1:
+            raise ConfigError("max_words", max_words, "an integer >= 1")
+        self.eos, self.max_words = tokenizer.eos_token_id, max_words
+        self.tools = [_one_token(tokenizer, "tools", name) for name in tools]
+        self.open, self.close = (_one_token(tokenizer, "tokenizer", mark) for mark in "[]")
+        self.words = _Words(tokenizer, words, exclude=(self.open, self.close))
+
+    def allowed(self, prefix: Sequence[int], turn: Sequence[int]) -> list[int]:
+        if not turn:
+            return list(self.tools)
+        if turn[-1] in (self.close, self.eos):
+            return [self.eos]
+        if len(turn) == 1:
+            return [self.open]
+        count, words = len(turn) - 2, self.words.of(prefix)
+        if count >= self.max_words or not words:
+            return [self.close]
+        return words if count < 1 else [*words, self.close]
+
+
+class _Words:
+    """The plain tokens a constraint may write: those of the episode so far, or the whole vocabulary."""
+
+    def __init__(self, tokenizer: Any, words: str, *, exclude: Sequence[int]) -> None:
+        if words not in ("episode", "vocab"):
+            raise ConfigError("words", words, ["episode", "vocab"])
+        reserved = set(tokenizer.all_special_ids) | set(tokenizer.get_added_vocab().values()) | set(exclude)
+        spaces = {i for token, i in tokenizer.get_vocab().items() if not token.strip()}
+        self.plain = sorted(set(range(len(tokenizer))) - reserved - spaces)
+        self._plain_set, self.episode = set(self.plain), words == "episode"
+
+    def of(self, prefix: Sequence[int]) -> list[int]:
+        return sorted(self._plain_set.intersection(prefix)) if self.episode else self.plain
+
+
+def _one_token(tokenizer: Any, field: str, text: str) -> int:
+    ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+    if len(ids) != 1 or ids[0] == tokenizer.unk_token_id:
+        raise ConfigError(field, text, "text the tokenizer keeps as one known token")
+    return ids[0]

@@ -3,14 +3,19 @@
 For CPU runs, tests and the ``trl_*`` recipes when no model path is given: nothing is downloaded.
 The tokenizer keeps every action tag whole (``<search>``, ``</answer>``...) and has a chat
 template with tool support, so TRL's conversational and tool-calling paths run on it.
+
+Its tokens are words with the space before them (`` Hollymont``), single punctuation marks and
+whitespace runs, and decoding concatenates them: text made of known tokens decodes to exactly
+itself, so a model can write ``CitySearch[Texas]`` or JSON that the envs parse.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-__all__ = ["TAGS", "CHAT_TEMPLATE", "RESPONSE_SCHEMA", "word_tokenizer", "tiny_qwen2", "env_texts"]
+__all__ = ["TAGS", "PIECES", "CHAT_TEMPLATE", "RESPONSE_SCHEMA", "word_tokenizer", "tiny_qwen2", "env_texts"]
 
 TAGS = ("<search>", "</search>", "<answer>", "</answer>", "<information>", "</information>", "<think>", "</think>",
         "<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>")
@@ -58,20 +63,26 @@ RESPONSE_SCHEMA = {
 content and tool calls (TRL's tool-calling loop needs it)."""
 
 
+PIECES = r" ?[^\W_]+| ?[^\w\s]| ?_|\s+"
+"""The pre-tokenizer's pieces: a word (letters and digits) or one punctuation mark, each with the
+space before it, or a run of whitespace."""
+
+
 def word_tokenizer(texts: Iterable[str], *, extra_words: Sequence[str] = (), max_vocab: int = 4000) -> Any:
-    """A word-level ``PreTrainedTokenizerFast`` trained on ``texts`` (words and punctuation split,
-    tags and chat markers whole), with ``CHAT_TEMPLATE``."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    """A word-level ``PreTrainedTokenizerFast`` trained on ``texts`` and ``extra_words`` (``PIECES``;
+    tags and chat markers whole) that decodes exactly, with ``CHAT_TEMPLATE``."""
+    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 
     core = Tokenizer(models.WordLevel(unk_token=UNK))
-    core.pre_tokenizer = pre_tokenizers.Whitespace()
-    core.decoder = decoders.WordPiece(prefix="##", cleanup=False)  # joins words with single spaces
+    core.pre_tokenizer = pre_tokenizers.Split(Regex(PIECES), behavior="isolated")
+    core.decoder = decoders.Fuse()  # the pieces keep their spaces: concatenating them is exact
     specials = [PAD, UNK, EOS, *ROLES]
     trainer = trainers.WordLevelTrainer(vocab_size=max_vocab, special_tokens=specials, min_frequency=1)
-    core.train_from_iterator([*texts, " ".join(extra_words)], trainer=trainer)
+    whole = re.compile("|".join(re.escape(t) for t in (*specials, *TAGS)))  # split out as encoding does
+    core.train_from_iterator((part for text in (*texts, *extra_words) for part in whole.split(text)), trainer=trainer)
     tokenizer = PreTrainedTokenizerFast(tokenizer_object=core, eos_token=EOS, pad_token=PAD, unk_token=UNK,
-                                        additional_special_tokens=list(ROLES))
+                                        additional_special_tokens=list(ROLES), clean_up_tokenization_spaces=False)
     tokenizer.add_tokens(list(TAGS))
     tokenizer.chat_template = CHAT_TEMPLATE
     tokenizer.response_schema = RESPONSE_SCHEMA

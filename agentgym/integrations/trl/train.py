@@ -15,14 +15,15 @@ from importlib import resources
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agentgym.errors import ConfigError
 
 __all__ = ["RECIPES", "TrlRecipe", "load_recipe", "recipe_text", "build_run", "train", "dry_run"]
 
-RECIPES = ("trl_searchqa", "trl_planner_r1")
-"""The bundled TRL recipes: SearchQA-v0 (runs on CPU as shipped) and Planner-R1 on TravelPlanner-v0."""
+RECIPES = ("trl_searchqa", "trl_travelplanner", "trl_planner_r1")
+"""The bundled TRL recipes: SearchQA-v0 and TravelPlanner-v0's tool calls (both run on CPU as
+shipped) and Planner-R1 on TravelPlanner-v0 (a real model on GPUs)."""
 
 
 class _Strict(BaseModel):
@@ -42,9 +43,28 @@ class TasksPart(_Strict):
 
 
 class ConstraintPart(_Strict):
-    tags: dict[str, tuple[int, int]]
+    """Constrained sampling: ``tags`` (``TagConstraint``) or ``tools`` (``ReactConstraint``)."""
+
+    tags: dict[str, tuple[int, int]] | None = None
     """``{"<tag>": [min_words, max_words]}`` (``TagConstraint``)."""
+    tools: tuple[str, ...] | None = None
+    """ReAct tool names, ``Tool[words]`` (``ReactConstraint``)."""
+    max_words: int = Field(default=6, ge=1)
+    """Words inside a ReAct call's brackets, at most."""
     words: str = "episode"
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> ConstraintPart:
+        if (self.tags is None) == (self.tools is None):
+            raise ValueError("give exactly one of constraint.tags and constraint.tools")
+        return self
+
+    def build(self, tokenizer: Any) -> Any:
+        from agentgym.integrations.trl.constraints import ReactConstraint, TagConstraint
+
+        if self.tags is not None:
+            return TagConstraint(tokenizer, self.tags, words=self.words)
+        return ReactConstraint(tokenizer, self.tools or (), max_words=self.max_words, words=self.words)
 
 
 class RolloutPart(_Strict):
@@ -122,15 +142,12 @@ def build_run(recipe: TrlRecipe, *, grpo: Mapping[str, Any] | None = None,
     ``rollout_func`` (e.g. ``train_on_observations=True``, a control)."""
     from trl import GRPOConfig, GRPOTrainer
 
-    from agentgym.integrations.trl.constraints import TagConstraint
     from agentgym.integrations.trl.rewards import agentgym_reward
     from agentgym.integrations.trl.rollout import rollout_func, task_dataset
 
     if tokenizer is None or model is None:
         tokenizer, model = policy(recipe)
-    constraint = None
-    if recipe.rollout.constraint is not None:
-        constraint = TagConstraint(tokenizer, recipe.rollout.constraint.tags, words=recipe.rollout.constraint.words)
+    constraint = recipe.rollout.constraint.build(tokenizer) if recipe.rollout.constraint is not None else None
     rollout = rollout_func(recipe.env.id, env_kwargs=recipe.env.kwargs, reward=recipe.reward,
                            max_turns=recipe.rollout.max_turns, response_length=recipe.rollout.response_length,
                            constraint=constraint, layout=recipe.rollout.layout,
@@ -174,6 +191,9 @@ def _env_text(recipe: TrlRecipe) -> list[str]:
                 texts.append(reply)
     finally:
         env.close()
+    constraint = recipe.rollout.constraint
+    if constraint is not None and constraint.tools:  # ReAct calls start a turn: the tool names unspaced
+        texts.extend(f"{tool}[]" for tool in constraint.tools)
     return texts
 
 
