@@ -11,17 +11,12 @@ from agentgym import ConfigError
 from agentgym.integrations.verl.envs import row_extra_info
 from agentgym.integrations.verl.prepare import prepare_rows
 from agentgym.integrations.verl.settings import AgentGymConfig, EnvTask
+from test_searchqa_parity import PROMPT  # Search-R1's own prompt, written once
 
 CORPUS = [
     {"id": "0", "contents": '"Genentech"\nGenentech is a biotechnology company founded in 1976.'},
     {"id": "1", "contents": '"Roche"\nRoche acquired Genentech in 2009.'},
 ]
-PROMPT = ("Answer the given question. You must conduct reasoning inside <think> and </think> first every time you "
-          "get new information. After reasoning, if you find you lack some knowledge, you can call a search engine "
-          "by <search> query </search> and it will return the top searched results between <information> and "
-          "</information>. You can search as many times as your want. If you find no further external knowledge "
-          "needed, you can directly provide the answer inside <answer> and </answer>, without detailed "
-          "illustrations. For example, <answer> Beijing </answer>. Question: {q}\n")
 
 
 def _files(tmp_path, name, rows):
