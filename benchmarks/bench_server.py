@@ -9,9 +9,10 @@
    server evaluates), resetting when an episode ends. Reports steps/s, the p50/p99/p99.9 step
    latency seen by the clients, CPU per step (server with its workers, and clients), and both
    against the baseline. ``--env-calls`` runs it once per mode, side by side: by default
-   ``processes`` (worker processes, the server's default) and ``processes+coalesce``
-   (``AsyncRemoteEnv(coalesce=True)``: the steps of one loop turn go as one request, the mode
-   docs/server.md recommends for training). Goal: >= 10,000 steps/s with 64 sessions on 2 cores.
+   ``processes`` (worker processes, the server's default), ``processes+coalesce``
+   (``AsyncRemoteEnv(coalesce=True)``: the steps of one loop turn go as one request) and
+   ``auto+coalesce`` (calls inline in the server, coalesced: the mode docs/server.md recommends
+   for a trainer's own server). Goal: >= 10,000 steps/s with 64 sessions on 2 cores.
 2. Memory: ``--abandon`` sessions are created, reset once and dropped without a close, twice
    over. The server (TTL 30 s here, longer than creating them takes) must evict them all; its
    RSS after each round must stay flat.
@@ -334,7 +335,7 @@ def main() -> None:
     parser.add_argument("--abandon", type=int, default=1000)
     parser.add_argument("--flood", type=int, default=40, help="connections per flood (0: no flood part)")
     parser.add_argument("--flood-mb", type=float, default=8.0, help="the body each flooding connection posts")
-    parser.add_argument("--env-calls", default="processes,processes+coalesce",
+    parser.add_argument("--env-calls", default="processes,processes+coalesce,auto+coalesce",
                         help="server modes to compare, comma-separated: processes, auto, inline or threads, each "
                              "optionally +coalesce (AsyncRemoteEnv(coalesce=True): steps batched per request)")
     parser.add_argument("--json", type=Path, help="also write the figures here")
