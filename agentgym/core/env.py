@@ -19,13 +19,13 @@ from __future__ import annotations
 import difflib
 import functools
 import inspect
-from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import gymnasium
 
 from agentgym.core.spaces import TextSpace
 from agentgym.core.types import ActionError, ErrorCode, StepInfo
+from agentgym._toolbox import require_choice, require_positive_int
 from agentgym.errors import ActionTypeError, ConfigError, ResetNeeded
 
 __all__ = ["TextEnv", "allowed_kwargs", "check_kwargs", "require_choice", "require_positive_int"]
@@ -180,15 +180,3 @@ def _reject_unknown_kwargs(init: Any) -> Any:
         init(self, *args, **kwargs)
 
     return checked
-
-
-def require_positive_int(field: str, value: Any) -> None:
-    """A ``ConfigError`` on ``field`` unless ``value`` is an int >= 1 (bools are not ints here)."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ConfigError(field, value, "a positive int")
-
-
-def require_choice(field: str, value: Any, allowed: Sequence[str]) -> None:
-    """A ``ConfigError`` on ``field``, listing ``allowed``, unless ``value`` is one of them."""
-    if value not in allowed:
-        raise ConfigError(field, value, allowed)

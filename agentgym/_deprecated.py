@@ -1,0 +1,83 @@
+"""Old spellings of renamed public names, kept for one release (deprecated in 0.2, removed in 0.3).
+
+Every alias is declared through this module, so ``ALIASES`` lists them all: the glossary test
+exempts exactly these from its check for retired words, and the docs page lists them.
+
+    _KWARGS = RenamedKeys("TravelPlannerEnv kwarg", {"queries": "tasks"})      # at module level
+    kwargs = _KWARGS.apply(kwargs)                                             # warns per old key
+    __getattr__ = module_aliases(__name__, {"ServerSettings": "ServerConfig"})  # classes, functions
+    alias("agentgym run --agent", "oracle", "solver")   # then warn_renamed(...) where it is read
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from agentgym.errors import ConfigError
+
+__all__ = ["AgentGymDeprecationWarning", "ALIASES", "RenamedKeys", "alias", "module_aliases", "warn_renamed"]
+
+REMOVED_IN = "0.3"
+
+ALIASES: dict[str, str] = {}
+"""Every retired spelling still accepted, ``{"where: old": "new"}``."""
+
+
+class AgentGymDeprecationWarning(FutureWarning):
+    """A renamed public name was used by its old spelling (shown to users, unlike DeprecationWarning)."""
+
+
+def alias(where: str, old: str, new: str) -> None:
+    """Declare that ``old`` (in ``where``) is the retired spelling of ``new``."""
+    ALIASES[f"{where}: {old}"] = new
+
+
+def warn_renamed(old: str, new: str, *, stacklevel: int = 3) -> None:
+    """Tell the user ``old`` is the deprecated spelling of ``new``."""
+    warnings.warn(f"{old} is deprecated, use {new} (the old spelling goes in agentgym {REMOVED_IN})",
+                  AgentGymDeprecationWarning, stacklevel=stacklevel)
+
+
+class RenamedKeys:
+    """Old keys of a mapping (kwargs, reset options, config fields) and their new names."""
+
+    def __init__(self, where: str, renames: Mapping[str, str]) -> None:
+        self.where, self.renames = where, dict(renames)
+        for old, new in self.renames.items():
+            alias(where, old, new)
+
+    def apply(self, given: Mapping[str, Any] | None, *, stacklevel: int = 4) -> dict[str, Any]:
+        """``given`` with each old key moved to its new key, warning once per key used.
+
+        Giving both spellings is a ``ConfigError``: the two could disagree.
+        """
+        out = dict(given or {})
+        for old, new in self.renames.items():
+            if old not in out:
+                continue
+            if new in out:
+                raise ConfigError(old, out[old], f"only one of {old!r} (deprecated) and {new!r}")
+            warn_renamed(f"{self.where} {old!r}", repr(new), stacklevel=stacklevel)
+            out[new] = out.pop(old)
+        return out
+
+
+def module_aliases(module: str, renames: Mapping[str, str],
+                   fallback: Callable[[str], Any] | None = None) -> Callable[[str], Any]:
+    """A module ``__getattr__`` serving each old class or function name as its new one, with a warning."""
+    import importlib
+
+    for old, new in renames.items():
+        alias(module, old, new)
+
+    def __getattr__(name: str) -> Any:
+        if name in renames:
+            warn_renamed(f"{module}.{name}", f"{module}.{renames[name]}")
+            return getattr(importlib.import_module(module), renames[name])
+        if fallback is not None:
+            return fallback(name)
+        raise AttributeError(f"module {module!r} has no attribute {name!r}")
+
+    return __getattr__

@@ -1,0 +1,68 @@
+"""Small helpers the whole package shares: bounded text for messages, plain values, strict checks.
+
+One copy each, so every error message clips the same way and every "int" check refuses bools.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from agentgym.errors import ConfigError
+
+__all__ = ["clip", "short", "plain", "is_int", "is_number", "require_int", "require_positive_int",
+           "require_choice"]
+
+
+def clip(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, saying how much was cut (never echo megabytes back)."""
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text) - limit} more characters)"
+
+
+def short(value: Any, limit: int = 80) -> str:
+    """A value as a bounded string for an error message: a str as is, anything else by ``repr``."""
+    return clip(value if isinstance(value, str) else repr(value), limit)
+
+
+def plain(value: Any) -> Any:
+    """A numpy 0-d value or scalar as the Python value it holds; anything else unchanged.
+
+    Dataset rows reach trainers as numpy object scalars; comparisons and JSON need plain values.
+    """
+    if hasattr(value, "item") and getattr(value, "ndim", 0) == 0 and not isinstance(value, dict):
+        return value.item()
+    return value
+
+
+def is_int(value: Any) -> bool:
+    """An int that is not a bool (``True`` is an int to Python, never to a config field)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def is_number(value: Any) -> bool:
+    """A finite int or float that is not a bool."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def require_int(field: str, value: Any, *, low: int | None = None, high: int | None = None) -> int:
+    """``value`` when it is an int within ``[low, high]``; else a ``ConfigError`` naming the range."""
+    if not is_int(value) or (low is not None and value < low) or (high is not None and value > high):
+        bounds = ("" if low is None else f" >= {low}") + ("" if high is None or low is None else " and") \
+            + ("" if high is None else f" <= {high}")
+        raise ConfigError(field, value, f"an int{bounds}")
+    return value
+
+
+def require_positive_int(field: str, value: Any) -> int:
+    """A ``ConfigError`` on ``field`` unless ``value`` is an int >= 1 (bools are not ints here)."""
+    if not is_int(value) or value < 1:
+        raise ConfigError(field, value, "a positive int")
+    return value
+
+
+def require_choice(field: str, value: Any, allowed: Sequence[Any]) -> Any:
+    """A ``ConfigError`` on ``field``, listing ``allowed``, unless ``value`` is one of them."""
+    if value not in allowed:
+        raise ConfigError(field, value, allowed)
+    return value
