@@ -45,7 +45,7 @@ import psutil
 
 import agentgym  # noqa: F401  (registers the env ids)
 
-from agentgym._connection import ConnectionLost, Endpoint, SyncConnection
+from agentgym.remote._connection import ConnectionLost, Endpoint, SyncConnection
 from agentgym.envs.travelplanner.oracle import reference_plan_actions
 from agentgym.remote import AsyncRemoteEnv
 

@@ -107,3 +107,12 @@ def test_importing_one_module_of_a_package_does_not_load_its_siblings(module, un
     code = f"import sys, {module}\nprint({unwanted!r} in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False", f"importing {module} loaded {unwanted}"
+
+
+def test_the_client_and_the_server_are_peers_over_the_wire_protocol():
+    """``agentgym.remote`` (the client and the protocol) never imports the server: both speak
+    ``agentgym.remote.protocol``, so a trainer's client installs and loads without the server."""
+    known = modules()
+    arrows = [f"{name} -> {target}" for name, path in known.items() if name.startswith("agentgym.remote")
+              for target in imports(name, path, known) if target.startswith("agentgym.server")]
+    assert arrows == []

@@ -12,7 +12,8 @@ from agentgym.cli._front_door import (
 )
 from agentgym.cli.serve import _is_loopback, write_token_file
 from agentgym.errors import ConfigError
-from agentgym.server.settings import TOKENS_ENV_VAR, ServerSettings, default_token_path
+from agentgym.remote.protocol import default_token_path
+from agentgym.server.settings import TOKENS_ENV_VAR, ServerSettings
 
 __all__ = ["mcp"]
 

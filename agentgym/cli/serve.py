@@ -13,8 +13,9 @@ import typer
 
 from agentgym.cli._options import parse_env_kwargs
 from agentgym.errors import ConfigError, DependencyNotInstalled
+from agentgym.remote.protocol import default_token_path
 from agentgym.server.presets import EnvPreset, Presets, load_presets
-from agentgym.server.settings import TOKENS_ENV_VAR, ServerSettings, default_token_path
+from agentgym.server.settings import TOKENS_ENV_VAR, ServerSettings
 
 __all__ = ["serve", "write_token_file"]
 

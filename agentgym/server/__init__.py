@@ -3,8 +3,8 @@
     agentgym serve --host 0.0.0.0 --port 8000 --presets presets.yaml   # tokens from $AGENTGYM_SERVER_TOKENS
     env = agentgym.remote.RemoteEnv("http://host:8000", "TravelPlanner-v0", token="...", preset="tp-train")
 
-``create_app(settings)`` builds the ASGI app (needs ``pip install 'agentgym[server]'``);
-``protocol`` holds the wire format shared with the client; ``presets`` and ``boundary`` what the
+``create_app(settings)`` builds the ASGI app (needs ``pip install 'agentgym[server]'``); it speaks
+the wire format of ``agentgym.remote.protocol``, as the client does; ``presets`` and ``boundary`` what the
 operator fixes and what a client may set; ``workers`` the env worker processes. See
 ``docs/server.md`` (its "Security model" section for the trust boundary).
 """
@@ -16,6 +16,6 @@ from agentgym.server.settings import ServerSettings
 
 __all__ = ["ServerSettings", "create_app", "EnvServer"]
 
-# Lazy: the client imports agentgym.server.protocol without starlette installed.
+# Lazy: importing the settings must not need starlette.
 __getattr__, __dir__ = _lazy_names(__name__, dict.fromkeys(("create_app", "EnvServer"), "agentgym.server.app"),
                                   __all__)

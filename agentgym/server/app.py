@@ -30,13 +30,13 @@ from pydantic import BaseModel, ValidationError
 from agentgym import __version__
 from agentgym.registration import ENV_IDS
 from agentgym.errors import ConfigError, DependencyNotInstalled
-from agentgym.server._fast import MAX_BATCH, peek_step, read_batch, read_step
+from agentgym.server._fast import peek_step, read_batch, read_step
 from agentgym.server.boundary import ClientBoundary
 from agentgym.server.budget import SMALL_BODY_BYTES, BodyBudget
 from agentgym.server.calls import _CallTimedOut, EnvCalls
 from agentgym.server.jobs import _ApiError, close_quietly, env_error, error_reply, make_env, reset_reply, step_reply
 from agentgym.server.metrics import ServerMetrics
-from agentgym.server.protocol import API_PREFIX, CreateSession, ResetRequest, StepRequest, decode, encode
+from agentgym.remote.protocol import API_PREFIX, MAX_BATCH, CreateSession, ResetRequest, StepRequest, decode, encode
 from agentgym.server.sessions import _PoolFull, Session, SessionPool
 from agentgym.server.settings import ServerSettings, client_id
 from agentgym.server.workers import _CallOverran, _WorkerLost, WorkerPool

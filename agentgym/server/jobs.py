@@ -14,7 +14,7 @@ from typing import Any
 import gymnasium
 
 from agentgym import errors
-from agentgym.server.protocol import STATUS_OF, encode, error_body
+from agentgym.remote.protocol import STATUS_OF, encode, error_body
 
 __all__ = ["make_env", "reset_reply", "step_reply", "close_quietly", "env_error", "error_reply"]
 

@@ -30,7 +30,7 @@ from pydantic import Field
 from agentgym.errors import ConfigError, DependencyNotInstalled
 from agentgym.server.app import EnvServer
 from agentgym.server.jobs import _ApiError
-from agentgym.server.protocol import error_from_reply
+from agentgym.remote.protocol import error_from_reply
 from agentgym.server.sessions import Session
 from agentgym.server.settings import ServerSettings
 

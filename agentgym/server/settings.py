@@ -6,13 +6,11 @@ import hashlib
 import os
 from typing import Any, Literal
 
-from pathlib import Path
-
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from agentgym.server.presets import Presets
 
-__all__ = ["ServerSettings", "TOKENS_ENV_VAR", "client_id", "default_token_path"]
+__all__ = ["ServerSettings", "TOKENS_ENV_VAR", "client_id"]
 
 TOKENS_ENV_VAR = "AGENTGYM_SERVER_TOKENS"
 """Comma-separated bearer tokens, read when ``--token`` is not given (keeps tokens out of ``ps``)."""
@@ -94,13 +92,6 @@ class ServerSettings(BaseModel):
         if not fields.get("tokens"):
             fields["tokens"] = tuple(t.strip() for t in os.environ.get(TOKENS_ENV_VAR, "").split(",") if t.strip())
         return cls(**fields)
-
-
-def default_token_path(port: int) -> Path:
-    """Where ``agentgym serve`` writes the token it generates, and where ``RemoteEnv`` looks for it
-    (for a loopback server on ``port``): under ``$AGENTGYM_CACHE_DIR`` (default ``~/.cache/agentgym``)."""
-    root = os.environ.get("AGENTGYM_CACHE_DIR") or Path.home() / ".cache" / "agentgym"
-    return Path(root) / "server" / f"token-{port}"
 
 
 def client_id(token: str) -> str:

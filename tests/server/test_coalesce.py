@@ -10,7 +10,7 @@ import gymnasium
 import pytest
 from server_helpers import OTHER_TOKEN, SLEEPY, TOKEN
 
-from agentgym._connection import AsyncConnection
+from agentgym.remote._connection import AsyncConnection
 from agentgym.envs.travelplanner.oracle import reference_plan_actions
 from agentgym.errors import SessionNotFound
 from agentgym.remote import AsyncRemoteEnv

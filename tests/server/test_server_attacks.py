@@ -19,7 +19,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from server_helpers import OTHER_TOKEN, SLEEPY, TOKEN, auth
 
-from agentgym._connection import Endpoint, SyncConnection
+from agentgym.remote._connection import Endpoint, SyncConnection
 from agentgym.errors import ConfigError
 from agentgym.remote import RemoteEnv
 
@@ -367,7 +367,7 @@ def test_an_overrunning_call_is_interrupted_and_its_worker_mates_keep_going(serv
 
 def test_serve_generates_a_private_token_and_remote_env_finds_it(tmp_path, monkeypatch):
     from agentgym.cli.serve import write_token_file
-    from agentgym.server.settings import default_token_path
+    from agentgym.remote.protocol import default_token_path
 
     path = tmp_path / "server" / "token-1"
     token = write_token_file(path)

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from server_helpers import OTHER_TOKEN, TOKEN, DroppingProxy, auth
 
 import agentgym  # noqa: F401  (registers the env ids)
-from agentgym._connection import Endpoint, SyncConnection
+from agentgym.remote._connection import Endpoint, SyncConnection
 from agentgym.envs.travelplanner.oracle import reference_plan_actions
 from agentgym.errors import (ActionTypeError, ConfigError, RemoteEnvError, RequestRejected, ResetNeeded,
                              ServerUnavailable, SessionNotFound, Unauthorized)
@@ -242,7 +242,7 @@ def test_a_client_reads_a_newer_servers_replies_and_requests_stay_strict():
     client does not know (the stop strings were one), while the server still refuses unknown
     request fields, as the trust boundary it is."""
     from agentgym.server import create_app
-    from agentgym.server.protocol import CreateSession, decode
+    from agentgym.remote.protocol import CreateSession, decode
     from agentgym.server.testing import LiveServer
     from server_helpers import settings
 

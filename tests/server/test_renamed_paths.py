@@ -1,0 +1,24 @@
+"""Old import paths of the server and client modules still work for one release, with a warning."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import pytest
+
+from agentgym._deprecated import AgentGymDeprecationWarning
+
+
+def _fresh_import(name: str):
+    sys.modules.pop(name, None)
+    return importlib.import_module(name)
+
+
+def test_the_wire_format_at_its_old_path_warns_and_is_the_same():
+    import agentgym.remote.protocol as protocol
+
+    with pytest.warns(AgentGymDeprecationWarning, match="agentgym.remote.protocol"):
+        old = _fresh_import("agentgym.server.protocol")
+    assert old.StepReply is protocol.StepReply and old.encode is protocol.encode
+    assert set(old.__all__) == set(protocol.__all__)
