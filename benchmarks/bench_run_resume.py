@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 from agentgym.agents.stub import ChatStub, Fault, replay_policy, travelplanner_reference_scripts
-from agentgym.server.testing import LiveServer
+from agentgym.server.live_server import LiveServer
 
 
 def episodes_in(path: Path) -> list[int]:

@@ -1,7 +1,7 @@
 """A local chat-completions server that plays a scripted policy: for tests and offline demos.
 
     stub = ChatStub(replay_policy(travelplanner_reference_scripts({"action_format": "json"}, 10)))
-    with LiveServer(stub.app()) as server:          # agentgym.server.testing
+    with LiveServer(stub.app()) as server:          # agentgym.server.live_server
         config = ChatAgentConfig(base_url=server.url + "/v1", model="stub")
         stub.inject(Fault(status=429), Fault(delay_s=2.0))   # the next two requests misbehave
 

@@ -9,7 +9,7 @@ import pytest
 pytest.importorskip("uvicorn", reason="the agent tests need uvicorn (pip install 'agentgym[server]')")
 
 from agentgym.agents.stub import ChatStub, replay_policy, travelplanner_reference_scripts  # noqa: E402
-from agentgym.server.testing import LiveServer  # noqa: E402
+from agentgym.server.live_server import LiveServer  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -212,11 +212,11 @@ def test_searchqa_episode(tokenizer):
 
 def test_remote_env_on_an_env_server(tokenizer, tp_rows, plans):
     pytest.importorskip("uvicorn")
-    from agentgym.server import ServerSettings, create_app
-    from agentgym.server.testing import LiveServer
+    from agentgym.server import ServerConfig, create_app
+    from agentgym.server.live_server import LiveServer
 
     server = h.FakeServer(tokenizer, scripted([plans[0]]))
-    with LiveServer(create_app(ServerSettings(tokens=("t0k",)))) as live:
+    with LiveServer(create_app(ServerConfig(tokens=("t0k",)))) as live:
         config = h.trainer_config(response_length=100_000, prompt_length=8192,
                                   agentgym={"remote_url": live.url, "remote_token": "t0k",
                                             "reward": "planner_r1/dense"})

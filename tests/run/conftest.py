@@ -11,7 +11,7 @@ import pytest
 pytest.importorskip("uvicorn", reason="the run tests need uvicorn (pip install 'agentgym[server]')")
 
 from agentgym.agents.stub import ChatStub, replay_policy, travelplanner_reference_scripts  # noqa: E402
-from agentgym.server.testing import LiveServer  # noqa: E402
+from agentgym.server.live_server import LiveServer  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from run_helpers import EPISODES  # noqa: E402

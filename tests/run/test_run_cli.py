@@ -16,8 +16,8 @@ from agentgym.agents.stub import Fault
 from agentgym.cli import app
 from agentgym.errors import ConfigError
 from agentgym.runner import default_out_dir, load_results
-from agentgym.server import ServerSettings, create_app
-from agentgym.server.testing import LiveServer
+from agentgym.server import ServerConfig, create_app
+from agentgym.server.live_server import LiveServer
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 runner = CliRunner()
@@ -119,7 +119,7 @@ def test_a_model_that_is_down_stops_the_run_early(tmp_path):
 
 def test_run_plays_the_env_on_an_env_server(model, tmp_path):
     _, url = model
-    with LiveServer(create_app(ServerSettings(tokens=("env-token",)))) as env_server:
+    with LiveServer(create_app(ServerConfig(tokens=("env-token",)))) as env_server:
         result = run(*chat(url, tmp_path, "--episodes", "2", "--env-server", env_server.url,
                            "--env-token", "env-token", "-k", "action_format=json"))
     assert result.exit_code == 0, result.output

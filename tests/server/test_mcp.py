@@ -27,7 +27,7 @@ from server_helpers import OTHER_TOKEN, TOKEN, settings  # noqa: E402
 
 from agentgym.envs.travelplanner.oracle import reference_plan_actions  # noqa: E402
 from agentgym.server.mcp_app import START_TOOL, create_mcp_app  # noqa: E402
-from agentgym.server.testing import LiveServer  # noqa: E402
+from agentgym.server.live_server import LiveServer  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 

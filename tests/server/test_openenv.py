@@ -19,7 +19,7 @@ from server_helpers import settings  # noqa: E402
 
 from agentgym.envs.travelplanner.oracle import reference_plan_actions  # noqa: E402
 from agentgym.server.openenv_app import AgentgymAction, AgentgymEnvClient, create_openenv_app  # noqa: E402
-from agentgym.server.testing import LiveServer  # noqa: E402
+from agentgym.server.live_server import LiveServer  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -22,3 +22,20 @@ def test_the_wire_format_at_its_old_path_warns_and_is_the_same():
         old = _fresh_import("agentgym.server.protocol")
     assert old.StepReply is protocol.StepReply and old.encode is protocol.encode
     assert set(old.__all__) == set(protocol.__all__)
+
+
+def test_the_live_server_at_its_old_path_warns_and_is_the_same():
+    from agentgym.server.live_server import LiveServer
+
+    with pytest.warns(AgentGymDeprecationWarning, match="agentgym.server.live_server"):
+        old = _fresh_import("agentgym.server.testing")
+    assert old.LiveServer is LiveServer
+
+
+def test_server_settings_is_the_server_config_by_its_old_name():
+    import agentgym.server as server
+
+    with pytest.warns(AgentGymDeprecationWarning, match="ServerConfig"):
+        old = server.ServerSettings
+    assert old is server.ServerConfig
+    assert old(max_sessions=3).max_sessions == 3

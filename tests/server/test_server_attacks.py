@@ -71,7 +71,7 @@ def server():
     from server_helpers import settings
 
     from agentgym.server import create_app
-    from agentgym.server.testing import LiveServer
+    from agentgym.server.live_server import LiveServer
 
     with LiveServer(create_app(settings(env_workers=2, request_timeout_s=5))) as live:
         yield live

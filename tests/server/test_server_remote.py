@@ -243,7 +243,7 @@ def test_a_client_reads_a_newer_servers_replies_and_requests_stay_strict():
     request fields, as the trust boundary it is."""
     from agentgym.server import create_app
     from agentgym.remote.protocol import CreateSession, decode
-    from agentgym.server.testing import LiveServer
+    from agentgym.server.live_server import LiveServer
     from server_helpers import settings
 
     with LiveServer(_newer_server(create_app(settings()))) as server:

@@ -1,4 +1,4 @@
-"""What an env server allows: tokens, env ids, session limits, sizes and timeouts."""
+"""What an env server allows (``ServerConfig``): tokens, env ids, session limits, sizes and timeouts."""
 
 from __future__ import annotations
 
@@ -10,13 +10,13 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from agentgym.server.presets import Presets
 
-__all__ = ["ServerSettings", "TOKENS_ENV_VAR", "client_id"]
+__all__ = ["ServerConfig", "TOKENS_ENV_VAR", "client_id"]
 
 TOKENS_ENV_VAR = "AGENTGYM_SERVER_TOKENS"
 """Comma-separated bearer tokens, read when ``--token`` is not given (keeps tokens out of ``ps``)."""
 
 
-class ServerSettings(BaseModel):
+class ServerConfig(BaseModel):
     """Limits and access of ``agentgym serve``; every field has a safe default."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -55,7 +55,7 @@ class ServerSettings(BaseModel):
     """Longest env construction (the first one may build a world cache)."""
     env_calls: Literal["processes", "auto", "inline", "threads"] = "processes"
     """Where env calls run: ``processes`` (default) in ``env_workers`` worker processes, so no call can
-    stall the event loop or the other workers' sessions (``agentgym.server.workers``). In this
+    stall the event loop or the other workers' sessions (``agentgym.server.worker_pool``). In this
     process, for trusted single-user setups: ``auto`` inline on the event loop (SIGALRM enforces the
     timeout) until a session's call takes over ``inline_budget_s``, then in threads; ``inline``;
     ``threads``. See ``agentgym.server.calls``."""
@@ -87,8 +87,8 @@ class ServerSettings(BaseModel):
         return min(max(self.session_ttl_s / 4, 0.05), 30.0)
 
     @classmethod
-    def with_env_tokens(cls, **fields: Any) -> ServerSettings:
-        """Settings whose tokens, when not given, come from ``$AGENTGYM_SERVER_TOKENS``."""
+    def with_env_tokens(cls, **fields: Any) -> ServerConfig:
+        """A config whose tokens, when not given, come from ``$AGENTGYM_SERVER_TOKENS``."""
         if not fields.get("tokens"):
             fields["tokens"] = tuple(t.strip() for t in os.environ.get(TOKENS_ENV_VAR, "").split(",") if t.strip())
         return cls(**fields)
