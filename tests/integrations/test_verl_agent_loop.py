@@ -15,7 +15,7 @@ import verl_harness as h  # noqa: E402
 
 import agentgym  # noqa: E402,F401
 from agentgym.envs.travelplanner.env import TravelPlannerEnv  # noqa: E402
-from agentgym.envs.travelplanner.oracle import reference_plan_actions  # noqa: E402
+from agentgym.envs.travelplanner.scripted import gold_plan_actions  # noqa: E402
 from agentgym.integrations.verl import plugin  # noqa: E402,F401  (registers the loop, as verl's entry point does)
 from agentgym.integrations.verl.envs import ENV_POOL  # noqa: E402
 from agentgym.integrations.verl.prepare import prepare_rows  # noqa: E402
@@ -37,7 +37,7 @@ def tp_rows():
 @pytest.fixture(scope="module")
 def plans(tp_rows):
     env = gymnasium.make("TravelPlanner-v0", queries="train")
-    return [reference_plan_actions(env.unwrapped.queries[r["extra_info"]["query_index"]]) for r in tp_rows]
+    return [gold_plan_actions(env.unwrapped.queries[r["extra_info"]["query_index"]]) for r in tp_rows]
 
 
 def scripted(plans_by_turn):

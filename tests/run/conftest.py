@@ -10,7 +10,7 @@ import pytest
 
 pytest.importorskip("uvicorn", reason="the run tests need uvicorn (pip install 'agentgym[server]')")
 
-from agentgym.agents.stub import ChatStub, replay_policy, travelplanner_reference_scripts  # noqa: E402
+from agentgym.agents.stub import ChatStub, replay_policy, travelplanner_gold_scripts  # noqa: E402
 from agentgym.server.live_server import LiveServer  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -22,7 +22,7 @@ def model_server() -> Iterator[tuple[ChatStub, str]]:
     """``(stub, base_url)``: reference plans for the first EPISODES train queries, both formats."""
     scripts = {}
     for action_format in ("react", "json"):
-        scripts.update(travelplanner_reference_scripts({"action_format": action_format}, EPISODES))
+        scripts.update(travelplanner_gold_scripts({"action_format": action_format}, EPISODES))
     stub = ChatStub(replay_policy(scripts))
     with LiveServer(stub.app()) as server:
         yield stub, server.url + "/v1"

@@ -126,8 +126,8 @@ def test_run_plays_the_env_on_an_env_server(model, tmp_path):
     assert all(r["success"] for r in load_results(tmp_path / "results.jsonl").values())
 
 
-def test_run_takes_the_reference_replay_and_your_own_agent(tmp_path):
-    result = run("--agent", "reference", "--episodes", "3", "--out", str(tmp_path / "ref"), "--quiet", "--no-plot")
+def test_run_takes_the_gold_replay_and_your_own_agent(tmp_path):
+    result = run("--agent", "gold", "--episodes", "3", "--out", str(tmp_path / "ref"), "--quiet", "--no-plot")
     assert result.exit_code == 0 and "100.0%" in result.output
     result = run("--agent", "run_agents_plugin:give_up", "--episodes", "2", "--out", str(tmp_path / "own"), "--quiet")
     assert result.exit_code == 0 and "0.0%" in result.output
@@ -139,7 +139,7 @@ def test_run_takes_the_reference_replay_and_your_own_agent(tmp_path):
     (["--agent", "openai"], "--base-url"),
     (["--agent", "openai", "--base-url", "http://x/v1", "--model", "m", "--env-server", "http://y",
       "--reward", "planner_r1/dense"], "--reward"),
-    (["--agent", "reference", "-k", "novalue"], "KEY=VALUE"),
+    (["--agent", "gold", "-k", "novalue"], "KEY=VALUE"),
 ])
 def test_run_rejects_incomplete_options(args, message):
     result = runner.invoke(app, ["run", "TravelPlanner-v0", *args], terminal_width=200)
@@ -152,7 +152,7 @@ def test_the_default_folder_is_the_same_for_the_same_command():
 
 
 def test_more_episodes_than_tasks_is_refused_up_front_unless_tasks_are_drawn(tmp_path):
-    result = run("--agent", "reference", "--episodes", "1000", "--out", str(tmp_path / "a"), "--quiet")
+    result = run("--agent", "gold", "--episodes", "1000", "--out", str(tmp_path / "a"), "--quiet")
     assert result.exit_code == 1 and "--tasks seed" in result.output
     result = run("--agent", "run_agents_plugin:give_up", "--episodes", "50", "--tasks", "seed",
                  "--concurrency", "4", "--out", str(tmp_path / "b"), "--quiet", "--no-plot")
@@ -170,7 +170,7 @@ def test_an_unknown_env_id_names_the_registered_ones():
 
 
 @pytest.mark.parametrize("env_id, agent, reward", [("SearchQA-v0", "top-title", "prs/short"),
-                                                   ("TravelPlanner-v0", "oracle", None),
+                                                   ("TravelPlanner-v0", "solver", None),
                                                    ("TravelPlanner-v0", "first-listing", "planner_r1/dense")])
 def test_the_demos_offline_agents_are_reachable_from_run(tmp_path, env_id, agent, reward):
     args = ["run", env_id, "--agent", agent, "--episodes", "4", "--out", str(tmp_path), "--quiet"]
@@ -178,7 +178,7 @@ def test_the_demos_offline_agents_are_reachable_from_run(tmp_path, env_id, agent
     assert result.exit_code == 0, result.output
     records = load_results(tmp_path / "results.jsonl")
     assert len(records) == 4 and not (tmp_path / "errors.jsonl").exists()
-    if agent == "oracle":
+    if agent == "solver":
         assert all(r["success"] for r in records.values())
     if agent == "first-listing":
         assert not any(r["success"] for r in records.values())
@@ -187,15 +187,15 @@ def test_the_demos_offline_agents_are_reachable_from_run(tmp_path, env_id, agent
 
 
 def test_an_offline_agent_for_another_env_is_refused():
-    result = runner.invoke(app, ["run", "SearchQA-v0", "--agent", "oracle"], terminal_width=200)
-    assert result.exit_code == 2 and "the oracle agent plays TravelPlanner-v0, not SearchQA-v0" in result.output
+    result = runner.invoke(app, ["run", "SearchQA-v0", "--agent", "solver"], terminal_width=200)
+    assert result.exit_code == 2 and "the solver agent plays TravelPlanner-v0, not SearchQA-v0" in result.output
 
 
 def test_the_no_plot_hint_keeps_its_brackets(tmp_path, monkeypatch):
     import agentgym._plotting
 
     monkeypatch.setattr(agentgym._plotting, "pyplot", lambda: None)
-    result = run("--agent", "reference", "--episodes", "1", "--out", str(tmp_path), "--quiet")
+    result = run("--agent", "gold", "--episodes", "1", "--out", str(tmp_path), "--quiet")
     assert result.exit_code == 0
     assert "no plot: matplotlib is not installed (pip install 'agentgym[plot]')" in result.output
     assert "plot:" not in result.output.replace("no plot:", "")
@@ -208,7 +208,7 @@ def test_messages_print_square_brackets_as_written(tmp_path, monkeypatch):
         raise ConfigError("action", "CitySearch[Texas]", "[bold]a json tool call[/]")
 
     monkeypatch.setattr(run_cli, "run_eval", boom)
-    result = run("--agent", "reference", "--episodes", "1", "--out", str(tmp_path), "--quiet")
+    result = run("--agent", "gold", "--episodes", "1", "--out", str(tmp_path), "--quiet")
     assert result.exit_code == 1
     text = " ".join(result.output.split())
     assert "error: action='CitySearch[Texas]' is not allowed; expected [bold]a json tool call[/]" in text
