@@ -10,7 +10,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from agentgym._console import labeled, plain_console
+from agentgym.cli._console import labeled, plain_console
 from agentgym.demo._play import QA_PRESET, TRAVEL_PRESET, DemoResult, run_demo
 
 __all__ = ["demo"]

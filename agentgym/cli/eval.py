@@ -11,7 +11,7 @@ from pathlib import Path
 
 import typer
 
-from agentgym._console import labeled, plain_console
+from agentgym.cli._console import labeled, plain_console
 from agentgym.cli._options import deprecated_flag
 from agentgym.envs.travelplanner.evaluation import EVALUATIONS
 from agentgym.envs.travelplanner.queries import SPLITS

@@ -11,7 +11,7 @@ import pytest
 from run_helpers import EPISODES
 from typer.testing import CliRunner
 
-from agentgym import catalog
+import agentgym
 from agentgym.agents.stub import Fault
 from agentgym.cli import app
 from agentgym.errors import ConfigError
@@ -40,11 +40,22 @@ def test_list_names_envs_reward_presets_and_recipes():
     assert set(listed) == {"envs", "reward_presets", "recipes", "notes"}
 
 
+def test_list_reads_each_part_from_the_module_that_owns_it():
+    from agentgym.integrations.trl.train import RECIPES as TRL_RECIPES
+    from agentgym.integrations.verl.train import RECIPES
+    from agentgym.rewards import PRESETS
+
+    listed = json.loads(runner.invoke(app, ["list", "--json"]).output)
+    assert listed["reward_presets"] == list(PRESETS) and listed["recipes"] == [*RECIPES, *TRL_RECIPES]
+    assert listed["envs"] == list(agentgym.ENV_IDS) and listed["notes"] == {}
+
+
 def test_list_copes_without_the_rewards_and_verl_packages(monkeypatch):
-    monkeypatch.setattr(catalog, "_PRESET_SOURCES", (("agentgym.no_such_rewards", "PRESETS"),))
-    monkeypatch.setattr(catalog, "_RECIPE_SOURCES", (("agentgym.no_such_verl", "RECIPES"),))
-    monkeypatch.setattr(catalog, "_TRL_RECIPE_SOURCES", (("agentgym.no_such_trl", "RECIPES"),))
-    monkeypatch.setattr(catalog, "_recipe_files", lambda notes: [])
+    from agentgym.cli import _catalog as catalog
+
+    monkeypatch.setitem(catalog._PARTS, "reward_presets", ("agentgym.no_such_rewards", "PRESETS"))
+    monkeypatch.setitem(catalog._PARTS, "recipes", ("agentgym.no_such_verl", "RECIPES"))
+    monkeypatch.setitem(catalog._PARTS, "trl_recipes", ("agentgym.no_such_trl", "RECIPES"))
     found = catalog.catalog()
     assert found["envs"] and found["reward_presets"] == [] and found["recipes"] == []
     assert "no_such_rewards" in found["notes"]["reward_presets"]

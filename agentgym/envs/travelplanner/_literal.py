@@ -1,4 +1,4 @@
-"""Bounded parsing of Python literals from text agentgym does not control (JSON: ``_json_limits``).
+"""Bounded parsing of Python literals from text agentgym does not control (JSON: ``agentgym._json_limits``).
 
 Model text and inline queries reach this parser, so it checks size limits *before* it parses:
 
