@@ -14,10 +14,10 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from agentgym.cli._console import labeled, plain_console
 from agentgym._deprecated import alias, warn_renamed
-from agentgym.cli._options import parse_env_kwargs
 from agentgym.agents.openai_chat import API_KEY_ENV_VAR, ChatAgentConfig
+from agentgym.cli._console import labeled, plain_console
+from agentgym.cli._options import parse_env_kwargs
 from agentgym.errors import AgentGymError, ConfigError
 from agentgym.runner.config import ImportedAgentConfig, ReferenceAgentConfig, RunConfig, default_out_dir
 from agentgym.runner.loop import RunOutcome, run_eval

@@ -14,8 +14,8 @@ import typer
 from agentgym.cli._options import parse_env_kwargs
 from agentgym.errors import ConfigError, DependencyNotInstalled
 from agentgym.remote.protocol import default_token_path
-from agentgym.server.presets import EnvPreset, Presets, load_presets
 from agentgym.server.config import TOKENS_ENV_VAR, ServerConfig
+from agentgym.server.presets import EnvPreset, Presets, load_presets
 
 __all__ = ["serve", "write_token_file"]
 

@@ -30,11 +30,11 @@ from typing import Any, NamedTuple
 
 import gymnasium
 
-from agentgym.remote._batching import batcher_for
-from agentgym.remote._connection import AsyncConnection, ConnectionLost, Endpoint, Reply, SyncConnection
 from agentgym.core.spaces import TextSpace
 from agentgym.errors import (ActionTypeError, RemoteEnvError, RemoteTimeout, RequestRejected, ServerUnavailable,
                              SessionNotFound)
+from agentgym.remote._batching import batcher_for
+from agentgym.remote._connection import AsyncConnection, ConnectionLost, Endpoint, Reply, SyncConnection
 from agentgym.remote.protocol import (API_PREFIX, ResetReply, SessionDescription, StepReply, decode,
                                       default_token_path, encode, error_from_reply)
 

@@ -28,17 +28,17 @@ import gymnasium
 from pydantic import BaseModel, ValidationError
 
 from agentgym import __version__
-from agentgym.registration import ENV_IDS
 from agentgym.errors import ConfigError, DependencyNotInstalled
+from agentgym.registration import ENV_IDS
+from agentgym.remote.protocol import API_PREFIX, MAX_BATCH, CreateSession, ResetRequest, StepRequest, decode, encode
 from agentgym.server._fast import peek_step, read_batch, read_step
 from agentgym.server.boundary import ClientBoundary
 from agentgym.server.budget import SMALL_BODY_BYTES, BodyBudget
 from agentgym.server.calls import _CallTimedOut, EnvCalls
+from agentgym.server.config import ServerConfig, client_id
 from agentgym.server.jobs import _ApiError, close_quietly, env_error, error_reply, make_env, reset_reply, step_reply
 from agentgym.server.metrics import ServerMetrics
-from agentgym.remote.protocol import API_PREFIX, MAX_BATCH, CreateSession, ResetRequest, StepRequest, decode, encode
 from agentgym.server.sessions import _PoolFull, Session, SessionPool
-from agentgym.server.config import ServerConfig, client_id
 from agentgym.server.worker_pool import _CallOverran, _WorkerLost, WorkerPool
 
 try:

@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from agentgym._toolbox import is_int, short
 from agentgym.errors import ConfigError
 from agentgym.server.presets import EnvPreset, Presets
 
@@ -147,7 +148,7 @@ class ClientBoundary:
 
 
 def _check_int(field: str, value: Any, low: int, high: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+    if not is_int(value) or not low <= value <= high:
         raise ConfigError(field, _short(value), f"an int from {low} to {high}")
     return value
 
@@ -195,8 +196,5 @@ def _walk(field: str, value: Any, limit: int) -> None:
 
 
 def _short(value: Any, limit: int = 80) -> Any:
-    # Never echo a client's megabyte back in the error.
-    text = value if isinstance(value, str) else repr(value)
-    if len(text) <= limit:
-        return value
-    return text[:limit] + f"... ({len(text)} characters)"
+    # Never echo a client's megabyte back in the error (whose value crosses the wire); a short value stays itself.
+    return value if len(value if isinstance(value, str) else repr(value)) <= limit else short(value, limit)

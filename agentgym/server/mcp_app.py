@@ -24,11 +24,12 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
+from agentgym._toolbox import clip, is_int
 from agentgym.errors import ConfigError, DependencyNotInstalled
 from agentgym.server.app import EnvServer
+from agentgym.server.config import ServerConfig
 from agentgym.server.jobs import _ApiError
 from agentgym.server.sessions import Session
-from agentgym.server.config import ServerConfig
 
 try:
     import mcp_types as types
@@ -105,8 +106,8 @@ class McpFrontDoor:
         if unknown:
             return _error(f"{START_TOOL} takes preset, seed, options and kwargs; not {', '.join(unknown)}")
         seed = arguments.get("seed")
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
-            return _error(f"seed must be an integer, not {seed!r}"[:200])
+        if seed is not None and not is_int(seed):
+            return _error(f"seed must be an integer, not {clip(repr(seed), 160)}")
         self._prune()
         self._starting.add(key)
         try:

@@ -28,11 +28,11 @@ from typing import Any
 from pydantic import Field
 
 from agentgym.errors import ConfigError, DependencyNotInstalled
-from agentgym.server.app import EnvServer
-from agentgym.server.jobs import _ApiError
 from agentgym.remote.protocol import error_from_reply
-from agentgym.server.sessions import Session
+from agentgym.server.app import EnvServer
 from agentgym.server.config import ServerConfig
+from agentgym.server.jobs import _ApiError
+from agentgym.server.sessions import Session
 
 try:
     from openenv.core import EnvClient

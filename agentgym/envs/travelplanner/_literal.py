@@ -18,6 +18,8 @@ import ast
 import threading
 from typing import Any
 
+from agentgym._toolbox import clip
+
 __all__ = ["LiteralError", "literal_eval"]
 
 _LOCK = threading.Lock()
@@ -43,9 +45,4 @@ def literal_eval(text: str, *, max_chars: int = LITERAL_MAX_CHARS, max_items: in
         with _LOCK:
             return ast.literal_eval(text)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError, SystemError) as exc:
-        raise LiteralError(f"not a Python literal ({type(exc).__name__}: {_short(exc)})") from None
-
-
-def _short(exc: BaseException, limit: int = 80) -> str:
-    text = str(exc)
-    return text if len(text) <= limit else text[:limit] + "..."
+        raise LiteralError(f"not a Python literal ({type(exc).__name__}: {clip(str(exc), 80)})") from None
