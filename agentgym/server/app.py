@@ -35,7 +35,7 @@ from agentgym.server._fast import peek_step, read_batch, read_step
 from agentgym.server.boundary import ClientBoundary
 from agentgym.server.budget import SMALL_BODY_BYTES, BodyBudget
 from agentgym.server.calls import _CallTimedOut, EnvCalls
-from agentgym.server.config import ServerConfig, client_id
+from agentgym.server.config import ServerConfig, client_id, takes_config
 from agentgym.server.jobs import _ApiError, close_quietly, env_error, error_reply, make_env, reset_reply, step_reply
 from agentgym.server.metrics import ServerMetrics
 from agentgym.server.sessions import _PoolFull, Session, SessionPool
@@ -60,6 +60,7 @@ _CLOSES = frozenset({"Unauthorized", "BadRequest", "RequestTooLarge", "RequestTi
 class EnvServer:
     """The state behind the routes: config, sessions, metrics, and where env calls run."""
 
+    @takes_config
     def __init__(self, config: ServerConfig, clock: Callable[[], float] = time.monotonic) -> None:
         if not config.tokens and not config.insecure_no_auth:
             raise ConfigError("tokens", (), "at least one token, or insecure_no_auth=True to let any process "
@@ -470,6 +471,7 @@ class EnvServer:
             self.metrics.sessions_closed[reason] += 1
 
 
+@takes_config
 def create_app(config: ServerConfig | None = None, *, clock: Callable[[], float] = time.monotonic) -> Starlette:
     """The env server as a Starlette app; ``app.state.server`` is its ``EnvServer``.
 

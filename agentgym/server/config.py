@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
-from typing import Any, Literal
+from collections.abc import Callable
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from agentgym._deprecated import RenamedKeys
 from agentgym.server.presets import Presets
 
-__all__ = ["ServerConfig", "TOKENS_ENV_VAR", "client_id"]
+__all__ = ["ServerConfig", "TOKENS_ENV_VAR", "client_id", "takes_config"]
+
+_Function = TypeVar("_Function", bound=Callable[..., Any])
+_SETTINGS_KEYWORD = RenamedKeys("agentgym.server keyword", {"settings": "config"})
 
 TOKENS_ENV_VAR = "AGENTGYM_SERVER_TOKENS"
 """Comma-separated bearer tokens, read when ``--token`` is not given (keeps tokens out of ``ps``)."""
@@ -97,3 +103,13 @@ class ServerConfig(BaseModel):
 def client_id(token: str) -> str:
     """A stable, non-secret name for a token's owner (sessions are keyed by it)."""
     return "client-" + hashlib.sha256(token.encode()).hexdigest()[:16]
+
+
+def takes_config(function: _Function) -> _Function:
+    """``function`` also callable with ``settings=`` (its ``config`` argument's old keyword), with a warning."""
+
+    @functools.wraps(function)
+    def called(*args: Any, **kwargs: Any) -> Any:
+        return function(*args, **_SETTINGS_KEYWORD.apply(kwargs))
+
+    return called  # type: ignore[return-value]

@@ -27,7 +27,7 @@ from typing import Any
 from agentgym._toolbox import clip, is_int
 from agentgym.errors import ConfigError, DependencyNotInstalled
 from agentgym.server.app import EnvServer
-from agentgym.server.config import ServerConfig
+from agentgym.server.config import ServerConfig, takes_config
 from agentgym.server.jobs import _ApiError
 from agentgym.server.sessions import Session
 
@@ -206,6 +206,7 @@ class McpFrontDoor:
                               "properties": {self._finish_param: {"type": "string", "description": self._finish_text}}})
 
 
+@takes_config
 def create_mcp_app(config: ServerConfig, env_id: str, *, host: str = "127.0.0.1") -> Any:
     """The streamable HTTP app (endpoint ``/mcp``), behind the same bearer tokens as ``serve``."""
     from starlette.applications import Starlette
@@ -228,6 +229,7 @@ def create_mcp_app(config: ServerConfig, env_id: str, *, host: str = "127.0.0.1"
     return app
 
 
+@takes_config
 async def run_stdio(config: ServerConfig, env_id: str) -> None:
     """Serve one MCP client over this process's stdin and stdout (its episodes end with it)."""
     from mcp.server.stdio import stdio_server

@@ -30,7 +30,7 @@ from pydantic import Field
 from agentgym.errors import ConfigError, DependencyNotInstalled
 from agentgym.remote.protocol import error_from_reply
 from agentgym.server.app import EnvServer
-from agentgym.server.config import ServerConfig
+from agentgym.server.config import ServerConfig, takes_config
 from agentgym.server.jobs import _ApiError
 from agentgym.server.sessions import Session
 
@@ -146,6 +146,7 @@ class AgentgymEnvClient(EnvClient[AgentgymAction, AgentgymObservation, AgentgymS
         return AgentgymState(**payload)
 
 
+@takes_config
 def create_openenv_app(config: ServerConfig, env_id: str) -> Any:
     """OpenEnv's FastAPI app for ``env_id``, its sessions on an ``EnvServer`` with ``config``.
 

@@ -39,3 +39,15 @@ def test_server_settings_is_the_server_config_by_its_old_name():
         old = server.ServerSettings
     assert old is server.ServerConfig
     assert old(max_sessions=3).max_sessions == 3
+
+
+def test_the_app_factories_take_their_config_by_the_old_settings_keyword_with_a_warning():
+    from agentgym.errors import ConfigError
+    from agentgym.server import ServerConfig, create_app
+
+    config = ServerConfig(tokens=("t",), max_sessions=3)
+    with pytest.warns(AgentGymDeprecationWarning, match="'config'"):
+        app = create_app(settings=config)
+    assert app.state.server.config is config
+    with pytest.raises(ConfigError, match="only one of .settings."):
+        create_app(config=config, settings=config)
