@@ -1,4 +1,4 @@
-"""Agents that play agentgym envs: the ``Agent`` protocol, a chat agent for OpenAI-compatible
+"""Agents that play agentgym envs: the ``Agent`` interface, a chat agent for OpenAI-compatible
 endpoints, a replay adapter, and the scripted agents (solver, gold, weak baselines). See ``docs/agents.md``.
 
     agent = OpenAIChatAgent(ChatAgentConfig(base_url="http://127.0.0.1:8000/v1", model="my-model"),

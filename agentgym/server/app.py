@@ -1,4 +1,4 @@
-"""The env server: any registered agentgym env behind a small JSON API (see ``protocol``).
+"""The env server: any registered agentgym env behind a small JSON API (see ``agentgym.remote.protocol``).
 
     app = create_app(ServerConfig(tokens=("s3cret",)))   # a Starlette app; uvicorn serves it
 
