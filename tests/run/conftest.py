@@ -1,4 +1,4 @@
-"""`agentgym run` fixtures: a chat-completions stub on loopback that replays reference plans."""
+"""`agentgym run` fixtures: a chat-completions stub on loopback that replays gold plans."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from run_helpers import EPISODES  # noqa: E402
 
 @pytest.fixture(scope="module")
 def model_server() -> Iterator[tuple[ChatStub, str]]:
-    """``(stub, base_url)``: reference plans for the first EPISODES train queries, both formats."""
+    """``(stub, base_url)``: gold plans for the first EPISODES train queries, both formats."""
     scripts = {}
     for action_format in ("react", "json"):
         scripts.update(travelplanner_gold_scripts({"action_format": action_format}, EPISODES))

@@ -234,7 +234,7 @@ def _records(returns: list[float], turns: list[int], terms: dict[str, float] | N
             for i, (r, t) in enumerate(zip(returns, turns, strict=True))]
 
 
-def _figure(monkeypatch, records, title="TravelPlanner-v0: oracle, reward planner_r1/dense"):
+def _figure(monkeypatch, records, title="TravelPlanner-v0: solver, reward planner_r1/dense"):
     import matplotlib.pyplot as plt
 
     from agentgym.runner.report import plot, summarize
@@ -250,7 +250,7 @@ def _figure(monkeypatch, records, title="TravelPlanner-v0: oracle, reward planne
 def test_the_run_figure_names_the_run_and_labels_its_axes(monkeypatch):
     pytest.importorskip("matplotlib")
     fig = _figure(monkeypatch, _records([0.0, 1.0, 0.5], [3, 5, 4], terms={"final_pass": 0.0, "schema": 1.0}))
-    assert fig._suptitle.get_text().startswith("TravelPlanner-v0: oracle, reward planner_r1/dense: N = 3 episodes")
+    assert fig._suptitle.get_text().startswith("TravelPlanner-v0: solver, reward planner_r1/dense: N = 3 episodes")
     assert len(fig.axes) == 3
     for ax in fig.axes:
         assert ax.get_xlabel() and (ax.get_ylabel() or ax is fig.axes[2])
