@@ -12,8 +12,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from agentgym.remote.protocol import MAX_BATCH
-
 __all__ = ["peek_step", "read_step", "read_batch"]
 
 try:
