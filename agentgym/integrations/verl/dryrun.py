@@ -177,9 +177,9 @@ def _final_action(env: Any, row: dict[str, Any]) -> str:
     inner = getattr(env, "unwrapped", env)
     query = getattr(inner, "query", None)
     if query is not None and getattr(query, "annotated_plan", None):
-        from agentgym.envs.travelplanner.oracle import reference_plan_actions
+        from agentgym.envs.travelplanner.scripted import gold_plan_actions
 
-        return reference_plan_actions(query, getattr(inner, "action_format", "react"), tools=False)[-1]
+        return gold_plan_actions(query, getattr(inner, "action_format", "react"), tools=False)[-1]
     if query is not None:  # a TravelPlanner query without a reference plan: submit an empty plan
         return "<answer>[]</answer>" if getattr(inner, "action_format", "") == "json" else "Finish[[]]"
     gold = gold_answer(row)

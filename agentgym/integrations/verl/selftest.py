@@ -143,7 +143,7 @@ def _rows_and_actions() -> tuple[list[dict[str, Any]], dict[int, list[str]]]:
     """Two TravelPlanner rows (json actions, dense reward) and two SearchQA rows, with correct actions."""
     import gymnasium
 
-    from agentgym.envs.travelplanner.oracle import reference_plan_actions
+    from agentgym.envs.travelplanner.scripted import gold_plan_actions
     from agentgym.integrations.verl.dryrun import gold_answer
     from agentgym.integrations.verl.prepare import prepare_rows
 
@@ -154,7 +154,7 @@ def _rows_and_actions() -> tuple[list[dict[str, Any]], dict[int, list[str]]]:
     actions: dict[int, list[str]] = {}
     for i, row in enumerate(tp):
         query = env.unwrapped.queries[row["extra_info"]["query_index"]]
-        actions[i] = reference_plan_actions(query, "json", tools=False)
+        actions[i] = gold_plan_actions(query, "json", tools=False)
     for j, row in enumerate(sq):
         actions[len(tp) + j] = [f"<answer>{gold_answer(row)}</answer>"]
     env.close()
