@@ -315,7 +315,7 @@ SEARCH_R1_ENV = {"protocol": "search-r1", "corpus": CORPUS,
 @pytest.fixture(scope="module")
 def qwen_tokenizer(tmp_path_factory):
     """A byte-level BPE with the Qwen2.5 chat template (``agentgym verl selftest``'s; the model is unused)."""
-    from agentgym.integrations.verl.selftest import build_tiny_model
+    from agentgym.integrations.verl.preflight.selftest import build_tiny_model
 
     corpus = [c["contents"] for c in CORPUS] * 20 + ["<search> </search> <answer> </answer> <information>"] * 20
     return build_tiny_model(tmp_path_factory.mktemp("qwen"), corpus)[1]

@@ -183,7 +183,7 @@ def _local_tokenizer(folder, texts):
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 
-    from agentgym.integrations.verl.selftest import QWEN25_TEMPLATE, SPECIALS
+    from agentgym.integrations.verl.preflight.selftest import QWEN25_TEMPLATE, SPECIALS
 
     bpe = Tokenizer(models.BPE(unk_token=None))
     bpe.pre_tokenizer, bpe.decoder = pre_tokenizers.ByteLevel(add_prefix_space=False), decoders.ByteLevel()

@@ -33,7 +33,7 @@ PARTS = ["<search>", "</search>", "<answer>", "</answer>", "<think>", "</think>"
 @pytest.fixture(scope="module")
 def qwen_tokenizer(tmp_path_factory):
     """The selftest's tokenizer: byte-level BPE with the Qwen2.5 chat template (the tiny model is unused)."""
-    from agentgym.integrations.verl.selftest import build_tiny_model
+    from agentgym.integrations.verl.preflight.selftest import build_tiny_model
 
     corpus = [c["contents"] for c in CORPUS] * 20 + ["<search> </search> <answer> </answer> <information>"] * 20
     _, tokenizer = build_tiny_model(tmp_path_factory.mktemp("qwen"), corpus)

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from agentgym.integrations.verl._guard import require_verl
-from agentgym.integrations.verl.selftest import TinyModelServer, build_tiny_model
+from agentgym.integrations.verl.preflight.selftest import TinyModelServer, build_tiny_model
 
 __all__ = ["LEARNING_REWARD", "ENV_KWARGS", "Curve", "ConstrainedServer", "run_learning", "policy_loss",
            "rollout_batch", "LearningSetup", "make_setup", "format_curves"]

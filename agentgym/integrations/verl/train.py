@@ -5,7 +5,7 @@ are verl's usual ``key=value`` arguments. A variant (``planner_r1_async``) is a 
 settings over another recipe (``VARIANTS``), applied as overrides before the user's, since Hydra
 lets only the primary config set its search path. ``--dry-run`` composes the config in-process (no Ray, no
 GPU), prints it resolved and checks that every referenced file, registry entry and key exists,
-then what the run will meet: its length, reward stages and a few rows played (``dryrun``).
+then what the run will meet: its length, reward stages and a few rows played (``preflight``).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any
 
 from agentgym.errors import ConfigError
 
-__all__ = ["RECIPES", "recipe_dir", "recipe_text", "compose_recipe", "resolved_yaml", "check_config", "launch_command"]
+__all__ = ["RECIPES", "recipe_dir", "recipe_text", "compose_recipe", "resolved_yaml", "launch_command"]
 
 RECIPES = ("grpo", "planner_r1", "prs_vspo", "planner_r1_async", "prs_vspo_async", "planner_r1_separate_async")
 """The bundled recipes: GRPO baseline, Planner-R1 on TravelPlanner, PRS + VSPO on search QA, and the
@@ -58,20 +58,6 @@ def resolved_yaml(config: Any) -> str:
     from omegaconf import OmegaConf
 
     return OmegaConf.to_yaml(config, resolve=True)
-
-
-def check_config(config: Any) -> list[str]:
-    """Every problem found in a composed config, as one line each (empty: ready to launch)."""
-    from agentgym.integrations.verl import checks
-
-    problems: list[str] = []
-    for check in (checks.check_mandatory, checks.check_registries, checks.check_agentgym, checks.check_vspo,
-                  checks.check_files, checks.check_verl):
-        try:
-            problems += check(config)
-        except Exception as exc:  # a check that cannot run is itself a finding, not a crash
-            problems.append(f"{check.__name__}: {type(exc).__name__}: {exc}")
-    return problems
 
 
 def launch_command(name: str, overrides: Sequence[str], folder: Path) -> list[str]:

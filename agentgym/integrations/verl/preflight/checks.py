@@ -10,9 +10,21 @@ from typing import Any
 
 from omegaconf import OmegaConf
 
-__all__ = ["check_mandatory", "check_registries", "check_agentgym", "check_vspo", "check_files", "check_verl"]
+__all__ = ["check_config", "check_mandatory", "check_registries", "check_agentgym", "check_vspo", "check_files",
+           "check_verl"]
 
 _SAMPLED_ROWS = 64  # rows per data file whose env is built and reset
+
+
+def check_config(config: Any) -> list[str]:
+    """Every problem found in a composed config, as one line each (empty: ready to launch)."""
+    problems: list[str] = []
+    for check in (check_mandatory, check_registries, check_agentgym, check_vspo, check_files, check_verl):
+        try:
+            problems += check(config)
+        except Exception as exc:  # a check that cannot run is itself a finding, not a crash
+            problems.append(f"{check.__name__}: {type(exc).__name__}: {exc}")
+    return problems
 
 
 def check_mandatory(config: Any) -> list[str]:
