@@ -20,7 +20,7 @@ import verl_harness as h  # noqa: E402
 import agentgym  # noqa: E402,F401
 from agentgym.envs.searchqa.protocol import cut_turn, read_action, read_search_r1  # noqa: E402
 from agentgym.integrations.verl import plugin  # noqa: E402,F401  (registers the loop)
-from agentgym.integrations.verl.stops import TurnCut  # noqa: E402
+from agentgym.integrations.stops import TurnCut  # noqa: E402
 
 CORPUS = [
     {"id": "0", "contents": '"Evan Morris"\nEvan Morris (1977 - 2015) was a lobbyist for Genentech.\nHe lived in DC.'},

@@ -44,7 +44,7 @@ from agentgym.integrations.turns import (
     score_episode,
 )
 from agentgym.integrations.verl.reward_info import term_names_for
-from agentgym.integrations.verl.search_r1_layout import SearchR1Layout, check_env
+from agentgym.integrations.search_r1_layout import SearchR1Layout, check_env
 
 __all__ = ["AgentGymRollout", "rollout_func", "task_dataset", "TurnConstraint", "schedule_clock", "TASK_KEY"]
 

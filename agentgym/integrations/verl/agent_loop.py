@@ -65,9 +65,9 @@ from agentgym.integrations.turns import (  # noqa: E402
     score_episode,
 )
 from agentgym.integrations.verl.reward_info import term_names_for  # noqa: E402
-from agentgym.integrations.verl.search_r1_layout import SearchR1Layout, check_env  # noqa: E402
+from agentgym.integrations.search_r1_layout import SearchR1Layout, check_env  # noqa: E402
 from agentgym.integrations.verl.settings import AgentGymConfig, EnvTask, decode_json_field  # noqa: E402
-from agentgym.integrations.verl.stops import TurnCut, sampling_stop_params  # noqa: E402
+from agentgym.integrations.stops import TurnCut, sampling_stop_params  # noqa: E402
 
 __all__ = ["AgentGymAgentLoop"]
 

@@ -35,7 +35,7 @@ require_verl()
 from verl.workers.rollout.llm_server import FullyAsyncLLMServerClient, LLMServerClient  # noqa: E402
 from verl.workers.rollout.replica import TokenOutput  # noqa: E402
 
-from agentgym.integrations.verl.stops import first_action_end, tokens_through  # noqa: E402
+from agentgym.integrations.stops import first_action_end, tokens_through  # noqa: E402
 
 __all__ = ["ScriptedServer", "PartialRolloutClient", "run_async_check"]
 
