@@ -182,7 +182,7 @@ def test_a_trajectory_failed_before_any_generation_still_names_its_policy_versio
 
 
 def test_envs_are_pooled_and_a_broken_env_is_not_reused(tokenizer, tp_rows, plans):
-    from agentgym.integrations.verl.settings import EnvTask
+    from agentgym.integrations.verl.config import EnvTask
 
     ENV_POOL.clear()
     server = h.FakeServer(tokenizer, scripted([plans[0]]))

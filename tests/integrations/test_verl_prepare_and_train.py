@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 from agentgym.cli import app
 from agentgym.errors import ConfigError
 from agentgym.integrations.verl.prepare import prepare_rows, read_parquet
-from agentgym.integrations.verl.settings import AgentGymConfig, EnvTask
+from agentgym.integrations.verl.config import AgentGymConfig, EnvTask
 from agentgym.integrations.verl.train import compose_recipe
 
 runner = CliRunner()

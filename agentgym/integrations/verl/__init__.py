@@ -29,7 +29,7 @@ _LAZY = {
     "VSPOReplayBuffer": "agentgym.integrations.verl.sampler",
     "VSPOReplayBufferAsync": "agentgym.integrations.verl.sampler",
     "VSPOConfig": "agentgym.integrations.verl.vspo",
-    "AgentGymConfig": "agentgym.integrations.verl.settings",
+    "AgentGymConfig": "agentgym.integrations.verl.config",
     "prepare_rows": "agentgym.integrations.verl.prepare",
     "write_parquet": "agentgym.integrations.verl.prepare",
 }

@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 import gymnasium
 
 from agentgym._env_threads import run_in_env_thread
-from agentgym.integrations.verl.settings import AgentGymConfig, EnvTask
+from agentgym.integrations.verl.config import AgentGymConfig, EnvTask
 
 __all__ = ["EnvPool", "ENV_POOL", "run_off_loop", "row_extra_info", "SEARCH_R1_ROW_DEFAULTS",
            "reset_options", "total_steps_of", "training_step_of"]
@@ -106,7 +106,7 @@ def row_extra_info(row: Mapping[str, Any]) -> dict[str, Any]:
     truth = reward_model.get("ground_truth") if isinstance(reward_model, Mapping) else None
     target = truth.get("target") if isinstance(truth, Mapping) else None
     if target is None or isinstance(target, (str, bytes)) and not target:
-        return info  # not a Search-R1 row: the settings check reports the missing env_id
+        return info  # not a Search-R1 row: ``EnvTask.from_extra_info`` reports the missing env_id
     golds = [target] if isinstance(target, str) else [str(a) for a in list(target)]
     source, row_id = _plain(row.get("data_source")), _plain(row.get("id"))
     # The row's own question and id (Search-R1's rows keep the dataset's columns); the prompt's last
@@ -144,12 +144,12 @@ def _decoded(value: Any) -> Any:
     return value
 
 
-def reset_options(task: EnvTask, settings: AgentGymConfig, training_step: int | None,
+def reset_options(task: EnvTask, agentgym: AgentGymConfig, training_step: int | None,
                   total_steps: int | None) -> dict[str, Any]:
     """The row's reset options plus the training step and run length a scheduled reward needs
     (the agent loop and ``--dry-run`` reset envs through this one function)."""
     options = dict(task.reset_options)
-    if settings.pass_training_step and training_step is not None and task.reward is not None:
+    if agentgym.pass_training_step and training_step is not None and task.reward is not None:
         options["training_step"] = training_step
         if total_steps is not None:
             options["total_steps"] = total_steps
@@ -163,12 +163,12 @@ def training_step_of(global_steps: int | None) -> int | None:
     return None if global_steps is None else max(0, global_steps - 1)
 
 
-def total_steps_of(config: Any, settings: AgentGymConfig) -> int | None:
+def total_steps_of(config: Any, agentgym: AgentGymConfig) -> int | None:
     """The run length in training steps: ``agentgym.total_steps``, else ``trainer.total_training_steps``,
     else what verl's trainer computed (epochs x steps per epoch) and wrote into the actor's optimizer
     config, divided by its local updates per step, before the agent-loop workers were built."""
-    if settings.total_steps is not None:
-        return settings.total_steps
+    if agentgym.total_steps is not None:
+        return agentgym.total_steps
     trainer = _select(config, "trainer")
     explicit = _positive(_select(trainer, "total_training_steps"))
     if explicit is not None:

@@ -442,18 +442,18 @@ def _vspo_plan(data: Any, config: Any, seen_max: float, groups: int, rng: Any) -
     zero-variance groups out, copies of informative groups (uids ``<uid>~copy<k>``) in."""
     import numpy as np
 
-    from agentgym.integrations.verl.estimator import vspo_settings
+    from agentgym.integrations.verl.estimator import vspo_config
     from agentgym.integrations.verl.vspo import copy_uid, effective_r_max, group_stats, plan_batch
 
-    settings = vspo_settings(config.algorithm)
+    vspo = vspo_config(config.algorithm)
     uids = list(data.non_tensor_batch["uid"])
     scores = data.batch["token_level_rewards"].sum(-1).tolist()
     rows: dict[str, list[int]] = {}
     for i, uid in enumerate(uids):
         rows.setdefault(uid, []).append(i)
-    r_max = effective_r_max(settings, seen_max)
-    stats = [group_stats(uid, [scores[i] for i in members], r_max, settings) for uid, members in rows.items()]
-    plan = plan_batch(stats, groups, settings, rng)
+    r_max = effective_r_max(vspo, seen_max)
+    stats = [group_stats(uid, [scores[i] for i in members], r_max, vspo) for uid, members in rows.items()]
+    plan = plan_batch(stats, groups, vspo, rng)
     picked = [(i, uid) for uid in plan.keep for i in rows[uid]]
     picked += [(i, copy_uid(uid, k)) for uid, k in plan.copies for i in rows[uid]]
     out = data.select_idxs(np.array([i for i, _ in picked]))

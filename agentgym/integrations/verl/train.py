@@ -2,7 +2,7 @@
 
 A recipe is a Hydra config (``recipes/<name>.yaml``) on top of verl's ``ppo_trainer``; overrides
 are verl's usual ``key=value`` arguments. A variant (``planner_r1_async``) is a small YAML of
-settings over another recipe (``VARIANTS``), applied as overrides before the user's, since Hydra
+overrides over another recipe (``VARIANTS``), applied as overrides before the user's, since Hydra
 lets only the primary config set its search path. ``--dry-run`` composes the config in-process (no Ray, no
 GPU), prints it resolved and checks that every referenced file, registry entry and key exists,
 then what the run will meet: its length, reward stages and a few rows played (``preflight``).
@@ -27,7 +27,7 @@ RECIPES = ("grpo", "planner_r1", "prs_vspo", "planner_r1_async", "prs_vspo_async
 two latter trained asynchronously (verl's colocate_async; Planner-R1 also separate_async)."""
 VARIANTS = {"planner_r1_async": "planner_r1", "prs_vspo_async": "prs_vspo",
             "planner_r1_separate_async": "planner_r1_async"}
-"""Each variant recipe and the recipe its settings apply to."""
+"""Each variant recipe and the recipe its overrides apply to."""
 
 
 @contextlib.contextmanager
@@ -48,9 +48,9 @@ def compose_recipe(name: str, overrides: Sequence[str] = ()) -> Any:
     _check_name(name)
     from hydra import compose, initialize_config_dir
 
-    base, settings = _resolve(name)
+    base, variant = _resolve(name)
     with recipe_dir() as folder, initialize_config_dir(config_dir=str(folder), version_base=None):
-        return compose(config_name=base, overrides=[*settings, *overrides])
+        return compose(config_name=base, overrides=[*variant, *overrides])
 
 
 def resolved_yaml(config: Any) -> str:
@@ -62,9 +62,9 @@ def resolved_yaml(config: Any) -> str:
 
 def launch_command(name: str, overrides: Sequence[str], folder: Path) -> list[str]:
     """The command that runs verl's trainer with the recipe (what ``agentgym train`` execs)."""
-    base, settings = _resolve(name)
+    base, variant = _resolve(name)
     return [sys.executable, "-m", "verl.trainer.main_ppo", f"--config-path={folder}", f"--config-name={base}",
-            *settings, *overrides]
+            *variant, *overrides]
 
 
 def launch(name: str, overrides: Sequence[str]) -> None:
@@ -79,11 +79,11 @@ def _resolve(name: str) -> tuple[str, list[str]]:
     """The Hydra config a recipe starts from and the overrides its variant files add, base first."""
     if name not in VARIANTS:
         return name, []
-    base, settings = _resolve(VARIANTS[name])
+    base, variant = _resolve(VARIANTS[name])
     from omegaconf import OmegaConf
 
     overlay = OmegaConf.create(recipe_text(name))
-    return base, [*settings, *_dotlist(OmegaConf.to_container(overlay))]
+    return base, [*variant, *_dotlist(OmegaConf.to_container(overlay))]
 
 
 def _dotlist(node: Any, prefix: str = "") -> list[str]:

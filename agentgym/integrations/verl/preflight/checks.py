@@ -59,18 +59,18 @@ def check_registries(config: Any) -> list[str]:
 
 def check_agentgym(config: Any) -> list[str]:
     """The ``agentgym:`` section validates and its reward spec builds."""
-    from agentgym.integrations.verl.settings import AgentGymConfig
+    from agentgym.integrations.verl.config import AgentGymConfig
 
-    settings = AgentGymConfig.from_trainer_config(config)
-    if settings.reward is not None:
+    agentgym = AgentGymConfig.from_trainer_config(config)
+    if agentgym.reward is not None:
         from agentgym.rewards import build_shaper
 
-        build_shaper(settings.reward)
+        build_shaper(agentgym.reward)
     return []
 
 
 def check_vspo(config: Any) -> list[str]:
-    """VSPO's sampler, estimator and data settings agree."""
+    """VSPO's sampler, estimator and data options agree."""
     from agentgym.integrations.verl.vspo import VSPOConfig
 
     problems: list[str] = []
@@ -122,7 +122,7 @@ def check_verl(config: Any) -> list[str]:
 # -- helpers -----------------------------------------------------------------------------------
 def _check_data_file(config: Any, key: str, path: Path) -> list[str]:
     from agentgym.integrations.verl.prepare import read_parquet
-    from agentgym.integrations.verl.settings import AgentGymConfig, EnvTask
+    from agentgym.integrations.verl.config import AgentGymConfig, EnvTask
 
     if not path.is_file():
         return [f"{key}: {path} does not exist"]
@@ -132,12 +132,12 @@ def _check_data_file(config: Any, key: str, path: Path) -> list[str]:
     missing = {"prompt", "data_source", "reward_model", "extra_info"} - set(rows[0])
     if missing:
         return [f"{key}: {path} lacks the columns {sorted(missing)}"]
-    settings, problems = AgentGymConfig.from_trainer_config(config), []
+    agentgym, problems = AgentGymConfig.from_trainer_config(config), []
     default = config.actor_rollout_ref.rollout.agent.default_agent_loop
     for i, row in enumerate(rows[:_SAMPLED_ROWS]):
         if (row.get("agent_name") or default) == "agentgym":
             try:
-                task = EnvTask.from_extra_info(row["extra_info"], settings)
+                task = EnvTask.from_extra_info(row["extra_info"], agentgym)
             except Exception as exc:
                 problems.append(f"{key}: {path} row {i}: {exc}")
                 continue
