@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agentgym.registration import ENV_IDS
 from agentgym.errors import ConfigError
+from agentgym.integrations.verl._section import read_section, select
 
 __all__ = ["AgentGymConfig", "EnvTask", "decode_json_field"]
 
@@ -83,14 +84,7 @@ class AgentGymConfig(BaseModel):
     @classmethod
     def from_trainer_config(cls, config: Any) -> AgentGymConfig:
         """Read the ``agentgym`` section of verl's (OmegaConf) config; defaults when absent."""
-        section = _get(config, "agentgym")
-        if section is None:
-            return cls()
-        if not isinstance(section, Mapping):
-            from omegaconf import OmegaConf
-
-            section = OmegaConf.to_container(section, resolve=True)
-        return cls.model_validate(dict(section))
+        return read_section(cls, select(config, "agentgym"))
 
 
 @dataclass(frozen=True)
@@ -181,10 +175,3 @@ def _int(field_name: str, value: Any) -> int:
     if isinstance(value, bool) or not hasattr(value, "__index__"):
         raise ConfigError(field_name, value, "an int")
     return int(value)
-
-
-def _get(config: Any, key: str) -> Any:
-    if config is None:
-        return None
-    getter = getattr(config, "get", None)
-    return getter(key, None) if callable(getter) else getattr(config, key, None)

@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 import gymnasium
 
 from agentgym._env_threads import run_in_env_thread
+from agentgym.integrations.verl._section import select
 from agentgym.integrations.verl.config import AgentGymConfig, EnvTask
 
 __all__ = ["EnvPool", "ENV_POOL", "run_off_loop", "row_extra_info", "SEARCH_R1_ROW_DEFAULTS",
@@ -184,11 +185,8 @@ def total_steps_of(config: Any, agentgym: AgentGymConfig) -> int | None:
 
 
 def _select(node: Any, key: Any) -> Any:
-    if node is None or key is None:
-        return None
-    getter = getattr(node, "get", None)
     try:
-        return getter(key, None) if callable(getter) else getattr(node, key, None)
+        return select(node, key)
     except Exception:  # an OmegaConf node with a missing value
         return None
 

@@ -20,6 +20,7 @@ import numpy as np
 
 from agentgym._deprecated import module_aliases
 from agentgym.integrations.verl._guard import require_verl
+from agentgym.integrations.verl._section import select
 
 require_verl()
 
@@ -43,11 +44,7 @@ __getattr__ = module_aliases(__name__, {"vspo_settings": "vspo_config"})
 
 def vspo_config(config: Any) -> VSPOConfig:
     """``VSPOConfig`` from verl's algorithm config (a DictConfig or ``AlgoConfig``), defaults when absent."""
-    if config is None:
-        return VSPOConfig()
-    getter = getattr(config, "get", None)
-    section = getter("vspo", None) if callable(getter) else getattr(config, "vspo", None)
-    return VSPOConfig.from_section(section)
+    return VSPOConfig.from_section(select(config, "vspo"))
 
 
 @register_adv_est(ESTIMATOR_NAME)
