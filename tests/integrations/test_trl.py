@@ -233,6 +233,9 @@ def test_react_constraint_samples_calls_the_travelplanner_env_parses(tmp_path):
         assert (info["error"] or {}).get("code") != "unparseable_action", first
     with pytest.raises(ConfigError, match="tools"):
         ReactConstraint(tokenizer, ["NoSuchTool"])
+    for words in (0, True, 2.5):  # a bool or a float is not a word count
+        with pytest.raises(ConfigError, match="max_words"):
+            ReactConstraint(tokenizer, ["FlightSearch"], max_words=words)
     with pytest.raises(ConfigError, match="constraint"):
         load_recipe("trl_travelplanner", ['rollout.constraint.tags={"<answer>": [1, 1]}'])
 

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from uuid import uuid4
 
+from agentgym._toolbox import plain
 from agentgym.integrations.verl._guard import require_verl
 
 require_verl()
@@ -307,15 +308,8 @@ def _uses_v1(config: Any) -> bool:
     return bool(trainer.get("use_v1", True)) if trainer is not None else True
 
 
-def _plain(value: Any) -> Any:
-    # Rows reach the loop as numpy object scalars or OmegaConf nodes depending on the trainer path.
-    if hasattr(value, "item") and not isinstance(value, dict):
-        value = value.item()
-    return value
-
-
 def _as_int(value: Any) -> int | None:
-    value = _plain(value)
+    value = plain(value)  # numpy scalars, depending on the trainer path
     if value is None or isinstance(value, bool):
         return None
     try:

@@ -23,8 +23,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentgym.registration import ENV_IDS
+from agentgym._toolbox import plain, require_int
 from agentgym.errors import ConfigError
+from agentgym.registration import ENV_IDS
 from agentgym.integrations.verl._section import read_section, select
 
 __all__ = ["AgentGymConfig", "EnvTask", "decode_json_field"]
@@ -171,7 +172,4 @@ def _mapping(field_name: str, value: Any) -> dict[str, Any]:
 
 
 def _int(field_name: str, value: Any) -> int:
-    # Parquet and numpy hand ints back as numpy scalars; bools are not indices.
-    if isinstance(value, bool) or not hasattr(value, "__index__"):
-        raise ConfigError(field_name, value, "an int")
-    return int(value)
+    return require_int(field_name, plain(value))  # parquet and numpy hand ints back as numpy scalars

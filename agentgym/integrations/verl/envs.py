@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 import gymnasium
 
 from agentgym._env_threads import run_in_env_thread
+from agentgym._toolbox import plain
 from agentgym.integrations.verl._section import select
 from agentgym.integrations.verl.config import AgentGymConfig, EnvTask
 
@@ -100,19 +101,19 @@ def _close_quietly(env: gymnasium.Env) -> None:
 
 def row_extra_info(row: Mapping[str, Any]) -> dict[str, Any]:
     """A row's ``extra_info``; a Search-R1 row's is completed so that it plays ``SearchQA-v0`` (module docstring)."""
-    info = dict(_plain(row.get("extra_info")) or {})
+    info = dict(plain(row.get("extra_info")) or {})
     if info.get("env_id") is not None:
         return info
-    reward_model = _plain(row.get("reward_model"))
+    reward_model = plain(row.get("reward_model"))
     truth = reward_model.get("ground_truth") if isinstance(reward_model, Mapping) else None
     target = truth.get("target") if isinstance(truth, Mapping) else None
     if target is None or isinstance(target, (str, bytes)) and not target:
         return info  # not a Search-R1 row: ``EnvTask.from_extra_info`` reports the missing env_id
     golds = [target] if isinstance(target, str) else [str(a) for a in list(target)]
-    source, row_id = _plain(row.get("data_source")), _plain(row.get("id"))
+    source, row_id = plain(row.get("data_source")), plain(row.get("id"))
     # The row's own question and id (Search-R1's rows keep the dataset's columns); the prompt's last
     # "Question:" only when the row has neither a question nor extra_info.question.
-    text = next((q for q in (_plain(row.get("question")), info.get("question")) if isinstance(q, str) and q.strip()),
+    text = next((q for q in (plain(row.get("question")), info.get("question")) if isinstance(q, str) and q.strip()),
                 None)
     question = {"id": str(row_id) if row_id is not None else
                 f"{source or 'search-r1'}-{info.get('split', 'row')}-{info.get('index', 0)}",
@@ -124,13 +125,6 @@ def row_extra_info(row: Mapping[str, Any]) -> dict[str, Any]:
             "env_kwargs": json.dumps({**SEARCH_R1_ROW_DEFAULTS["env_kwargs"],
                                       **(_decoded(info.get("env_kwargs")) or {})}),
             "reset_options": json.dumps(options), "query_index": None}
-
-
-def _plain(value: Any) -> Any:
-    # Parquet rows reach the loop as numpy object scalars (or arrays for lists).
-    if hasattr(value, "item") and hasattr(value, "ndim") and value.ndim == 0:
-        return value.item()
-    return value
 
 
 def _messages(value: Any) -> list[dict[str, Any]]:

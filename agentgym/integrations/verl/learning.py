@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentgym._toolbox import require_choice
 from agentgym.integrations.verl._guard import require_verl
 from agentgym.integrations.verl.preflight.selftest import TinyModelServer, build_tiny_model
 
@@ -323,10 +324,7 @@ def run_learning(estimator: str = "grpo", *, steps: int = 12, seed: int = 0, gro
     the model is tiny, and on a shared machine more threads only wait for each other."""
     import torch
 
-    if estimator not in ("grpo", "vspo"):
-        from agentgym.errors import ConfigError
-
-        raise ConfigError("estimator", estimator, ["grpo", "vspo"])
+    require_choice("estimator", estimator, ("grpo", "vspo"))
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:

@@ -18,7 +18,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from agentgym.errors import ConfigError
+from agentgym._toolbox import require_choice
 
 __all__ = ["RECIPES", "recipe_dir", "recipe_text", "compose_recipe", "resolved_yaml", "launch_command"]
 
@@ -94,5 +94,4 @@ def _dotlist(node: Any, prefix: str = "") -> list[str]:
 
 
 def _check_name(name: str) -> None:
-    if name not in RECIPES:
-        raise ConfigError("recipe", name, RECIPES)
+    require_choice("recipe", name, RECIPES)
