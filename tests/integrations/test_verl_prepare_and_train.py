@@ -265,7 +265,7 @@ def test_dry_run_warns_about_keys_the_trainer_ignores(data):
                                                    "warning: algorithm.norm_adv_by_std_in_grpo"]
 
 
-def test_dry_run_shows_the_resolved_vspo_settings(data):
+def test_dry_run_shows_the_resolved_vspo_config(data):
     result = runner.invoke(app, ["train", "prs_vspo", f"data.train_files={data['prs_vspo']}",
                                  f"data.val_files={data['prs_vspo']}", *SMALL, "algorithm.vspo.clip=2.5", "--dry-run",
                                  "--verbose"])
