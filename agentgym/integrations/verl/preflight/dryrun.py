@@ -170,7 +170,7 @@ def play_row(row: dict[str, Any], agentgym: Any, *, training_step: int,
 
 # -- helpers -----------------------------------------------------------------------------------
 def _final_action(env: Any, row: dict[str, Any]) -> str:
-    """An action that ends the episode with a meaningful reward: TravelPlanner's reference plan
+    """An action that ends the episode with a meaningful reward: TravelPlanner's gold plan
     submitted (when the query has one); for question answering a near miss, a gold answer plus two
     words, so partial-credit terms compute their statistics (an exact match short-cuts BLEU, and
     would not show that its dependency is missing)."""
@@ -267,7 +267,7 @@ def _rehearse(config: Any, agentgym: Any, key: str, path: Path, steps: list[int]
         played.append(f"{reward:g} (step {step + 1}{stage})")
     if played:
         report.notes.append(f"{key}: played {len(played)} row(s) of {path.name}, one scripted final action each "
-                            "(a reference plan, or a near-miss answer): reward "
+                            "(a gold plan, or a near-miss answer): reward "
                             + ", ".join(played))
 
 
