@@ -25,8 +25,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agentgym._toolbox import plain, require_int
 from agentgym.errors import ConfigError
-from agentgym.registration import ENV_IDS
 from agentgym.integrations.verl._section import read_section, select
+from agentgym.registration import ENV_IDS
 
 __all__ = ["AgentGymConfig", "EnvTask", "decode_json_field"]
 
