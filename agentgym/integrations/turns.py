@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from agentgym.integrations.verl.reward_info import EpisodeResult, extra_info_from, score_of
-from agentgym.integrations.verl.stops import TurnCut, tokens_through
+from agentgym.integrations.stops import TurnCut, tokens_through
 
 __all__ = ["TokenStream", "TurnHost", "TurnRules", "EpisodeResult", "play_episode", "take_turn",
            "TurnCut", "cut_after_action", "close_turn", "score_episode", "episode_summary"]

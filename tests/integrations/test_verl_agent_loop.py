@@ -182,7 +182,7 @@ def test_a_trajectory_failed_before_any_generation_still_names_its_policy_versio
 
 
 def test_envs_are_pooled_and_a_broken_env_is_not_reused(tokenizer, tp_rows, plans):
-    from agentgym.integrations.verl.settings import EnvTask
+    from agentgym.integrations.verl.config import EnvTask
 
     ENV_POOL.clear()
     server = h.FakeServer(tokenizer, scripted([plans[0]]))
@@ -263,7 +263,7 @@ def test_searchqa_prs_reward_pays_for_the_right_answer(tokenizer):
 def test_an_answer_inside_think_does_not_end_a_travelplanner_episode():
     """The real Qwen2.5-style template and a tokenizer built here, Qwen's Continuous Token builder
     (hf_model_type qwen2): the model muses about an <answer> inside <think>, then calls a tool."""
-    from agentgym.integrations.verl.selftest import QWEN25_TEMPLATE, SPECIALS
+    from agentgym.integrations.verl.preflight.selftest import QWEN25_TEMPLATE, SPECIALS
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 

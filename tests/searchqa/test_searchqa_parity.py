@@ -267,7 +267,7 @@ def _search_r1_row(numpy_lists: bool):
 @pytest.mark.parametrize("numpy_lists", [False, True], ids=["lists", "numpy"])
 def test_a_search_r1_row_plays_as_it_is(tmp_path, numpy_lists):
     from agentgym.integrations.verl.envs import row_extra_info
-    from agentgym.integrations.verl.settings import AgentGymConfig, EnvTask
+    from agentgym.integrations.verl.config import AgentGymConfig, EnvTask
 
     settings = AgentGymConfig(env_kwargs={"corpus": CORPUS, "cache_dir": str(tmp_path)})
     task = EnvTask.from_extra_info(row_extra_info(_search_r1_row(numpy_lists)), settings)
