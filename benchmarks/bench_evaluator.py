@@ -48,7 +48,7 @@ from agentgym.envs.travelplanner.evaluation import _commonsense  # noqa: E402
 from agentgym.envs.travelplanner.world._index import index_for  # noqa: E402
 from agentgym.envs.travelplanner.evaluation import COMMONSENSE, HARD, evaluate  # noqa: E402
 from agentgym.envs.travelplanner.plan import parse_plan  # noqa: E402
-from agentgym.envs.travelplanner.queries import TravelQuery, load_queries  # noqa: E402
+from agentgym.envs.travelplanner.tasks import TravelTask, load_tasks  # noqa: E402
 from agentgym.envs.travelplanner.world import World  # noqa: E402
 
 
@@ -367,7 +367,7 @@ class PandasOfficialEvaluator:
 # ---------------------------------------------------------------------------------------------
 # Plan set
 # ---------------------------------------------------------------------------------------------
-def perturb(plan: list[dict], k: int, q: TravelQuery) -> list[dict]:
+def perturb(plan: list[dict], k: int, q: TravelTask) -> list[dict]:
     """One deterministic change of a gold plan (kind chosen by ``k``)."""
     plan = [dict(d) for d in plan]
     days = [d for d in plan if d.get("current_city")]
@@ -392,11 +392,11 @@ def perturb(plan: list[dict], k: int, q: TravelQuery) -> list[dict]:
     return plan
 
 
-def plan_set(world: World) -> list[tuple[TravelQuery, list[dict]]]:
+def plan_set(world: World) -> list[tuple[TravelTask, list[dict]]]:
     items = []
     for split in ("train", "validation", "test"):
         try:
-            queries = load_queries(split, world_root=world.root)
+            queries = load_tasks(split, world_root=world.root)
         except Exception:  # noqa: BLE001 - a world without this split
             continue
         for k, q in enumerate(queries):
@@ -407,7 +407,7 @@ def plan_set(world: World) -> list[tuple[TravelQuery, list[dict]]]:
     return items
 
 
-def distinct_plans(world: World, base: list[tuple[TravelQuery, list[dict]]], n: int, seed: int = 0):
+def distinct_plans(world: World, base: list[tuple[TravelTask, list[dict]]], n: int, seed: int = 0):
     """``n`` plans with distinct texts, as a policy's stream would be: each base plan with its meals,
     attractions and hotels redrawn from the same city's rows (valid names, new strings)."""
     import random
@@ -447,7 +447,7 @@ def scaling(world: World, base, sizes=(1_000, 10_000), repeat: int = 3) -> dict[
     return out
 
 
-def official_row(q: TravelQuery) -> dict[str, Any]:
+def official_row(q: TravelTask) -> dict[str, Any]:
     row = q.to_row()
     row["date"] = list(q.date)
     row["local_constraint"] = ast.literal_eval(row["local_constraint"])

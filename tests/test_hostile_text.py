@@ -221,12 +221,12 @@ def test_a_huge_literal_query_field_is_refused_before_literal_eval(monkeypatch):
     real = ast.literal_eval
     monkeypatch.setattr(ast, "literal_eval", lambda text: calls.append(len(text)) or real(text))
     env = gymnasium.make("TravelPlanner-v0")
-    row = env.unwrapped.queries[0].to_row()
+    row = env.unwrapped.tasks[0].to_row()
     for field, text in [("date", "[" + "0," * 50_000 + "0]"), ("local_constraint", "{" + "1:1," * 5_000 + "}")]:
         with pytest.raises(DataError, match=field):
-            env.reset(options={"query": {**row, field: text}})
+            env.reset(options={"task": {**row, field: text}})
     assert calls and max(calls) < 1_000  # only the row's other (real) fields were parsed
-    env.reset(options={"query": row})  # a real row still parses
+    env.reset(options={"task": row})  # a real row still parses
 
 
 class _Recorder(TextEnv):

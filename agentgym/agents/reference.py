@@ -28,6 +28,6 @@ def travelplanner_reference_agent(env: Any) -> ReplayAgent:
         raise ConfigError("env", type(unwrapped).__name__, "a local TravelPlanner env (the replay reads its query)")
 
     def script(observation: str, info: dict[str, Any]) -> list[str]:
-        return reference_plan_actions(unwrapped.query, unwrapped.action_format, tools=unwrapped.mode == "tool-use")
+        return reference_plan_actions(unwrapped.task, unwrapped.action_format, tools=unwrapped.mode == "tool-use")
 
     return ReplayAgent(script, fallback="GiveUp[the reference plan is exhausted]")

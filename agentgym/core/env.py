@@ -25,6 +25,7 @@ import gymnasium
 
 from agentgym.core.spaces import TextSpace
 from agentgym.core.types import ActionError, ErrorCode, StepInfo
+from agentgym._deprecated import RenamedKeys
 from agentgym._toolbox import require_choice, require_positive_int
 from agentgym.errors import ActionTypeError, ConfigError, ResetNeeded
 
@@ -50,10 +51,15 @@ class TextEnv(gymnasium.Env[str, str]):
     """Whether a stop string inside a ``<think>`` block ends the action (Search-R1: yes); by
     default thoughts are not actions (``agentgym.core.thoughts``)."""
 
+    renamed_kwargs: ClassVar[RenamedKeys | None] = None
+    """Retired spellings of this env's kwargs (``RenamedKeys``): they still work, with a warning."""
+    renamed_options: ClassVar[RenamedKeys | None] = None
+    """Retired spellings of this env's reset options, likewise."""
+
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         if "__init__" in cls.__dict__:
-            cls.__init__ = _reject_unknown_kwargs(cls.__dict__["__init__"])
+            cls.__init__ = _reject_unknown_kwargs(cls.__dict__["__init__"], cls.renamed_kwargs)
 
     def __init__(
         self,
@@ -82,7 +88,10 @@ class TextEnv(gymnasium.Env[str, str]):
         super().reset(seed=seed)
         self._turn = 0
         self._done = True  # until the new episode has started: a reset that raises leaves no episode
-        observation, info = self._start(_without_schedule(options))
+        options = _without_schedule(options)
+        if self.renamed_options is not None:
+            options = self.renamed_options.apply(options)
+        observation, info = self._start(options)
         self._done = False
         self._last_observation = observation
         return observation, info.to_info()
@@ -167,8 +176,9 @@ def check_kwargs(kwargs: dict[str, Any], allowed: list[str] | None) -> None:
         raise ConfigError(unknown[0], kwargs[unknown[0]], f"{hint} keyword argument among {allowed}")
 
 
-def _reject_unknown_kwargs(init: Any) -> Any:
-    """Wrap an env's ``__init__`` so a misspelt kwarg is a ``ConfigError`` naming the allowed ones."""
+def _reject_unknown_kwargs(init: Any, renamed: RenamedKeys | None) -> Any:
+    """Wrap an env's ``__init__`` so a retired kwarg works (with a warning) and a misspelt one is a
+    ``ConfigError`` naming the allowed ones (the current names only)."""
     params = inspect.signature(init).parameters
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
         return init
@@ -176,6 +186,8 @@ def _reject_unknown_kwargs(init: Any) -> Any:
 
     @functools.wraps(init)
     def checked(self: Any, *args: Any, **kwargs: Any) -> None:
+        if renamed is not None:
+            kwargs = renamed.apply(kwargs)
         check_kwargs(kwargs, allowed)
         init(self, *args, **kwargs)
 

@@ -39,7 +39,7 @@ class FirstListingAgent(PlayableOracle):
     def _weak_submission(self, action: str) -> str:
         import json
 
-        result = solve(self.env.query, self.env.world, must_pass="both", time_limit=self.time_limit)
+        result = solve(self.env.task, self.env.world, must_pass="both", time_limit=self.time_limit)
         plan = [self._first_listings(day) for day in result.plan]
         text = json.dumps(plan, ensure_ascii=False)
         return f"Finish[{text}]" if action.startswith("Finish[") else f"<answer>{text}</answer>"

@@ -39,7 +39,7 @@ class Episode:
         steps: the ``StepInfo`` of every step after reset (the last one ends the episode).
         actions: the agent's text for each step, in order.
         prompt: the first observation.
-        task: the env's task object (TravelPlanner: the ``TravelQuery``).
+        task: the env's task object (TravelPlanner: the ``TravelTask``).
         question: the question (QA envs).
         references: the reference answers (QA envs).
         answer: the submitted answer; by default the final step's ``StepInfo.answer`` (the env

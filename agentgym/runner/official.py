@@ -25,7 +25,7 @@ def travelplanner_official(records: Sequence[EpisodeRecord], env: Any, out: Path
     from agentgym.envs.travelplanner.plan import parse_plan
 
     unwrapped = env.unwrapped
-    by_id = {q.id: q for q in unwrapped.queries}
+    by_id = {q.id: q for q in unwrapped.tasks}
     played = [(r, by_id[r.task_id]) for r in records if r.task_id in by_id]
     if not played:
         return {}

@@ -5,10 +5,10 @@ a client picks a preset and may set only these bounded options:
 
 * every env: ``max_turns`` (up to the preset's cap), ``render_mode``, ``reward`` (the *name* of a
   reward the server allows);
-* TravelPlanner-v0: ``action_format``, ``mode``, ``evaluation``, ``queries`` (inline rows, or a
+* TravelPlanner-v0: ``action_format``, ``mode``, ``evaluation``, ``tasks`` (inline rows, or a
   split name of the operator's world: ``train``, ``validation``, ``test``);
 * SearchQA-v0 and SearchQA-LongForm-v0: ``protocol``, ``action_format``, ``metric``, ``bm25``
-  (the BM25 parameter set), ``top_k``, ``max_searches``, ``max_observation_tokens``, ``questions``
+  (the BM25 parameter set), ``top_k``, ``max_searches``, ``max_observation_tokens``, ``tasks``
   (inline rows, or a built-in split name). ``tokenizer`` loads from a path or a hub name, so it is
   the operator's.
 
@@ -30,14 +30,14 @@ __all__ = ["ClientBoundary", "INLINE_LIMITS", "client_options"]
 DEFAULT_MAX_TURNS_CAP = 100
 _SPLITS = ("train", "validation", "test")
 _SEARCHQA = ("protocol", "action_format", "metric", "bm25", "top_k", "max_searches", "max_observation_tokens",
-             "questions")
+             "tasks", "questions")
 _BY_ENV = {
-    "TravelPlanner-v0": ("action_format", "mode", "evaluation", "queries"),
+    "TravelPlanner-v0": ("action_format", "mode", "evaluation", "tasks", "queries"),
     "SearchQA-v0": _SEARCHQA,
     "SearchQA-LongForm-v0": _SEARCHQA,
 }
 _COMMON = ("max_turns", "render_mode", "reward")
-_RESET_OPTIONS = ("query_index", "query_id", "query", "training_step", "total_steps")
+_RESET_OPTIONS = ("task_index", "task_id", "task", "query_index", "query_id", "query", "training_step", "total_steps")
 
 
 class _Limits:
@@ -106,10 +106,10 @@ class ClientBoundary:
         for field, value in options.items():
             if field not in _RESET_OPTIONS:
                 raise ConfigError(f"options.{field}", _short(value), list(_RESET_OPTIONS))
-            if field == "query":
-                _check_inline("options.query", value, INLINE_LIMITS.row_bytes, rows=False)
-            elif field == "query_id":
-                _check_text("options.query_id", value, 200)
+            if field in ("task", "query"):
+                _check_inline(f"options.{field}", value, INLINE_LIMITS.row_bytes, rows=False)
+            elif field in ("task_id", "query_id"):
+                _check_text(f"options.{field}", value, 200)
             else:
                 _check_int(f"options.{field}", value, 0, 2**62)
 
@@ -139,7 +139,7 @@ class ClientBoundary:
             return _check_int(field, value, 1, 50)
         if field == "max_observation_tokens":
             return _check_int(field, value, 1, 32_768)
-        if field in ("queries", "questions"):
+        if field in ("tasks", "queries", "questions"):
             if isinstance(value, str) and value in _SPLITS:  # the world's own split: the operator's data
                 return value
             return _check_inline(field, value, INLINE_LIMITS.bytes, rows=True)

@@ -117,25 +117,25 @@ def degenerate_plans(gold: list[dict[str, Any]], thread: int) -> list[str]:
 
 
 def play(plans: list[str]) -> list[tuple[str, float, Any]]:
-    env = gymnasium.make("TravelPlanner-v0", queries="train")
-    query_index = _longest_query(env)
+    env = gymnasium.make("TravelPlanner-v0", tasks="train")
+    task_index = _longest_task(env)
     outcomes = []
     for text in plans:
-        env.reset(seed=0, options={"query_index": query_index})
+        env.reset(seed=0, options={"task_index": task_index})
         observation, reward, _, _, info = env.step(f"Finish[{text}]")
         outcomes.append((observation, reward, (info.get("error") or {}).get("code")))
     env.close()
     return outcomes
 
 
-def _longest_query(env: Any) -> int:
-    queries = env.unwrapped.queries
+def _longest_task(env: Any) -> int:
+    queries = env.unwrapped.tasks
     return max(range(len(queries)), key=lambda i: len(queries[i].annotated_plan or ()))
 
 
 def test_many_threads_stepping_travelplanner_with_degenerate_plans_match_one_thread(tiny_memos):
-    env = gymnasium.make("TravelPlanner-v0", queries="train")
-    gold = [dict(day) for day in env.unwrapped.queries[_longest_query(env)].annotated_plan]
+    env = gymnasium.make("TravelPlanner-v0", tasks="train")
+    gold = [dict(day) for day in env.unwrapped.tasks[_longest_task(env)].annotated_plan]
     texts = [degenerate_plans(gold, i) for i in range(THREADS)]
     alone = [play(plans) for plans in texts]
     assert {code for outcomes in alone for _, _, code in outcomes} >= {None, "invalid_plan"}

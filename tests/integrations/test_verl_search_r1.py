@@ -41,7 +41,7 @@ def qwen_tokenizer(tmp_path_factory):
 
 
 def _env(protocol):
-    return gymnasium.make("SearchQA-v0", protocol=protocol, corpus=CORPUS, questions=[
+    return gymnasium.make("SearchQA-v0", protocol=protocol, corpus=CORPUS, tasks=[
         {"question": "Which company did Evan Morris work for", "golden_answers": ["Genentech"]}])
 
 
@@ -123,7 +123,7 @@ def test_the_search_r1_layout_is_search_r1s_tokens(tmp_path, qwen_tokenizer):
     (out,) = h.run_rows(qwen_tokenizer, server, config, rows)
 
     env = _ENVS["search-r1"]
-    env.reset(options={"query": {"question": "Which company did Evan Morris work for", "golden_answers": ["x"]}})
+    env.reset(options={"task": {"question": "Which company did Evan Morris work for", "golden_answers": ["x"]}})
     encode = lambda s: qwen_tokenizer.encode(s, add_special_tokens=False)  # noqa: E731
     observation = env.step("<search>Evan Morris</search>")[0]
     invalid = env.step("no tags at all")[0]

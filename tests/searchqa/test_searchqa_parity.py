@@ -46,7 +46,7 @@ def make(tmp_path):
     def build(question=QUESTION, **kwargs):
         kwargs.setdefault("protocol", "search-r1")
         kwargs.setdefault("corpus", CORPUS)
-        return gymnasium.make("SearchQA-v0", questions=[question], cache_dir=str(tmp_path), **kwargs)
+        return gymnasium.make("SearchQA-v0", tasks=[question], cache_dir=str(tmp_path), **kwargs)
     return build
 
 
@@ -321,7 +321,7 @@ def test_corrupt_question_and_corpus_files_raise_data_errors_naming_file_and_lin
     from hypothesis import strategies as st
 
     from agentgym import DataError
-    from agentgym.envs.searchqa import load_passages, load_questions
+    from agentgym.envs.searchqa import load_passages, load_tasks
 
     values = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
                           lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
@@ -336,7 +336,7 @@ def test_corrupt_question_and_corpus_files_raise_data_errors_naming_file_and_lin
             path.write_bytes(json.dumps(rows).encode() + junk)
         else:
             path.write_bytes(b"".join(json.dumps(r).encode() + b"\n" for r in rows) + junk)
-        for load in (load_questions, lambda p: list(load_passages(p))):
+        for load in (load_tasks, lambda p: list(load_passages(p))):
             try:
                 load(path)
             except DataError as exc:
@@ -347,11 +347,11 @@ def test_corrupt_question_and_corpus_files_raise_data_errors_naming_file_and_lin
     bad.write_text(json.dumps({"question": "q", "golden_answers": ["a"]}) + "\n" +
                    json.dumps({"question": "q", "golden_answers": {"x": 1}}) + "\n")
     with pytest.raises(DataError, match=r"q\.jsonl:2: .*'golden_answers'"):
-        load_questions(bad)
+        load_tasks(bad)
     (tmp_path / "x.parquet").write_bytes(b"PAR1 not really")
     pytest.importorskip("pyarrow")
     with pytest.raises(DataError, match=r"x\.parquet: not a readable parquet file"):
-        load_questions(tmp_path / "x.parquet")
+        load_tasks(tmp_path / "x.parquet")
 
 
 def test_a_body_over_the_limit_is_refused_with_413(loopback_server, tmp_path, monkeypatch):

@@ -8,14 +8,14 @@ from agentgym.envs.travelplanner.evaluation import (
     COMMONSENSE, HARD, EvaluationReport, Verdict, aggregate, evaluate, hard_denominator,
 )
 from agentgym.envs.travelplanner.plan import parse_plan
-from agentgym.envs.travelplanner.queries import TravelQuery
+from agentgym.envs.travelplanner.tasks import TravelTask
 from agentgym.errors import ConfigError
 
 LC_NONE = {"house rule": None, "cuisine": None, "room type": None, "transportation": None}
 
 
-def _q(level, days=3, **lc) -> TravelQuery:
-    return TravelQuery.from_row({
+def _q(level, days=3, **lc) -> TravelTask:
+    return TravelTask.from_row({
         "org": "A", "dest": "B", "days": days, "visiting_city_number": 1, "date": ["2022-03-01"] * days,
         "people_number": 1, "budget": 100, "level": level, "local_constraint": {**LC_NONE, **lc}})
 

@@ -76,7 +76,7 @@ SHAPES = ["json string", "python literal string", "fenced string", "answer-tagge
 def test_official_mode_scores_only_a_list(gold, shape) -> None:
     world, q, plan = gold
     value = _shapes(plan, q)[shape]
-    line = {"idx": 1, "query": q.query, "plan": value}
+    line = {"idx": 1, "query": q.text, "plan": value}
     # Passed directly, {"plan": [...]} is itself a submission line (scored); inside a line's "plan" it is not.
     for submitted in ([line] if shape == "nested plan object" else [value, line]):
         report = evaluate(submitted, q, world, evaluation="official")
@@ -88,7 +88,7 @@ def test_official_mode_scores_only_a_list(gold, shape) -> None:
 
 def test_official_mode_scores_a_list_and_a_submission_line(gold) -> None:
     world, q, plan = gold
-    for submitted in (plan, tuple(plan), {"idx": 1, "query": q.query, "plan": plan}):
+    for submitted in (plan, tuple(plan), {"idx": 1, "query": q.text, "plan": plan}):
         report = evaluate(submitted, q, world, evaluation="official")
         assert report.delivered and report.error is None and report.final_pass
 
@@ -96,7 +96,7 @@ def test_official_mode_scores_a_list_and_a_submission_line(gold) -> None:
 def test_the_cli_in_official_mode_counts_strings_as_not_delivered(gold, tmp_path) -> None:
     world, q, plan = gold
     sub = tmp_path / "plans.jsonl"
-    rows = [{"idx": 1, "query": q.query, "plan": plan}, {"idx": 2, "query": q.query, "plan": json.dumps(plan)}]
+    rows = [{"idx": 1, "query": q.text, "plan": plan}, {"idx": 2, "query": q.text, "plan": json.dumps(plan)}]
     sub.write_text("\n".join(json.dumps(r) for r in rows))
     queries = tmp_path / "queries.jsonl"
     queries.write_text("\n".join(json.dumps({**r, "query": q.to_row()}) for r in rows))
@@ -111,9 +111,9 @@ def test_the_cli_in_official_mode_counts_strings_as_not_delivered(gold, tmp_path
 def test_the_env_still_reads_model_text_leniently_in_official_evaluation(tiny_world) -> None:
     world, _ = tiny_world
     env = gymnasium.make("TravelPlanner-v0", database=world.root, evaluation="official", max_turns=60)
-    env.reset(options={"query_index": 0})
+    env.reset(options={"task_index": 0})
     unwrapped = env.unwrapped
-    actions = reference_plan_actions(unwrapped.query, unwrapped.action_format, tools=False)
+    actions = reference_plan_actions(unwrapped.task, unwrapped.action_format, tools=False)
     finish = actions[-1]
     assert finish.startswith("Finish[")
     fenced = "Finish[```json\n" + finish[len("Finish["):-1] + "\n```]"

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from agentgym.cli import app
 from agentgym.envs.travelplanner.evaluation import COMMONSENSE, HARD, evaluate
-from agentgym.envs.travelplanner.queries import TravelQuery
+from agentgym.envs.travelplanner.tasks import TravelTask
 
 pytestmark = pytest.mark.realdata
 REPO = Path(__file__).resolve().parents[2]
@@ -67,7 +67,7 @@ def test_every_plan_set_evaluates(real_world, plan_sets, evaluation):
                               "train_variants.jsonl", "validation_sample.jsonl"}
     for rows in plan_sets.values():
         for row in rows:
-            report = evaluate(row["plan"], TravelQuery.from_row(row["query"]), real_world, evaluation=evaluation)
+            report = evaluate(row["plan"], TravelTask.from_row(row["query"]), real_world, evaluation=evaluation)
             assert set(report.commonsense) == set(COMMONSENSE)
             assert report.hard is None or set(report.hard) == set(HARD)
             assert all(v.reason and "\n" not in v.reason for v in report.commonsense.values())
@@ -80,11 +80,11 @@ def test_train_variants_by_hand(real_world, plan_sets):
     rows = plan_sets["train_variants.jsonl"]
     gold, variants = rows[:45], rows[45:]
     for row in gold:
-        q = TravelQuery.from_row(row["query"])
+        q = TravelTask.from_row(row["query"])
         assert evaluate(row["plan"], q, real_world, evaluation="official").final_pass
     got = {}
     for row in variants:
-        q = TravelQuery.from_row(row["query"])
+        q = TravelTask.from_row(row["query"])
         got[row["id"].split("-")[-1]] = (_short(evaluate(row["plan"], q, real_world, evaluation="official")),
                                          _short(evaluate(row["plan"], q, real_world, evaluation="strict")))
     assert got == VARIANTS
@@ -92,7 +92,7 @@ def test_train_variants_by_hand(real_world, plan_sets):
 
 def test_gpt4_plans_by_hand(real_world, plan_sets):
     direct = plan_sets["gpt4_train_direct.jsonl"][0]
-    q = TravelQuery.from_row(direct["query"])
+    q = TravelTask.from_row(direct["query"])
     # Day 3's attraction "Discovery Center Museum, Rockford." has no trailing ';' (never checked
     # upstream); strict reads the city "Rockford." which is no city.
     assert evaluate(direct["plan"], q, real_world, evaluation="official").final_pass
@@ -100,7 +100,7 @@ def test_gpt4_plans_by_hand(real_world, plan_sets):
     assert set(strict.failures()) == {"is_valid_information_in_current_city", "is_valid_information_in_sandbox"}
 
     two_stage = plan_sets["gpt4_train_two-stage.jsonl"][0]
-    q = TravelQuery.from_row(two_stage["query"])
+    q = TravelTask.from_row(two_stage["query"])
     # Day 1 books F3616634 "from Tampa to Chicago" for St. Petersburg -> Rockford (no St. Petersburg in
     # it; not in this flights table) and day 3 travels with transportation '-'.
     for evaluation in ("official", "strict"):
@@ -124,7 +124,7 @@ def test_official_mode_agrees_with_the_pandas_baseline(real_travelplanner, real_
     baseline = bench.PandasOfficialEvaluator(real_travelplanner)
     rows = plan_sets["train_variants.jsonl"]
     for row in rows:
-        q = TravelQuery.from_row(row["query"])
+        q = TravelTask.from_row(row["query"])
         ours = evaluate(row["plan"], q, real_world, evaluation="official").to_official()
         theirs = bench._safe(baseline.evaluate, bench.official_row(q), row["plan"])
         if isinstance(theirs, Exception):
@@ -194,7 +194,7 @@ def test_cli_matches_plans_by_line_order_not_idx(real_travelplanner, tmp_path):
 
 
 def _days(row):
-    return TravelQuery.from_row(row).annotated_plan
+    return TravelTask.from_row(row).annotated_plan
 
 
 def test_cli_rejects_an_unknown_evaluation(real_travelplanner):

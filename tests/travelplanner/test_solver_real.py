@@ -58,10 +58,10 @@ def test_validation_queries_are_solved_or_proved_infeasible(real_world, validati
 
 
 def test_the_oracle_plays_the_real_train_queries(real_travelplanner):
-    env = gymnasium.make("TravelPlanner-v0", database=real_travelplanner, queries="train", evaluation="official")
+    env = gymnasium.make("TravelPlanner-v0", database=real_travelplanner, tasks="train", evaluation="official")
     agent = OracleAgent(env)
     for i in range(0, 45, 4):
-        obs, info = env.reset(options={"query_index": i})
+        obs, info = env.reset(options={"task_index": i})
         while True:
             obs, reward, terminated, truncated, info = env.step(agent.act(obs, info))
             if terminated or truncated:

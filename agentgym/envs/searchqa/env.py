@@ -8,14 +8,16 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
+from agentgym._deprecated import RenamedKeys, alias, warn_renamed
 from agentgym.core.env import TextEnv, require_choice, require_positive_int
+from agentgym.core.tasks import TASK_OPTION_RENAMES, pick_task
 from agentgym.core.parsing import GiveUp
 from agentgym.core.tools import ToolBox
 from agentgym.core.types import ActionError, ErrorCode, StepInfo, ToolCall, ToolResult
 from agentgym.envs.searchqa._search_r1 import SCORINGS, SearchR1Episode
 from agentgym.envs.searchqa._render import (SEARCH_R1_PROMPT, clip, first_observation, render_hits, render_search_r1,
                                             search_r1_question)
-from agentgym.envs.searchqa.data import Question
+from agentgym.envs.searchqa.data import QATask
 from agentgym.envs.searchqa.observation import ObservationCutter
 from agentgym.envs.searchqa.protocol import (ACTION_FORMATS, SEARCH_R1_INVALID, SEARCH_TOOLS, Search, clean_text,
                                              cut_turn, read_action, read_search_r1)
@@ -30,8 +32,10 @@ __all__ = ["SearchQAEnv", "LongFormSearchQAEnv", "REWARDS", "PROTOCOLS", "STOP_S
 REWARDS = ("em", "subem", "f1")
 PROTOCOLS = ("agentgym", "search-r1")
 STOP_STRINGS = ("</search>", "</answer>")
+_RENAMED_KWARGS = RenamedKeys("SearchQAEnv kwarg", {"questions": "tasks"})
+alias("SearchQAEnv attribute", "question", "task")
+alias("SearchQAEnv attribute", "questions", "tasks")
 AnswerJudge = Callable[[str, str, Sequence[str]], "float | None"]
-_OPTIONS = ("query_index", "query_id", "query")
 _INFO_ANSWER_CHARS = 2000  # info keeps logs small; the model's own text has the whole answer
 
 
@@ -97,9 +101,9 @@ class SearchQAEnv(TextEnv):
     ``answer_blocks``, ``parse_notes``, ``retriever_error``.
 
     ## Arguments
-    * ``questions``: a FlashRAG/Search-R1 file (jsonl, json, parquet), rows, ``Question`` objects,
-      or a split of the embedded world (``train``, ``validation``, ``test``); None for
-      ``$AGENTGYM_SEARCHQA_QUESTIONS`` or else the embedded ``train`` split.
+    * ``tasks``: a FlashRAG/Search-R1 question file (jsonl, json, parquet), rows, ``QATask``
+      objects, or a split of the embedded world (``train``, ``validation``, ``test``); None for
+      ``$AGENTGYM_SEARCHQA_TASKS`` or else the embedded ``train`` split.
     * ``corpus``: a passage file (``id`` + ``contents`` or ``id`` + ``title`` + ``text``) or rows,
       indexed with BM25 on first use; None for ``$AGENTGYM_SEARCHQA_CORPUS`` or the embedded world.
     * ``retriever``: a ``Retriever``, or a ``/retrieve`` URL (``$AGENTGYM_SEARCHQA_RETRIEVER``);
@@ -124,8 +128,8 @@ class SearchQAEnv(TextEnv):
       ``render_mode``: ``ansi``.
 
     ## Reset options
-    ``{"query_index": i}``, ``{"query_id": "train-3"}`` or ``{"query": row_or_Question}``;
-    otherwise the question is drawn with the env's seeded generator.
+    ``{"task_index": i}``, ``{"task_id": "train-3"}`` or ``{"task": row_or_QATask}``;
+    otherwise the task is drawn with the env's seeded generator.
 
     ## Version history
     * v0: first release.
@@ -136,8 +140,10 @@ class SearchQAEnv(TextEnv):
     """Where a generated turn ends (the tag format's closing tags; each instance sets its own:
     ``search-r1`` stops at ``</search>`` only and declares Search-R1's cut in ``stop_priority``)."""
     reward_provides: ClassVar[frozenset[str]] = frozenset({"question", "references"})
+    renamed_kwargs: ClassVar[RenamedKeys] = _RENAMED_KWARGS
+    renamed_options: ClassVar[RenamedKeys] = TASK_OPTION_RENAMES
 
-    def __init__(self, *, questions: Any = None, corpus: Any = None, retriever: Retriever | str | None = None,
+    def __init__(self, *, tasks: Any = None, corpus: Any = None, retriever: Retriever | str | None = None,
                  protocol: str = "agentgym", action_format: str = "tags", metric: str = "em", top_k: int = 3, max_searches: int = 4,
                  max_turns: int | None = None, passage_chars: int = 1000, max_query_chars: int = 1000,
                  max_action_chars: int | None = None, tokenizer: Any = None, max_observation_tokens: int = 500,
@@ -181,11 +187,11 @@ class SearchQAEnv(TextEnv):
         self._cut = ObservationCutter(tokenizer, max_observation_tokens)
         self.passage_chars, self.max_query_chars = passage_chars, max_query_chars
         self.prompt_template = prompt_template
-        self.questions, self.retriever = resolve_sources(
-            questions, corpus, retriever, long_form=self.long_form, synthetic_size=synthetic_size,
+        self.tasks, self.retriever = resolve_sources(
+            tasks, corpus, retriever, long_form=self.long_form, synthetic_size=synthetic_size,
             synthetic_seed=synthetic_seed, index_dir=index_dir, cache_dir=cache_dir, bm25=bm25)
-        self._index = {q.id: i for i, q in enumerate(self.questions)}
-        self._question: Question | None = None
+        self._ids = {t.id: i for i, t in enumerate(self.tasks)}
+        self._task: QATask | None = None
         self._reset_episode()
 
     @property
@@ -194,9 +200,21 @@ class SearchQAEnv(TextEnv):
         return SEARCH_TOOLS
 
     @property
-    def question(self) -> Question | None:
-        """The current episode's question (with its gold answers)."""
-        return self._question
+    def task(self) -> QATask | None:
+        """The current episode's task (the question and its gold answers)."""
+        return self._task
+
+    @property
+    def question(self) -> QATask | None:
+        """Deprecated: ``task``."""
+        warn_renamed("SearchQAEnv.question", "SearchQAEnv.task")
+        return self._task
+
+    @property
+    def questions(self) -> list[QATask]:
+        """Deprecated: ``tasks``."""
+        warn_renamed("SearchQAEnv.questions", "SearchQAEnv.tasks")
+        return self.tasks
 
     # -- episode -----------------------------------------------------------------------------
     def _reset_episode(self) -> None:
@@ -207,22 +225,22 @@ class SearchQAEnv(TextEnv):
         self._r1 = SearchR1Episode("")
 
     def _start(self, options: dict[str, Any]) -> tuple[str, StepInfo]:
-        self._question = self._pick(options)
+        self._task = pick_task(options, self.tasks, self._ids, self.np_random, _read_task)
         self._reset_episode()
         if self.search_r1:
-            text = _prompt_of(options.get("query"))  # a Search-R1 row's own prompt, as the model reads it
+            text = _prompt_of(options.get("task"))  # a Search-R1 row's own prompt, as the model reads it
             if text is None and self.prompt_template is not None:
-                text = first_observation(self._question.question, action_format="tags", top_k=self.top_k,
+                text = first_observation(self._task.text, action_format="tags", top_k=self.top_k,
                                          max_searches=self.max_searches, long_form=self.long_form,
                                          template=self.prompt_template)
             if text is None:
-                text = SEARCH_R1_PROMPT.format(question=search_r1_question(self._question.question))
+                text = SEARCH_R1_PROMPT.format(question=search_r1_question(self._task.text))
             self._r1 = SearchR1Episode(text)
-            return text, StepInfo(turn=0, task_id=self._question.id, extra={"question": self._question.question})
-        text = first_observation(self._question.question, action_format=self.action_format, top_k=self.top_k,
+            return text, StepInfo(turn=0, task_id=self._task.id, extra={"question": self._task.text})
+        text = first_observation(self._task.text, action_format=self.action_format, top_k=self.top_k,
                                  max_searches=self.max_searches, long_form=self.long_form,
                                  template=self.prompt_template)
-        return text, StepInfo(turn=0, task_id=self._question.id, extra={"question": self._question.question})
+        return text, StepInfo(turn=0, task_id=self._task.id, extra={"question": self._task.text})
 
     @property
     def search_r1(self) -> bool:
@@ -241,10 +259,10 @@ class SearchQAEnv(TextEnv):
     def _unanswered(self) -> dict[str, Any]:
         report: dict[str, Any] = {"answer": None, "score": 0.0}
         if not self.long_form:
-            report.update(golden_answers=list(self._question.golden_answers), em=0.0, subem=0.0, f1=0.0,
+            report.update(golden_answers=list(self._task.golden_answers), em=0.0, subem=0.0, f1=0.0,
                           retrieval_hit=self._retrieval_hit, reward_metric=self.metric)
-        if self._question.data_source is not None:
-            report["data_source"] = self._question.data_source
+        if self._task.data_source is not None:
+            report["data_source"] = self._task.data_source
         return report
 
     def _act_turn(self, action: str) -> tuple[str, float, bool, StepInfo]:
@@ -351,7 +369,7 @@ class SearchQAEnv(TextEnv):
     def _note_retrieval(self, hits: list) -> None:
         self._seen_ids.extend(h.id for h in hits)
         if not self.long_form and not self._retrieval_hit:
-            golden = self._question.golden_answers
+            golden = self._task.golden_answers
             self._retrieval_hit = any(answer_in_text(golden, f"{h.title} {h.text}") for h in hits)
 
     def _finish(self, answer: str | None, extra: dict[str, Any]) -> tuple[str, float, bool, StepInfo]:
@@ -370,7 +388,7 @@ class SearchQAEnv(TextEnv):
 
     def evaluate(self, answer: str) -> dict[str, Any]:
         """The terminal report; ``score`` is the reward. Override to reshape the terminal signal."""
-        golden = self._question.golden_answers
+        golden = self._task.golden_answers
         f1 = token_f1(answer, golden)
         report = {"answer": clip(answer, _INFO_ANSWER_CHARS), "golden_answers": list(golden),
                   "em": exact_match(answer, golden),
@@ -378,48 +396,25 @@ class SearchQAEnv(TextEnv):
                   "f1": f1.f1, "precision": f1.precision,
                   "recall": f1.recall, "retrieval_hit": self._retrieval_hit, "reward_metric": self.metric}
         report["score"] = report[self.metric]
-        if self._question.data_source is not None:
-            report["data_source"] = self._question.data_source
+        if self._task.data_source is not None:
+            report["data_source"] = self._task.data_source
         return report
 
     def reward_context(self) -> dict[str, Any]:
         """The question, its reference answers and the submitted answer, for the reward terms.
 
         The unshaped outcome is exact match (short form) on the submitted answer."""
-        question = self._question
-        context: dict[str, Any] = {"task": question, "question": question.question,
-                                   "references": list(question.golden_answers), "answer": self._answer}
+        task = self._task
+        context: dict[str, Any] = {"task": task, "question": task.text,
+                                   "references": list(task.golden_answers), "answer": self._answer}
         if not self.long_form:
             scored = self._r1.scored_answer() if self.scoring == "transcript" else self._answer
-            context["outcome"] = 0.0 if scored is None else exact_match(scored, question.golden_answers)
+            context["outcome"] = 0.0 if scored is None else exact_match(scored, task.golden_answers)
         return context
 
     # -- helpers -----------------------------------------------------------------------------
     def _info(self, **fields: Any) -> StepInfo:
-        return StepInfo(turn=self.turn, task_id=self._question.id if self._question else None, **fields)
-
-    def _pick(self, options: dict[str, Any]) -> Question:
-        unknown = set(options) - set(_OPTIONS)
-        if unknown:
-            raise ConfigError("options", sorted(unknown), _OPTIONS)
-        if "query" in options:
-            q = options["query"]
-            if isinstance(q, Question):
-                return q
-            if isinstance(q, Mapping):
-                return Question.from_row(q, "custom")
-            raise ConfigError("query", q, "a Question or a row with 'question' and 'golden_answers'")
-        if "query_id" in options:
-            if options["query_id"] not in self._index:
-                raise ConfigError("query_id", options["query_id"],
-                                  f"an id of the loaded questions, e.g. {self.questions[0].id!r}")
-            return self.questions[self._index[options["query_id"]]]
-        if "query_index" in options:
-            i = options["query_index"]
-            if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < len(self.questions):
-                raise ConfigError("query_index", i, f"an int in [0, {len(self.questions) - 1}]")
-            return self.questions[i]
-        return self.questions[int(self.np_random.integers(len(self.questions)))]
+        return StepInfo(turn=self.turn, task_id=self._task.id if self._task else None, **fields)
 
 
 class LongFormSearchQAEnv(SearchQAEnv):
@@ -443,7 +438,7 @@ class LongFormSearchQAEnv(SearchQAEnv):
         self.judge = judge
 
     def evaluate(self, answer: str) -> dict[str, Any]:
-        question, references = self._question.question, list(self._question.golden_answers)
+        question, references = self._task.text, list(self._task.golden_answers)
         report: dict[str, Any] = {"answer": clip(answer, _INFO_ANSWER_CHARS), "references": references,
                                   "rouge_l": lexical_longform_score(question, answer, references)}
         score, scorer = None, "lexical"
@@ -457,9 +452,17 @@ class LongFormSearchQAEnv(SearchQAEnv):
         return report
 
 
-def _prompt_of(query: Any) -> str | None:
+def _read_task(task: Any) -> QATask:
+    if isinstance(task, QATask):
+        return task
+    if isinstance(task, Mapping):
+        return QATask.from_row(task, "custom")
+    raise ConfigError("task", task, "a QATask or a row with 'question' and 'golden_answers'")
+
+
+def _prompt_of(task: Any) -> str | None:
     """The text of a row's own chat prompt (its messages' contents), when the reset option has one."""
-    prompt = query.get("prompt") if isinstance(query, Mapping) else None
+    prompt = task.get("prompt") if isinstance(task, Mapping) else None
     if not prompt or isinstance(prompt, (str, bytes)):
         return None
     texts = [str(m.get("content", "")) for m in prompt if isinstance(m, Mapping)]

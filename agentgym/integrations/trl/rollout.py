@@ -234,7 +234,7 @@ def task_dataset(env_id: str, *, seeds: Sequence[int] | None = None, options: Se
     as a user message that carries its task (``TASK_KEY``), for ``GRPOTrainer(train_dataset=...)``.
 
     Give ``seeds`` (each resets the env with that seed) and/or ``options`` (reset options such as
-    ``{"query_index": 3}``); both given, they pair up."""
+    ``{"task_index": 3}``); both given, they pair up."""
     from datasets import Dataset
 
     if seeds is None and options is None:

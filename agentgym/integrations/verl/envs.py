@@ -118,7 +118,7 @@ def row_extra_info(row: Mapping[str, Any]) -> dict[str, Any]:
                 "golden_answers": golds, "prompt": _messages(row.get("raw_prompt", row.get("prompt"))),
                 **({"question": text} if text is not None else {}),
                 **({"data_source": source} if isinstance(source, str) else {})}
-    options = {**(_decoded(info.get("reset_options")) or {}), "query": question}
+    options = {**(_decoded(info.get("reset_options")) or {}), "task": question}
     return {**info, "env_id": SEARCH_R1_ROW_DEFAULTS["env_id"],
             "env_kwargs": json.dumps({**SEARCH_R1_ROW_DEFAULTS["env_kwargs"],
                                       **(_decoded(info.get("env_kwargs")) or {})}),

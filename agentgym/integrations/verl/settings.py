@@ -120,7 +120,7 @@ class EnvTask:
         reward = settings.reward if settings.reward is not None else decode_json_field(info.get("reward"))
         options = _mapping("extra_info.reset_options", decode_json_field(info.get("reset_options")))
         if info.get("query_index") is not None:
-            options["query_index"] = _int("extra_info.query_index", info["query_index"])
+            options["task_index"] = _int("extra_info.query_index", info["query_index"])
         seed = info.get("seed")
         return cls(env_id, kwargs, options, None if seed is None else _int("extra_info.seed", seed), reward or None,
                    settings.remote_url, settings.remote_token)

@@ -27,7 +27,7 @@ from agentgym.envs.travelplanner.evaluation import _commonsense, _hard, _strict,
 from agentgym.envs.travelplanner.world._index import index_for
 from agentgym.envs.travelplanner.evaluation._strict_plan import read_plan
 from agentgym.envs.travelplanner.plan import ParsedPlan, Plan, parse_plan
-from agentgym.envs.travelplanner.queries import TravelQuery
+from agentgym.envs.travelplanner.tasks import TravelTask
 from agentgym.envs.travelplanner.world import World
 from agentgym.errors import ConfigError
 
@@ -102,7 +102,7 @@ class EvaluationReport(BaseModel):
         return out
 
 
-def evaluate(plan: Any, query: TravelQuery | Mapping[str, Any], world: World, *,
+def evaluate(plan: Any, query: TravelTask | Mapping[str, Any], world: World, *,
              evaluation: str = "official") -> EvaluationReport:
     """Check ``plan`` against ``query`` in ``world``.
 
@@ -112,8 +112,8 @@ def evaluate(plan: Any, query: TravelQuery | Mapping[str, Any], world: World, *,
     ``"strict"`` one every shape ``parse_plan`` reads is accepted."""
     if evaluation not in EVALUATIONS:
         raise ConfigError("evaluation", evaluation, EVALUATIONS)
-    if not isinstance(query, TravelQuery):
-        query = TravelQuery.from_row(query, id="query")
+    if not isinstance(query, TravelTask):
+        query = TravelTask.from_row(query, id="query")
     if isinstance(plan, ParsedPlan):
         parsed = plan
     else:
@@ -164,14 +164,14 @@ def _not_a_plan(what: str) -> ParsedPlan:
     return ParsedPlan(days=None, delivered=False, reason=reason)
 
 
-def _safe_read(query: TravelQuery, days: list[Any], ix: Any) -> Any:
+def _safe_read(query: TravelTask, days: list[Any], ix: Any) -> Any:
     try:
         return read_plan(query, days, ix)
     except Exception as exc:  # noqa: BLE001 - strict reading must not raise; fail every check instead
         return exc
 
 
-def _run(name: str, fn: Callable[..., tuple[bool | None, str]], query: TravelQuery, subject: Any,
+def _run(name: str, fn: Callable[..., tuple[bool | None, str]], query: TravelTask, subject: Any,
          ix: Any, errors: list[str]) -> Verdict:
     try:
         if isinstance(subject, Exception):
@@ -202,13 +202,13 @@ def _line(text: str, limit: int = 240) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _undelivered(evaluation: str, query: TravelQuery, reason: str) -> EvaluationReport:
+def _undelivered(evaluation: str, query: TravelTask, reason: str) -> EvaluationReport:
     verdict = Verdict.model_construct(passed=False, reason=f"plan not delivered: {reason}")
     commonsense = {name: verdict for name in COMMONSENSE}
     return _report(evaluation, query, commonsense, None, reason, delivered=False)
 
 
-def _report(evaluation: str, query: TravelQuery, commonsense: dict[str, Verdict], hard: dict[str, Verdict] | None,
+def _report(evaluation: str, query: TravelTask, commonsense: dict[str, Verdict], hard: dict[str, Verdict] | None,
             error: str | None, *, delivered: bool = True) -> EvaluationReport:
     c_passed, c_pass = _tally(commonsense)
     h_passed, h_pass = (0, False) if hard is None else _tally(hard)
@@ -246,14 +246,14 @@ def _construct(cls: type[BaseModel], values: dict[str, Any]) -> Any:
     return m
 
 
-def applicable_hard(query: TravelQuery) -> int:
+def applicable_hard(query: TravelTask) -> int:
     """The budget plus every local constraint the query sets (what the per-plan hard micro divides by)."""
     lc = query.local_constraint
     return 1 + (lc.house_rule is not None) + bool(lc.cuisine) + (lc.room_type is not None) \
         + (lc.transportation is not None)
 
 
-def hard_denominator(query: TravelQuery) -> int:
+def hard_denominator(query: TravelTask) -> int:
     """The query's share of the official hard-micro denominator.
 
     Upstream counts, per query, the budget plus: at ``hard`` level every set local constraint;
@@ -307,7 +307,7 @@ class Metrics(MetricSet):
     by_days: dict[int, MetricSet] = {}
 
 
-def aggregate(reports: Sequence[EvaluationReport], queries: Sequence[TravelQuery]) -> Metrics:
+def aggregate(reports: Sequence[EvaluationReport], queries: Sequence[TravelTask]) -> Metrics:
     """The official metrics of ``reports`` (``reports[i]`` is the plan for ``queries[i]``).
 
     Denominators as upstream: N = the number of queries (45 / 180 / 1000 on the real splits),
@@ -335,7 +335,7 @@ def _level_order(level: str) -> int:
     return {"easy": 0, "medium": 1, "hard": 2}.get(level, 3)
 
 
-def _metric_set(pairs: list[tuple[EvaluationReport, TravelQuery]]) -> MetricSet:
+def _metric_set(pairs: list[tuple[EvaluationReport, TravelTask]]) -> MetricSet:
     n = len(pairs)
     delivered = sum(r.delivered for r, _ in pairs)
     c_passed = sum(r.commonsense_passed for r, _ in pairs if r.delivered)

@@ -20,7 +20,7 @@ from agentgym.envs.travelplanner.evaluation._evaluate import (
     OFFICIAL_METRIC_NAMES, EvaluationReport, Metrics, aggregate, evaluate,
 )
 from agentgym.envs.travelplanner.plan import ParsedPlan
-from agentgym.envs.travelplanner.queries import SPLITS, TravelQuery, load_queries
+from agentgym.envs.travelplanner.tasks import SPLITS, TravelTask, load_tasks
 from agentgym.envs.travelplanner.world import World
 from agentgym.errors import DataError
 
@@ -61,7 +61,7 @@ def run(submission: Path, *, queries: str | None = None, database: Path | None =
             "query_source": queries, "warnings": warnings}
 
 
-def _in_world(query: TravelQuery, world: World) -> bool:
+def _in_world(query: TravelTask, world: World) -> bool:
     # The destination of a multi-city trip is a state.
     return query.org in world.city_set and (query.dest in world.city_set or query.dest in world.states)
 
@@ -130,7 +130,7 @@ def _unreadable_notes(unreadable: list[int]) -> list[str]:
     return notes
 
 
-def _queries(source: str | None, lines: list[Any], world: World) -> list[TravelQuery]:
+def _queries(source: str | None, lines: list[Any], world: World) -> list[TravelTask]:
     if source is None:
         return _embedded(lines, "the submission")
     path = Path(source)
@@ -138,10 +138,10 @@ def _queries(source: str | None, lines: list[Any], world: World) -> list[TravelQ
         rows = read_submission(path)
         if rows and all(isinstance(r, dict) and isinstance(r.get("query"), dict) for r in rows):
             return _embedded(rows, str(path))
-    return load_queries(source, world_root=world.root)
+    return load_tasks(source, world_root=world.root)
 
 
-def _embedded(rows: list[Any], where: str) -> list[TravelQuery]:
+def _embedded(rows: list[Any], where: str) -> list[TravelTask]:
     out = []
     for i, row in enumerate(rows):
         if isinstance(row, ParsedPlan):  # a line that is not JSON
@@ -149,7 +149,7 @@ def _embedded(rows: list[Any], where: str) -> list[TravelQuery]:
                             "queries from elsewhere")
         if not (isinstance(row, dict) and isinstance(row.get("query"), dict)):
             raise DataError(f"plan {i + 1} of {where} carries no query object; pass --queries")
-        out.append(TravelQuery.from_row(row["query"], id=str(row.get("id") or f"line-{i + 1}")))
+        out.append(TravelTask.from_row(row["query"], id=str(row.get("id") or f"line-{i + 1}")))
     return out
 
 
@@ -212,7 +212,7 @@ def to_json(result: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _entry(i: int, q: TravelQuery, report: EvaluationReport, lines: list[Any]) -> dict[str, Any]:
+def _entry(i: int, q: TravelTask, report: EvaluationReport, lines: list[Any]) -> dict[str, Any]:
     line = lines[i] if i < len(lines) else None
     idx = line.get("idx") if isinstance(line, dict) else None
     return {"index": i, "idx": idx, "id": q.id, "level": q.level, "days": q.days,

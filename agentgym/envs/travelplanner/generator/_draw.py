@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from agentgym.envs.travelplanner.world._index import index_for
-from agentgym.envs.travelplanner.queries import CUISINES, HOUSE_RULES
+from agentgym.envs.travelplanner.tasks import CUISINES, HOUSE_RULES
 from agentgym.envs.travelplanner.solver._problem import writable_city
 from agentgym.envs.travelplanner.world import World
 

@@ -27,7 +27,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from agentgym.envs.travelplanner.queries import TravelQuery
+from agentgym.envs.travelplanner.tasks import TravelTask
 from agentgym.envs.travelplanner.solver._problem import MUST_PASS, read_problem
 from agentgym.envs.travelplanner.solver._render import render_plan
 from agentgym.envs.travelplanner.solver._search import Search
@@ -73,7 +73,7 @@ class SolveResult(BaseModel):
         return self.status == "solved"
 
 
-def solve(query: TravelQuery | Mapping[str, Any], world: World, *, time_limit: float | None = 30.0,
+def solve(query: TravelTask | Mapping[str, Any], world: World, *, time_limit: float | None = 30.0,
           node_limit: int | None = None, must_pass: str = "strict", ignore_budget: bool = False) -> SolveResult:
     """The cheapest plan for ``query`` in ``world`` that passes the evaluators ``must_pass`` names.
 
@@ -86,7 +86,7 @@ def solve(query: TravelQuery | Mapping[str, Any], world: World, *, time_limit: f
     if must_pass not in MUST_PASS:
         raise ConfigError("must_pass", must_pass, MUST_PASS)
     start = time.perf_counter()
-    q = query if isinstance(query, TravelQuery) else TravelQuery.from_row(query, id="custom")
+    q = query if isinstance(query, TravelTask) else TravelTask.from_row(query, id="custom")
     problem = read_problem(q, world, must_pass=must_pass, ignore_budget=ignore_budget)
     search = Search(problem, time_limit=time_limit, node_limit=node_limit)
     if problem.issue is None:
