@@ -144,7 +144,7 @@ def _tools():
 
 
 def _searchqa(fmt: str) -> Callable[[str], object]:
-    from agentgym.envs.searchqa.protocol import read_action
+    from agentgym.envs.searchqa.actions import read_action
 
     return lambda text: read_action(text, fmt)
 

@@ -302,13 +302,13 @@ def test_train_dry_run_from_the_cli():
     assert bad.returncode == 1 and "top_k" in bad.stdout
 
 
-# -- protocol="search-r1": the env's declared turn cut, and Search-R1's token layout -------------
+# -- action_format="search-r1": the env's declared turn cut, and Search-R1's token layout -------------
 CORPUS = [
     {"id": "0", "contents": '"Evan Morris"\nEvan Morris (1977 - 2015) was a lobbyist for Genentech.\nHe lived in DC.'},
     {"id": "1", "contents": '"Genentech"\nGenentech is a biotechnology company founded in 1976.'},
     {"id": "2", "contents": '"Roche"\nRoche acquired Genentech in 2009.'},
 ]
-SEARCH_R1_ENV = {"protocol": "search-r1", "corpus": CORPUS,
+SEARCH_R1_ENV = {"action_format": "search-r1", "corpus": CORPUS,
                  "questions": [{"question": "Which company did Evan Morris work for", "golden_answers": ["Genentech"]}]}
 
 
@@ -394,7 +394,7 @@ def test_trl_refuses_the_search_r1_layout_for_other_envs_and_unknown_layouts(run
 
     trainer, _ = run
     rollout = AgentGymRollout("SearchQA-v0", env_kwargs={"synthetic_size": "small"}, layout="search-r1")
-    with pytest.raises(ConfigError, match="protocol='search-r1'"):
+    with pytest.raises(ConfigError, match="action_format='search-r1'"):
         rollout(_batch(trainer, 2), trainer)
     with pytest.raises(ConfigError, match="layout"):
         AgentGymRollout("SearchQA-v0", layout="search_r1")

@@ -26,7 +26,7 @@ def _files(tmp_path, name, rows):
 
 
 def _kwargs(tmp_path):
-    return {"corpus": str(tmp_path / "c.jsonl"), "protocol": "search-r1", "cache_dir": str(tmp_path / "cache")}
+    return {"corpus": str(tmp_path / "c.jsonl"), "action_format": "search-r1", "cache_dir": str(tmp_path / "cache")}
 
 
 def _play(row, tmp_path):

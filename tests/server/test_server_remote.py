@@ -191,7 +191,7 @@ def test_a_server_that_is_not_there_or_full_raises_server_unavailable(serve):
 
 
 @pytest.mark.parametrize("env_id, kwargs", [
-    ("SearchQA-v0", {}), ("SearchQA-v0", {"action_format": "json"}), ("SearchQA-v0", {"protocol": "search-r1"}),
+    ("SearchQA-v0", {}), ("SearchQA-v0", {"action_format": "json"}), ("SearchQA-v0", {"action_format": "search-r1"}),
     ("TravelPlanner-v0", {"action_format": "json"}), ("TravelPlanner-v0", {"action_format": "react"}),
 ])
 def test_remote_envs_stop_model_turns_where_the_local_env_does(live_server, env_id, kwargs):

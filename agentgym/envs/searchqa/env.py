@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
-from agentgym._deprecated import RenamedKeys, alias, warn_renamed
+from agentgym._deprecated import RenamedKeys, alias, module_aliases, warn_renamed
 from agentgym.core.env import TextEnv, require_choice, require_positive_int
 from agentgym.core.tasks import TASK_OPTION_RENAMES, pick_task
 from agentgym.core.parsing import GiveUp
@@ -19,7 +19,7 @@ from agentgym.envs.searchqa._render import (SEARCH_R1_PROMPT, clip, first_observ
                                             search_r1_question)
 from agentgym.envs.searchqa.data import QATask
 from agentgym.envs.searchqa.observation import ObservationCutter
-from agentgym.envs.searchqa.protocol import (ACTION_FORMATS, SEARCH_R1_INVALID, SEARCH_TOOLS, Search, clean_text,
+from agentgym.envs.searchqa.actions import (ACTION_FORMATS, SEARCH_R1_INVALID, SEARCH_TOOLS, Search, clean_text,
                                              cut_turn, read_action, read_search_r1)
 from agentgym.envs.searchqa.retrievers import Retriever
 from agentgym.envs.searchqa.scoring import (answer_in_text, exact_match, lexical_longform_score,
@@ -27,12 +27,33 @@ from agentgym.envs.searchqa.scoring import (answer_in_text, exact_match, lexical
 from agentgym.envs.searchqa.sources import resolve_sources
 from agentgym.errors import ConfigError
 
-__all__ = ["SearchQAEnv", "LongFormSearchQAEnv", "REWARDS", "PROTOCOLS", "STOP_STRINGS", "AnswerJudge"]
+__all__ = ["SearchQAEnv", "LongFormSearchQAEnv", "REWARDS", "STOP_STRINGS", "AnswerJudge"]
 
 REWARDS = ("em", "subem", "f1")
-PROTOCOLS = ("agentgym", "search-r1")
+_PROTOCOLS = ("agentgym", "search-r1")
 STOP_STRINGS = ("</search>", "</answer>")
-_RENAMED_KWARGS = RenamedKeys("SearchQAEnv kwarg", {"questions": "tasks"})
+
+
+class _RenamedKwargs(RenamedKeys):
+    """``questions=`` is ``tasks=``; ``protocol=`` folds into ``action_format``: ``"search-r1"`` is
+    that action format, ``"agentgym"`` keeps the one given."""
+
+    def apply(self, given: Mapping[str, Any] | None, *, stacklevel: int = 4) -> dict[str, Any]:
+        out = super().apply(given, stacklevel=stacklevel + 1)
+        if "protocol" not in out:
+            return out
+        protocol = require_choice("protocol", out.pop("protocol"), _PROTOCOLS)
+        warn_renamed("SearchQAEnv kwarg 'protocol'", "'action_format'", stacklevel=stacklevel)
+        if protocol == "search-r1":
+            if out.get("action_format", "tags") not in ("tags", "search-r1"):
+                raise ConfigError("action_format", out["action_format"], "'search-r1' (protocol='search-r1' was given)")
+            out["action_format"] = "search-r1"
+        return out
+
+
+_RENAMED_KWARGS = _RenamedKwargs("SearchQAEnv kwarg", {"questions": "tasks"})
+alias("SearchQAEnv kwarg", "protocol", "action_format")
+alias("SearchQAEnv attribute", "protocol", "action_format")
 alias("SearchQAEnv attribute", "question", "task")
 alias("SearchQAEnv attribute", "questions", "tasks")
 AnswerJudge = Callable[[str, str, Sequence[str]], "float | None"]
@@ -49,8 +70,8 @@ class SearchQAEnv(TextEnv):
     questions (``agentgym.envs.searchqa.synthetic``), so it runs offline and no model knows the
     answers from pretraining. Real FlashRAG/Search-R1 question files and corpora plug in as they are.
 
-    ## Protocols
-    ``protocol="search-r1"`` plays and scores Search-R1's episodes exactly, quirks included
+    ## Action formats
+    ``action_format="search-r1"`` plays and scores Search-R1's episodes exactly, quirks included
     (docs/searchqa.md lists the rules and the quirks): its prompt (or a Search-R1 row's own);
     the turn cut after the first ``</search>`` (else ``</answer>``), ``<think>`` being plain
     text, and the first case-sensitive ``<search>``/``<answer>`` acted on; no size limit on a
@@ -61,11 +82,10 @@ class SearchQAEnv(TextEnv):
     estimate of them without one); the reward at the end of every episode, ``qa_em`` (or
     ``qa_subem``) on the last ``<answer>`` of prompt plus transcript (``scoring="answer"``: on
     the answer the turn acted on); Search-R1's counters in ``info["extra"]["search_r1"]``.
-    ``protocol="agentgym"`` (default) is the protocol below, forgiving of case, spacing and an
-    empty answer, with a search budget.
+    ``action_format="tags"`` (default) and ``"json"`` are forgiving of case, spacing and an
+    empty answer, with a search budget:
 
-    ## Action format
-    ``action_format="tags"`` (default, Search-R1): ``<search>query</search>`` searches and
+    ``action_format="tags"`` (Search-R1's tags): ``<search>query</search>`` searches and
     ``<answer>text</answer>`` answers; ``<think>`` blocks are allowed and ignored. The first
     complete tag decides the action; an answer is the last well-formed ``<answer>`` block.
     ``action_format="json"``: ``<tool_call>{"name": "search", "arguments": {"query": ...}}</tool_call>``
@@ -108,16 +128,17 @@ class SearchQAEnv(TextEnv):
       indexed with BM25 on first use; None for ``$AGENTGYM_SEARCHQA_CORPUS`` or the embedded world.
     * ``retriever``: a ``Retriever``, or a ``/retrieve`` URL (``$AGENTGYM_SEARCHQA_RETRIEVER``);
       replaces the corpus's BM25 index.
-    * ``protocol``: ``agentgym`` (default) or ``search-r1``. ``tokenizer``: a Hugging Face tokenizer
+    * ``action_format``: ``tags`` (default), ``json`` or ``search-r1``. ``metric``: ``em``, ``subem``
+      or ``f1``. ``protocol="search-r1"`` (deprecated) is ``action_format="search-r1"``.
+    * ``tokenizer``: a Hugging Face tokenizer
       (or its name or local path) for Search-R1's token cut of observations;
       ``max_observation_tokens`` (500, Search-R1's ``max_obs_length``). ``scoring`` (``search-r1``
       only): ``transcript`` (Search-R1's; the default of ``SearchQA-v0``) or ``answer`` (the
       default of the long form, which Search-R1 does not score).
-    * ``action_format``: ``tags`` (default) or ``json``. ``metric``: ``em``, ``subem`` or ``f1``.
     * ``reward``: a reward preset name or spec (None: the ``metric`` is the reward).
     * ``top_k`` (3), ``max_searches`` (4), ``max_turns`` (10; 4 with ``search-r1``, whose meaning differs:
-      see Protocols), ``passage_chars`` (1000, per passage
-      text), ``max_query_chars`` (1000; ``agentgym`` only), ``max_action_chars`` (1,000,000; none with
+      see Action formats), ``passage_chars`` (1000, per passage
+      text), ``max_query_chars`` (1000; not with ``search-r1``), ``max_action_chars`` (1,000,000; none with
       ``search-r1`` unless given).
     * ``synthetic_size`` (``small``, ``default``, ``large`` or an int of passages) and
       ``synthetic_seed`` (0): the embedded world. ``index_dir``, ``cache_dir``: where the BM25
@@ -144,15 +165,15 @@ class SearchQAEnv(TextEnv):
     renamed_options: ClassVar[RenamedKeys] = TASK_OPTION_RENAMES
 
     def __init__(self, *, tasks: Any = None, corpus: Any = None, retriever: Retriever | str | None = None,
-                 protocol: str = "agentgym", action_format: str = "tags", metric: str = "em", top_k: int = 3, max_searches: int = 4,
+                 action_format: str = "tags", metric: str = "em", top_k: int = 3, max_searches: int = 4,
                  max_turns: int | None = None, passage_chars: int = 1000, max_query_chars: int = 1000,
                  max_action_chars: int | None = None, tokenizer: Any = None, max_observation_tokens: int = 500,
                  scoring: str | None = None,
                  synthetic_size: str | int = "default", synthetic_seed: int = 0, bm25: str = "bm25s",
                  index_dir: str | os.PathLike[str] | None = None, cache_dir: str | os.PathLike[str] | None = None,
                  prompt_template: str | None = None, render_mode: str | None = None) -> None:
-        require_choice("protocol", protocol, PROTOCOLS)
-        search_r1 = protocol == "search-r1"
+        require_choice("action_format", action_format, ACTION_FORMATS)
+        search_r1 = action_format == "search-r1"
         if max_turns is None:  # Search-R1's training scripts run max_turns=4
             max_turns = 4 if search_r1 else 10
         require_positive_int("max_turns", max_turns)
@@ -161,9 +182,6 @@ class SearchQAEnv(TextEnv):
         # Search-R1's max_turns=N: N turns that act, then a final turn in which a search is not run.
         super().__init__(max_turns=max_turns + 1 if search_r1 else max_turns,
                          max_action_chars=max_action_chars, render_mode=render_mode)
-        require_choice("action_format", action_format, ACTION_FORMATS)
-        if search_r1 and action_format != "tags":
-            raise ConfigError("action_format", action_format, "'tags' with protocol='search-r1'")
         if scoring is None:  # Search-R1 scores short answers only; long form scores the answer given
             scoring = "transcript" if search_r1 and not self.long_form else "answer"
         require_choice("scoring", scoring, SCORINGS if search_r1 else ("answer",))
@@ -180,7 +198,7 @@ class SearchQAEnv(TextEnv):
             require_positive_int(name, value)
         if prompt_template is not None and not isinstance(prompt_template, str):
             raise ConfigError("prompt_template", prompt_template, "a str or None")
-        self.protocol, self.action_format, self.metric = protocol, action_format, metric
+        self.action_format, self.metric = action_format, metric
         self.search_turns = max_turns
         """Turns in which a search runs (``max_turns`` as given); ``self.max_turns`` counts every turn."""
         self.top_k, self.max_searches = top_k, max_searches
@@ -244,8 +262,14 @@ class SearchQAEnv(TextEnv):
 
     @property
     def search_r1(self) -> bool:
-        """Whether the env plays Search-R1's protocol."""
-        return self.protocol == "search-r1"
+        """Whether the env plays Search-R1's episodes exactly (``action_format="search-r1"``)."""
+        return self.action_format == "search-r1"
+
+    @property
+    def protocol(self) -> str:
+        """Deprecated: ``action_format`` (``"search-r1"``, or ``"agentgym"`` for the others)."""
+        warn_renamed("SearchQAEnv.protocol", "SearchQAEnv.action_format")
+        return "search-r1" if self.search_r1 else "agentgym"
 
     def _act(self, action: str) -> tuple[str, float, bool, StepInfo]:
         if self.search_r1:
@@ -339,7 +363,7 @@ class SearchQAEnv(TextEnv):
             message = f"The search failed ({clip(str(exc) or type(exc).__name__, 200)}). Search again or answer."
             extra["retriever_error"] = f"{type(exc).__name__}: {clip(str(exc), 300)}"
             error = ActionError(code=ErrorCode.RETRIEVER_FAILED, message=message)
-            text = f"\n\n<information>{message}</information>\n\n" if self.action_format == "tags" else message
+            text = message if self.action_format == "json" else f"\n\n<information>{message}</information>\n\n"
             return text, 0.0, False, self._info(action="tool", tool_call=call, error=error, extra=extra,
                                                 tool_result=ToolResult(content=message, error=error.code))
         self._searches += 1
@@ -477,3 +501,6 @@ def _finite(value: Any) -> float | None:
     except (TypeError, ValueError):
         return None
     return number if math.isfinite(number) else None
+
+
+__getattr__ = module_aliases(__name__, {"PROTOCOLS": "_PROTOCOLS"})

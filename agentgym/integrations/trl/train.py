@@ -72,7 +72,7 @@ class RolloutPart(_Strict):
     response_length: int | None = Field(default=None, ge=1)
     constraint: ConstraintPart | None = None
     layout: Literal["chat", "search-r1"] = "chat"
-    """``search-r1``: Search-R1's token layout (envs playing ``protocol: search-r1``)."""
+    """``search-r1``: Search-R1's token layout (envs playing ``action_format: search-r1``)."""
     max_observation_tokens: int = Field(default=500, ge=1)
     """With ``layout: search-r1``: observation tokens kept (Search-R1's ``max_obs_length``)."""
 

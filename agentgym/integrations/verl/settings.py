@@ -70,7 +70,7 @@ class AgentGymConfig(BaseModel):
     the rollout server as stop strings, and any tokens after the action are cut before training."""
     layout: Literal["chat", "search-r1"] = "chat"
     """How turns become tokens. ``chat``: each observation is a chat message (the template's turn
-    tokens around it). ``search-r1`` (envs playing ``protocol="search-r1"``): Search-R1's layout, one
+    tokens around it). ``search-r1`` (envs playing ``action_format="search-r1"``): Search-R1's layout, one
     continuous response: each turn decoded, cut where Search-R1 cuts it and tokenized again (no
     end-of-turn token), each observation's raw tokens appended (loss mask 0), cut to
     ``max_observation_tokens``; no rollout log-probs (verl recomputes them, as Search-R1 does)."""
