@@ -440,7 +440,7 @@ def scaling(world: World, base, sizes=(1_000, 10_000), repeat: int = 3) -> dict[
     out = {}
     for size in sizes:
         clear_memos(world)
-        run = lambda q, p: evaluate(p, q, world, evaluation="official")  # noqa: E731
+        run = lambda q, p: evaluate(p, q, world, evaluator="official")  # noqa: E731
         first = cpu_rate(run, plans[:size])
         steady = max(cpu_rate(run, plans[:size]) for _ in range(repeat))
         out[size] = (first, steady)
@@ -504,7 +504,7 @@ def main() -> None:
     for evaluation in ("official", "strict"):
         clear_memos(world)
         def run(q, p, evaluation=evaluation):
-            return evaluate(p, q, world, evaluation=evaluation)
+            return evaluate(p, q, world, evaluator=evaluation)
 
         first = cpu_rate(run, parsed)
         steady = max(cpu_rate(run, parsed) for _ in range(args.repeat))
@@ -552,7 +552,7 @@ def _safe(fn, q, p):
 def compare(baseline: PandasOfficialEvaluator, world: World, sample) -> int:
     differing = 0
     for q, p in sample:
-        ours = evaluate(p, q, world, evaluation="official").to_official()
+        ours = evaluate(p, q, world, evaluator="official").to_official()
         theirs = _safe(baseline.evaluate, official_row(q), p)
         if isinstance(theirs, Exception):
             differing += ours["error"] is None

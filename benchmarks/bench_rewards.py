@@ -115,11 +115,11 @@ class Trajectories:
     def _report(self, qi: int, query: TravelTask, plan: str | None) -> dict:
         key = (qi, plan)
         if key not in self._reports:
-            self._reports[key] = evaluate(plan, query, self.world, evaluation="strict").model_dump(mode="json")
+            self._reports[key] = evaluate(plan, query, self.world, evaluator="strict").model_dump(mode="json")
         return self._reports[key]
 
     def evaluator(self, query: TravelTask):
-        return lambda plan, evaluation: evaluate(plan, query, self.world, evaluation=evaluation).model_dump(mode="json")
+        return lambda plan, evaluation: evaluate(plan, query, self.world, evaluator=evaluation).model_dump(mode="json")
 
 
 def shape_all(shaper, trajectories: Trajectories, step: int) -> tuple[float, float]:

@@ -238,5 +238,5 @@ def test_the_room_type_verdict_reads_as_english(evaluation):
     world = World.open(default_world_path())
     query = next(q for q in load_tasks("train", world_root=world.root) if q.local_constraint.room_type)
     plan = solve(query, world, must_pass="both", time_limit=30).plan
-    verdict = evaluate(plan, query, world, evaluation=evaluation).hard["valid_room_type"]
+    verdict = evaluate(plan, query, world, evaluator=evaluation).hard["valid_room_type"]
     assert verdict.passed and verdict.reason == f"every accommodation's room type is {query.local_constraint.room_type}"

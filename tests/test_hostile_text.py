@@ -285,7 +285,7 @@ _TRAVEL_ENVS = [("react", "tool-use", "strict"), ("json", "tool-use", "official"
 
 @pytest.mark.parametrize("fmt,mode,evaluation", _TRAVEL_ENVS)
 def test_travelplanner_step_never_raises_on_fuzzed_actions(fmt, mode, evaluation):
-    env = gymnasium.make("TravelPlanner-v0", action_format=fmt, mode=mode, evaluation=evaluation).unwrapped
+    env = gymnasium.make("TravelPlanner-v0", action_format=fmt, mode=mode, evaluator=evaluation).unwrapped
 
     @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(_ACTIONS)

@@ -103,7 +103,7 @@ def _part(skipped: dict[str, str], name: str, play: Any) -> Any:
 
 
 def _travelplanner_agents(episodes: int) -> list[AgentResult]:
-    env = gymnasium.make("TravelPlanner-v0", evaluation="official", reward=TRAVEL_PRESET, max_turns=60)
+    env = gymnasium.make("TravelPlanner-v0", evaluator="official", reward=TRAVEL_PRESET, max_turns=60)
     return [_travelplanner(env, name, agent, episodes) for name, agent in
             (("oracle", OracleAgent(env)), ("first-listing baseline", FirstListingAgent(env)))]
 

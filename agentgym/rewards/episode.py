@@ -145,7 +145,7 @@ class Episode:
 
 def _evaluation_of(report: Mapping[str, Any], default: str) -> Any:
     """The evaluator that wrote ``report``; reports logged by 0.1.0 name it ``mode``."""
-    return report.get("evaluation", report.get("mode", default))
+    return report.get("evaluator", report.get("evaluation", report.get("mode", default)))
 
 
 def _json_list(text: str) -> Any:

@@ -5,7 +5,7 @@ a client picks a preset and may set only these bounded options:
 
 * every env: ``max_turns`` (up to the preset's cap), ``render_mode``, ``reward`` (the *name* of a
   reward the server allows);
-* TravelPlanner-v0: ``action_format``, ``mode``, ``evaluation``, ``tasks`` (inline rows, or a
+* TravelPlanner-v0: ``action_format``, ``mode``, ``evaluator``, ``tasks`` (inline rows, or a
   split name of the operator's world: ``train``, ``validation``, ``test``);
 * SearchQA-v0 and SearchQA-LongForm-v0: ``protocol``, ``action_format``, ``metric``, ``bm25``
   (the BM25 parameter set), ``top_k``, ``max_searches``, ``max_observation_tokens``, ``tasks``
@@ -32,7 +32,7 @@ _SPLITS = ("train", "validation", "test")
 _SEARCHQA = ("protocol", "action_format", "metric", "bm25", "top_k", "max_searches", "max_observation_tokens",
              "tasks", "questions")
 _BY_ENV = {
-    "TravelPlanner-v0": ("action_format", "mode", "evaluation", "tasks", "queries"),
+    "TravelPlanner-v0": ("action_format", "mode", "evaluator", "evaluation", "tasks", "queries"),
     "SearchQA-v0": _SEARCHQA,
     "SearchQA-LongForm-v0": _SEARCHQA,
 }

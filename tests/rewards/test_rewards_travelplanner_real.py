@@ -34,7 +34,7 @@ def episode_for(row, world, env_evaluation="strict"):
     """The episode of an agent that submitted ``row``'s plan, as an env with ``env_evaluation`` reports it."""
     query = TravelTask.from_row(row["query"], id=row["id"])
     text = json.dumps(row["plan"])
-    report = evaluate(parse_plan(text), query, world, evaluation=env_evaluation)  # the env reads model text leniently
+    report = evaluate(parse_plan(text), query, world, evaluator=env_evaluation)  # the env reads model text leniently
     step = StepInfo(turn=1, action="answer", terminated_reason="answer", evaluation=report.model_dump(mode="json"))
     return Episode([step], actions=[f"Finish[{text}]"], task=query, answer=text, outcome=float(report.final_pass),
                    evaluate=lambda plan, evaluation: evaluate(parse_plan(plan), query, world,
@@ -42,7 +42,7 @@ def episode_for(row, world, env_evaluation="strict"):
 
 
 def _passes(row, world, evaluation):
-    return evaluate(row["plan"], TravelTask.from_row(row["query"]), world, evaluation=evaluation).final_pass
+    return evaluate(row["plan"], TravelTask.from_row(row["query"]), world, evaluator=evaluation).final_pass
 
 
 def at_max(shaper, episode, step):
@@ -72,7 +72,7 @@ def test_annotated_train_plans_reach_the_maximum_of_every_preset(preset, plan_ro
     strict_passes = 0
     for row in annotated:
         episode = episode_for(row, real_world, "official")  # re-evaluated with strict by the terms
-        passes = evaluate(row["plan"], episode.task, real_world, evaluation="strict").final_pass
+        passes = evaluate(row["plan"], episode.task, real_world, evaluator="strict").final_pass
         strict_passes += passes
         assert at_max(strict, episode, 0) == passes, row["id"]
     assert strict_passes >= 40
@@ -133,7 +133,7 @@ def test_terms_of_another_evaluation_than_the_env_re_evaluate_the_plan(real_trav
     # train query 42's gold plan passes the official evaluator, not the strict one
     index = next(i for i, row in enumerate(plan_rows[:45])
                  if _passes(row, real_world, "official") and not _passes(row, real_world, "strict"))
-    env = gymnasium.make("TravelPlanner-v0", database=real_travelplanner, tasks="train", evaluation="official",
+    env = gymnasium.make("TravelPlanner-v0", database=real_travelplanner, tasks="train", evaluator="official",
                          reward={"terms": [{"kind": "final_pass", "weight": 1.0},
                                            {"kind": "final_pass", "weight": 0.0, "evaluation": "official",
                                             "name": "official_pass"}]})

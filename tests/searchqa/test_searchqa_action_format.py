@@ -61,6 +61,8 @@ def test_old_module_and_constant_names_work_and_warn():
     env_module = importlib.import_module("agentgym.envs.searchqa.env")
     with pytest.warns(AgentGymDeprecationWarning, match="PROTOCOLS"):
         assert env_module.PROTOCOLS == ("agentgym", "search-r1")
+    with pytest.warns(AgentGymDeprecationWarning, match="REWARDS"):
+        assert env_module.REWARDS == env_module.METRICS == ("em", "subem", "f1")
     import sys
 
     sys.modules.pop("agentgym.envs.searchqa.protocol", None)

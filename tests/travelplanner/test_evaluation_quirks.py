@@ -18,7 +18,7 @@ ERROR = "evaluation_error"
 
 
 def both(plan, q, world):
-    return evaluate(plan, q, world, evaluation="official"), evaluate(plan, q, world, evaluation="strict")
+    return evaluate(plan, q, world, evaluator="official"), evaluate(plan, q, world, evaluator="strict")
 
 
 def _train(train_queries, i):

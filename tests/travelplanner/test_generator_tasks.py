@@ -64,7 +64,7 @@ def check_row(row: dict, world: World, slack_max: float = 0.4) -> TravelTask:
     assert lc["house rule"] in (None, *HOUSE_RULES) and lc["room type"] in (None, *ROOM_TYPES)
     assert lc["cuisine"] is None or set(lc["cuisine"]) <= set(CUISINES)
     for evaluation in ("strict", "official"):
-        report = evaluate(list(q.annotated_plan), q, world, evaluation=evaluation)
+        report = evaluate(list(q.annotated_plan), q, world, evaluator=evaluation)
         assert report.final_pass, (evaluation, report.failures())
     assert q.budget % 100 == 0 and q.org in q.text and q.dest in q.text and f"${q.budget:,}" in q.text
     return q

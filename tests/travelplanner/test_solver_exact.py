@@ -34,7 +34,7 @@ def assert_passes(result, query: TravelTask, world: World, evaluations=("strict"
     assert result.status == "solved" and result.plan is not None
     assert len(result.plan) == query.days
     for evaluation in evaluations:
-        report = evaluate(result.plan, query, world, evaluation=evaluation)
+        report = evaluate(result.plan, query, world, evaluator=evaluation)
         assert report.final_pass, (evaluation, report.failures())
     ix = index_for(world)
     assert total_cost(query, read_plan(query, result.plan, ix), ix) == pytest.approx(result.cost)

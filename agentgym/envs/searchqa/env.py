@@ -27,9 +27,10 @@ from agentgym.envs.searchqa.scoring import (answer_in_text, exact_match, lexical
 from agentgym.envs.searchqa.sources import resolve_sources
 from agentgym.errors import ConfigError
 
-__all__ = ["SearchQAEnv", "LongFormSearchQAEnv", "REWARDS", "STOP_STRINGS", "AnswerJudge"]
+__all__ = ["SearchQAEnv", "LongFormSearchQAEnv", "METRICS", "STOP_STRINGS", "AnswerJudge"]
 
-REWARDS = ("em", "subem", "f1")
+METRICS = ("em", "subem", "f1")
+"""The answer metrics ``metric=`` chooses among (the evaluator of the short form)."""
 _PROTOCOLS = ("agentgym", "search-r1")
 STOP_STRINGS = ("</search>", "</answer>")
 
@@ -192,7 +193,7 @@ class SearchQAEnv(TextEnv):
             self.stop_priority = ("</search>", "</answer>")
         else:
             self.stop_strings = ("</search>", "</answer>") if action_format == "tags" else ("</tool_call>", "</answer>")
-        require_choice("metric", metric, REWARDS)
+        require_choice("metric", metric, METRICS)
         for name, value in (("top_k", top_k), ("max_searches", max_searches), ("passage_chars", passage_chars),
                             ("max_query_chars", max_query_chars), ("max_observation_tokens", max_observation_tokens)):
             require_positive_int(name, value)
@@ -503,4 +504,4 @@ def _finite(value: Any) -> float | None:
     return number if math.isfinite(number) else None
 
 
-__getattr__ = module_aliases(__name__, {"PROTOCOLS": "_PROTOCOLS"})
+__getattr__ = module_aliases(__name__, {"PROTOCOLS": "_PROTOCOLS", "REWARDS": "METRICS"})

@@ -15,7 +15,7 @@ from agentgym.core.parsing import FORMATS, Answer, Call, GiveUp, parse_action
 from agentgym.core.tools import Tool, ToolBox
 from agentgym.core.types import ActionError, ErrorCode, StepInfo, ToolCall, ToolResult
 from agentgym.envs.travelplanner._prompts import first_observation
-from agentgym.envs.travelplanner.evaluation import EVALUATIONS, evaluate
+from agentgym.envs.travelplanner.evaluation import EVALUATORS, evaluate
 from agentgym.envs.travelplanner.plan import ParsedPlan, parse_plan
 from agentgym.envs.travelplanner.tasks import TravelTask, load_tasks, tasks_from_environment
 from agentgym.envs.travelplanner.reference import reference_information
@@ -26,7 +26,8 @@ from agentgym.errors import ConfigError, DataError
 __all__ = ["TravelPlannerEnv", "MODES"]
 
 MODES = ("tool-use", "sole-planning")
-_RENAMED_KWARGS = RenamedKeys("TravelPlannerEnv kwarg", {"queries": "tasks"})
+_RENAMED_KWARGS = RenamedKeys("TravelPlannerEnv kwarg", {"queries": "tasks", "evaluation": "evaluator"})
+alias("TravelPlannerEnv attribute", "evaluation", "evaluator")
 alias("TravelPlannerEnv attribute", "query", "task")
 alias("TravelPlannerEnv attribute", "queries", "tasks")
 _SEARCHES: weakref.WeakKeyDictionary[World, tuple[Tool, ...]] = weakref.WeakKeyDictionary()
@@ -75,7 +76,7 @@ class TravelPlannerEnv(TextEnv):
 
     ## Rewards
     0 on every step but the last; on submission, 1.0 if the plan passes every constraint
-    (final pass) under the ``evaluation`` evaluator, else 0.0. Override ``terminal_reward`` for another
+    (final pass) under the ``evaluator``, else 0.0. Override ``terminal_reward`` for another
     terminal signal; ``info["evaluation"]`` holds the full report. With ``reward=`` (a preset
     such as ``planner_r1/dense``, or a reward spec) the last step pays the shaped reward instead,
     with its breakdown in ``info["reward"]`` (see ``docs/rewards.md``).
@@ -96,7 +97,7 @@ class TravelPlannerEnv(TextEnv):
       of rows or ``TravelTask``; None for ``$AGENTGYM_TRAVELPLANNER_TASKS`` or else ``train``.
     * ``mode``: ``tool-use`` (default) or ``sole-planning``.
     * ``action_format``: ``react`` (default) or ``json``.
-    * ``evaluation``: ``strict`` (default; no loopholes, for training) or ``official``
+    * ``evaluator``: ``strict`` (default; no loopholes, for training) or ``official``
       (the official evaluator's verdicts, for leaderboard-comparable numbers).
     * ``reward``: None (the final-pass reward above), or a reward preset name or spec.
     * ``max_turns``, ``max_action_chars``, ``cache_dir``, ``render_mode`` (``ansi``).
@@ -121,7 +122,7 @@ class TravelPlannerEnv(TextEnv):
         tasks: str | os.PathLike[str] | Sequence[Mapping[str, Any] | TravelTask] | None = None,
         mode: str = "tool-use",
         action_format: str = "react",
-        evaluation: str = "strict",
+        evaluator: str = "strict",
         max_turns: int = 30,
         max_action_chars: int = 1_000_000,
         cache_dir: str | os.PathLike[str] | None = None,
@@ -130,8 +131,8 @@ class TravelPlannerEnv(TextEnv):
         super().__init__(max_turns=max_turns, max_action_chars=max_action_chars, render_mode=render_mode)
         require_choice("mode", mode, MODES)
         require_choice("action_format", action_format, FORMATS)
-        require_choice("evaluation", evaluation, EVALUATIONS)
-        self.mode, self.action_format, self.evaluation = mode, action_format, evaluation
+        require_choice("evaluator", evaluator, EVALUATORS)
+        self.mode, self.action_format, self.evaluator = mode, action_format, evaluator
         # json actions end at a closing tag; react's Finish[<plan JSON>] nests brackets, so no string is safe.
         self.stop_strings = ("</tool_call>", "</answer>") if action_format == "json" else ()
         self.world = database if isinstance(database, World) else _open_world(database, cache_dir)
@@ -157,6 +158,12 @@ class TravelPlannerEnv(TextEnv):
         """Deprecated: ``task``."""
         warn_renamed("TravelPlannerEnv.query", "TravelPlannerEnv.task")
         return self._task
+
+    @property
+    def evaluation(self) -> str:
+        """Deprecated: ``evaluator``."""
+        warn_renamed("TravelPlannerEnv.evaluation", "TravelPlannerEnv.evaluator")
+        return self.evaluator
 
     @property
     def queries(self) -> list[TravelTask]:
@@ -202,7 +209,7 @@ class TravelPlannerEnv(TextEnv):
         self._answer = None if gave_up else parsed.text
         # The model's text is read leniently (fences, <answer>, literals) by either evaluator.
         plan = None if gave_up else parse_plan(parsed.text)
-        report = evaluate(plan, self._task, self.world, evaluation=self.evaluation)
+        report = evaluate(plan, self._task, self.world, evaluator=self.evaluator)
         reward = self.terminal_reward(report)
         error = None
         if not gave_up and not report.delivered:
@@ -218,11 +225,12 @@ class TravelPlannerEnv(TextEnv):
         return 1.0 if report.final_pass else 0.0
 
     def reward_context(self) -> dict[str, Any]:
-        """The task, the submitted plan text, and an evaluator for the reward terms' evaluations."""
+        """The task, the submitted plan text, and the evaluator, for reward terms that want a report
+        of their own evaluator (``evaluate(plan, evaluator)``)."""
         task, world = self._task, self.world
         return {"task": task, "answer": self._answer,
-                "evaluate": lambda plan, evaluation: evaluate(
-                    plan if isinstance(plan, ParsedPlan) else parse_plan(plan), task, world, evaluation=evaluation
+                "evaluate": lambda plan, evaluator: evaluate(
+                    plan if isinstance(plan, ParsedPlan) else parse_plan(plan), task, world, evaluator=evaluator
                 ).model_dump(mode="json")}
 
     # -- helpers -----------------------------------------------------------------------------

@@ -3,10 +3,11 @@
 (``submissions``).
 """
 
+from agentgym._deprecated import module_aliases as _module_aliases
 from agentgym.envs.travelplanner.evaluation._evaluate import (
     COMMONSENSE,
     ERROR_PREFIX,
-    EVALUATIONS,
+    EVALUATORS,
     HARD,
     OFFICIAL_METRIC_NAMES,
     EvaluationReport,
@@ -21,5 +22,7 @@ from agentgym.envs.travelplanner.evaluation._evaluate import (
 
 __all__ = [
     "evaluate", "official_plan", "aggregate", "Verdict", "EvaluationReport", "MetricSet", "Metrics",
-    "COMMONSENSE", "HARD", "EVALUATIONS", "OFFICIAL_METRIC_NAMES", "hard_denominator", "ERROR_PREFIX",
+    "COMMONSENSE", "HARD", "EVALUATORS", "OFFICIAL_METRIC_NAMES", "hard_denominator", "ERROR_PREFIX",
 ]
+
+__getattr__ = _module_aliases(__name__, {"EVALUATIONS": "EVALUATORS"})

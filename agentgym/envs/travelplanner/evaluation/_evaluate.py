@@ -1,28 +1,31 @@
 """The TravelPlanner evaluator: 8 commonsense and 5 hard constraints, official metrics.
 
-``evaluate(plan, query, world, evaluation=...)`` checks one plan and never raises on the plan:
+``evaluate(plan, task, world, evaluator=...)`` checks one plan and never raises on the plan:
 
-* ``evaluation="official"`` reproduces the official evaluator's verdicts, quirks included. Where the
+* ``evaluator="official"`` reproduces the official evaluator's verdicts, quirks included. Where the
   official code would raise and abort the whole run, the check that raised fails with an
   ``evaluation_error: ...`` reason (and ``report.error`` says so); the other checks still run.
-* ``evaluation="strict"`` closes the loopholes (exact names, stay days checked, last attraction
+* ``evaluator="strict"`` closes the loopholes (exact names, stay days checked, last attraction
   counted, unknown modes rejected, ...). See ``docs/travelplanner-evaluation.md`` for the table.
 
 Hard constraints run only when the plan was delivered and ``is_not_absent`` and
 ``is_valid_information_in_sandbox`` both passed, as upstream; otherwise ``report.hard`` is None.
 
-``aggregate(reports, queries)`` gives the six official metrics with the official denominators,
+``aggregate(reports, tasks)`` gives the six official metrics with the official denominators,
 plus breakdowns by level and by trip length.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
+from agentgym._deprecated import RenamedKeys, alias, module_aliases, warn_renamed
 from agentgym._memo import Memo
+from agentgym._toolbox import require_choice
 from agentgym.envs.travelplanner.evaluation import _commonsense, _hard, _strict, _strict_hard
 from agentgym.envs.travelplanner.world._index import index_for
 from agentgym.envs.travelplanner.evaluation._strict_plan import read_plan
@@ -33,10 +36,10 @@ from agentgym.errors import ConfigError
 
 __all__ = [
     "evaluate", "official_plan", "aggregate", "Verdict", "EvaluationReport", "MetricSet", "Metrics",
-    "COMMONSENSE", "HARD", "EVALUATIONS", "OFFICIAL_METRIC_NAMES", "hard_denominator",
+    "COMMONSENSE", "HARD", "EVALUATORS", "OFFICIAL_METRIC_NAMES", "hard_denominator",
 ]
 
-EVALUATIONS = ("official", "strict")
+EVALUATORS = ("official", "strict")
 """The evaluators: ``official`` (the leaderboard's verdicts, quirks included) and ``strict``."""
 COMMONSENSE = tuple(_commonsense.CHECKS)
 HARD = tuple(_hard.CHECKS)
@@ -65,8 +68,9 @@ class EvaluationReport(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    evaluation: Literal["official", "strict"] = Field(validation_alias=AliasChoices("evaluation", "mode"))
-    """The evaluator that wrote the report (dumps from 0.1.0 named it ``mode``; they still load)."""
+    evaluator: Literal["official", "strict"] = Field(validation_alias=AliasChoices("evaluator", "evaluation", "mode"))
+    """The evaluator that wrote the report (dumps from 0.1.0 named it ``mode``, from 0.1.x
+    ``evaluation``; they still load)."""
     delivered: bool
     commonsense: dict[str, Verdict]
     hard: dict[str, Verdict] | None
@@ -85,6 +89,12 @@ class EvaluationReport(BaseModel):
     error: str | None = None
     """Why the plan was not delivered, or which check hit an input the official code cannot read."""
 
+    @property
+    def evaluation(self) -> str:
+        """Deprecated: ``evaluator``."""
+        warn_renamed("EvaluationReport.evaluation", "EvaluationReport.evaluator")
+        return self.evaluator
+
     def to_official(self) -> dict[str, Any]:
         """``{delivered, commonsense: {name: bool|None}, hard: {name: bool|None} | None, final_pass, error}``."""
         return {
@@ -102,27 +112,40 @@ class EvaluationReport(BaseModel):
         return out
 
 
-def evaluate(plan: Any, query: TravelTask | Mapping[str, Any], world: World, *,
-             evaluation: str = "official") -> EvaluationReport:
-    """Check ``plan`` against ``query`` in ``world``.
+def renamed_kwargs(renames: Mapping[str, str]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """A decorator: the function takes its retired keyword names too, with a warning."""
+    def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
+        keys = RenamedKeys(f"{fn.__module__}.{fn.__name__}() kwarg", renames)
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            return fn(*args, **keys.apply(kwargs))
+
+        return wrapper
+
+    return decorate
+
+
+@renamed_kwargs({"evaluation": "evaluator", "query": "task"})
+def evaluate(plan: Any, task: TravelTask | Mapping[str, Any], world: World, *,
+             evaluator: str = "official") -> EvaluationReport:
+    """Check ``plan`` against ``task`` in ``world``.
 
     A :class:`ParsedPlan` (how the env passes the model's text, read leniently by ``parse_plan``)
     is taken as it is. Any other value is read as that evaluator reads a submission: the
     ``"official"`` evaluator takes only a list of day objects is a plan (:func:`official_plan`); the
     ``"strict"`` one every shape ``parse_plan`` reads is accepted."""
-    if evaluation not in EVALUATIONS:
-        raise ConfigError("evaluation", evaluation, EVALUATIONS)
-    if not isinstance(query, TravelTask):
-        query = TravelTask.from_row(query, id="query")
+    require_choice("evaluator", evaluator, EVALUATORS)
+    query = task if isinstance(task, TravelTask) else TravelTask.from_row(task, id="task")
     if isinstance(plan, ParsedPlan):
         parsed = plan
     else:
-        parsed = official_plan(plan) if evaluation == "official" else parse_plan(plan)
+        parsed = official_plan(plan) if evaluator == "official" else parse_plan(plan)
     if not parsed.delivered:
-        return _undelivered(evaluation, query, parsed.reason or "no plan")
+        return _undelivered(evaluator, query, parsed.reason or "no plan")
     ix = index_for(world)
     days = parsed.days
-    if evaluation == "official":
+    if evaluator == "official":
         subject: Any = days
         checks, hard_checks = _commonsense.CHECKS, _hard.CHECKS
     else:
@@ -133,7 +156,7 @@ def evaluate(plan: Any, query: TravelTask | Mapping[str, Any], world: World, *,
     hard = None
     if commonsense["is_not_absent"].passed and commonsense["is_valid_information_in_sandbox"].passed:
         hard = {name: _run(name, fn, query, subject, ix, errors) for name, fn in hard_checks.items()}
-    return _report(evaluation, query, commonsense, hard, errors[0] if errors else None)
+    return _report(evaluator, query, commonsense, hard, errors[0] if errors else None)
 
 
 def official_plan(value: Any) -> ParsedPlan:
@@ -202,20 +225,20 @@ def _line(text: str, limit: int = 240) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _undelivered(evaluation: str, query: TravelTask, reason: str) -> EvaluationReport:
+def _undelivered(evaluator: str, query: TravelTask, reason: str) -> EvaluationReport:
     verdict = Verdict.model_construct(passed=False, reason=f"plan not delivered: {reason}")
     commonsense = {name: verdict for name in COMMONSENSE}
-    return _report(evaluation, query, commonsense, None, reason, delivered=False)
+    return _report(evaluator, query, commonsense, None, reason, delivered=False)
 
 
-def _report(evaluation: str, query: TravelTask, commonsense: dict[str, Verdict], hard: dict[str, Verdict] | None,
+def _report(evaluator: str, query: TravelTask, commonsense: dict[str, Verdict], hard: dict[str, Verdict] | None,
             error: str | None, *, delivered: bool = True) -> EvaluationReport:
     c_passed, c_pass = _tally(commonsense)
     h_passed, h_pass = (0, False) if hard is None else _tally(hard)
     c_pass = c_pass and delivered
     applicable = applicable_hard(query)
     return _construct(EvaluationReport, {
-        "evaluation": evaluation, "delivered": delivered, "commonsense": commonsense, "hard": hard,
+        "evaluator": evaluator, "delivered": delivered, "commonsense": commonsense, "hard": hard,
         "commonsense_pass": c_pass, "hard_pass": h_pass, "final_pass": c_pass and h_pass,
         "commonsense_passed": c_passed, "hard_passed": h_passed, "hard_applicable": applicable,
         "commonsense_micro": c_passed / len(COMMONSENSE), "hard_micro": h_passed / applicable if applicable else 0.0,
@@ -301,8 +324,14 @@ class MetricSet(BaseModel):
 class Metrics(MetricSet):
     """Aggregate metrics plus the same six metrics per level and per trip length."""
 
-    evaluation: str | None = Field(default=None, validation_alias=AliasChoices("evaluation", "mode"))
+    evaluator: str | None = Field(default=None, validation_alias=AliasChoices("evaluator", "evaluation", "mode"))
     """The evaluator of every report, or None when they mix evaluators."""
+
+    @property
+    def evaluation(self) -> str | None:
+        """Deprecated: ``evaluator``."""
+        warn_renamed("Metrics.evaluation", "Metrics.evaluator")
+        return self.evaluator
     by_level: dict[str, MetricSet] = {}
     by_days: dict[int, MetricSet] = {}
 
@@ -322,10 +351,10 @@ def aggregate(reports: Sequence[EvaluationReport], queries: Sequence[TravelTask]
     for r, q in pairs:
         by_level.setdefault(q.level or "unknown", []).append((r, q))
         by_days.setdefault(q.days, []).append((r, q))
-    evaluations = {r.evaluation for r in reports}
+    evaluators = {r.evaluator for r in reports}
     return Metrics(
         **_metric_set(pairs).model_dump(),
-        evaluation=evaluations.pop() if len(evaluations) == 1 else None,
+        evaluator=evaluators.pop() if len(evaluators) == 1 else None,
         by_level={k: _metric_set(v) for k, v in sorted(by_level.items(), key=lambda kv: _level_order(kv[0]))},
         by_days={k: _metric_set(v) for k, v in sorted(by_days.items())},
     )
@@ -360,3 +389,8 @@ def _metric_set(pairs: list[tuple[EvaluationReport, TravelTask]]) -> MetricSet:
 
 def _ratio(a: int, b: int) -> float:
     return a / b if b else 0.0
+
+
+alias("EvaluationReport attribute", "evaluation", "evaluator")
+alias("Metrics attribute", "evaluation", "evaluator")
+__getattr__ = module_aliases(__name__, {"EVALUATIONS": "EVALUATORS"})

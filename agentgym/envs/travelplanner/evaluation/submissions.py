@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.table import Table
 
 from agentgym.envs.travelplanner.evaluation._evaluate import (
-    OFFICIAL_METRIC_NAMES, EvaluationReport, Metrics, aggregate, evaluate,
+    OFFICIAL_METRIC_NAMES, EvaluationReport, Metrics, aggregate, evaluate, renamed_kwargs,
 )
 from agentgym.envs.travelplanner.plan import ParsedPlan
 from agentgym.envs.travelplanner.tasks import SPLITS, TravelTask, load_tasks
@@ -27,8 +27,9 @@ from agentgym.errors import DataError
 __all__ = ["read_submission", "run", "print_metrics", "to_json"]
 
 
+@renamed_kwargs({"evaluation": "evaluator"})
 def run(submission: Path, *, queries: str | None = None, database: Path | None = None,
-        evaluation: str = "official", foreign_queries: bool = False) -> dict[str, Any]:
+        evaluator: str = "official", foreign_queries: bool = False) -> dict[str, Any]:
     """Evaluate a submission file; the data behind the CLI output.
 
     Queries set in cities the world does not have were written for another world (e.g. real
@@ -55,8 +56,8 @@ def run(submission: Path, *, queries: str | None = None, database: Path | None =
     elif len(lines) > len(qs):
         warnings.append(f"the submission has {len(lines)} lines for {len(qs)} queries; the extra lines are ignored")
     plans = [lines[i] if i < len(lines) else None for i in range(len(qs))]
-    reports = [evaluate(plan, q, world, evaluation=evaluation) for plan, q in zip(plans, qs, strict=True)]
-    return {"evaluation": evaluation, "queries": qs, "reports": reports, "metrics": aggregate(reports, qs),
+    reports = [evaluate(plan, q, world, evaluator=evaluator) for plan, q in zip(plans, qs, strict=True)]
+    return {"evaluator": evaluator, "queries": qs, "reports": reports, "metrics": aggregate(reports, qs),
             "lines": lines, "database": str(world.root), "submission": str(submission),
             "query_source": queries, "warnings": warnings}
 
@@ -163,7 +164,7 @@ def _nearby_world(queries: str | None, submission: Path) -> Path | None:
 
 
 def print_metrics(console: Console, metrics: Metrics, database: str) -> None:
-    title = f"TravelPlanner ({metrics.evaluation} evaluation, {metrics.n_queries} queries)"
+    title = f"TravelPlanner ({metrics.evaluator} evaluator, {metrics.n_queries} queries)"
     table = Table(title=title, caption=database)
     table.add_column("metric")
     table.add_column("value", justify="right")
@@ -199,12 +200,12 @@ def print_metrics(console: Console, metrics: Metrics, database: str) -> None:
 def to_json(result: dict[str, Any]) -> dict[str, Any]:
     metrics: Metrics = result["metrics"]
     return {
-        "evaluation": result["evaluation"],
+        "evaluator": result["evaluator"],
         "database": result["database"],
         "submission": result["submission"],
         "queries": result["query_source"],
         "metrics": metrics.official(),
-        "counts": metrics.model_dump(exclude={"by_level", "by_days", "evaluation"}),
+        "counts": metrics.model_dump(exclude={"by_level", "by_days", "evaluator"}),
         "by_level": {k: v.official() | {"n_queries": v.n_queries} for k, v in metrics.by_level.items()},
         "by_days": {str(k): v.official() | {"n_queries": v.n_queries} for k, v in metrics.by_days.items()},
         "plans": [_entry(i, q, r, result["lines"])
