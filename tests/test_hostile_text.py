@@ -234,10 +234,10 @@ class _Recorder(TextEnv):
         super().__init__(**kwargs)
         self.seen: list[int] = []
 
-    def _start(self, options):
+    def on_reset(self, options):
         return "go", StepInfo(turn=0)
 
-    def _act(self, action):
+    def on_step(self, action):
         self.seen.append(len(action))
         return "ok", 0.0, False, StepInfo(turn=self.turn, action="tool")
 

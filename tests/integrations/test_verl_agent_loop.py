@@ -135,10 +135,10 @@ def test_verl_max_assistant_turns_stops_the_loop(tokenizer, tp_rows, plans):
 class ExplodingTravelPlanner(TravelPlannerEnv):
     """Raises on the agent's second action."""
 
-    def _act(self, action):
+    def on_step(self, action):
         if self.turn >= 2:
             raise RuntimeError("database connection lost")
-        return super()._act(action)
+        return super().on_step(action)
 
 
 gymnasium.register("AgentGymTest/ExplodingTravelPlanner-v0", entry_point=ExplodingTravelPlanner)

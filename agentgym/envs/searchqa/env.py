@@ -243,7 +243,7 @@ class SearchQAEnv(TextEnv):
         self._seen_ids: list[str] = []
         self._r1 = SearchR1Episode("")
 
-    def _start(self, options: dict[str, Any]) -> tuple[str, StepInfo]:
+    def on_reset(self, options: dict[str, Any]) -> tuple[str, StepInfo]:
         self._task = pick_task(options, self.tasks, self._ids, self.np_random, _read_task)
         self._reset_episode()
         if self.search_r1:
@@ -272,7 +272,7 @@ class SearchQAEnv(TextEnv):
         warn_renamed("SearchQAEnv.protocol", "SearchQAEnv.action_format")
         return "search-r1" if self.search_r1 else "agentgym"
 
-    def _act(self, action: str) -> tuple[str, float, bool, StepInfo]:
+    def on_step(self, action: str) -> tuple[str, float, bool, StepInfo]:
         if self.search_r1:
             return self._act_search_r1(action)
         text, reward, terminated, info = self._act_turn(action)
@@ -292,13 +292,13 @@ class SearchQAEnv(TextEnv):
 
     def _act_turn(self, action: str) -> tuple[str, float, bool, StepInfo]:
         if len(action) > self.action_space.max_length:
-            return self._invalid(ActionError(code=ErrorCode.ACTION_TOO_LONG, message=(
+            return self.on_invalid_action(ActionError(code=ErrorCode.ACTION_TOO_LONG, message=(
                 f"Your reply has {len(action)} characters; the limit is {self.action_space.max_length}.")))
         reading = read_action(action, self.action_format)
         extra: dict[str, Any] = {"parse_notes": list(reading.notes)} if reading.notes else {}
         parsed = reading.action
         if isinstance(parsed, ActionError):
-            return self._invalid(parsed, extra)
+            return self.on_invalid_action(parsed, extra)
         if isinstance(parsed, Search):
             return self._search(clean_text(parsed.query), extra)
         extra["answer_blocks"] = reading.answer_blocks
@@ -348,7 +348,7 @@ class SearchQAEnv(TextEnv):
                       passage_ids_seen=list(dict.fromkeys(self._seen_ids)))
         return report
 
-    def _invalid(self, error: ActionError, extra: dict[str, Any] | None = None,
+    def on_invalid_action(self, error: ActionError, extra: dict[str, Any] | None = None,
                  call: ToolCall | None = None) -> tuple[str, float, bool, StepInfo]:
         return error.message, 0.0, False, self._info(action="invalid", error=error, tool_call=call, extra=extra or {})
 
@@ -357,7 +357,7 @@ class SearchQAEnv(TextEnv):
         extra["query"] = clip(query, 300)
         problem = None if self.search_r1 else self._query_problem(query)
         if problem is not None:
-            return self._invalid(problem, extra, call)
+            return self.on_invalid_action(problem, extra, call)
         try:
             hits = self.retriever.search(query, self.top_k)
         except Exception as exc:  # any retriever failure is an observation, never a crash of the rollout
@@ -399,7 +399,7 @@ class SearchQAEnv(TextEnv):
 
     def _finish(self, answer: str | None, extra: dict[str, Any]) -> tuple[str, float, bool, StepInfo]:
         if answer == "":
-            return self._invalid(ActionError(code=ErrorCode.INVALID_ARGUMENT, message=(
+            return self.on_invalid_action(ActionError(code=ErrorCode.INVALID_ARGUMENT, message=(
                 "The answer is empty. Write it between <answer> and </answer>.")), extra)
         self._answer = answer
         evaluation = self.evaluate(answer) if answer is not None else self._unanswered()

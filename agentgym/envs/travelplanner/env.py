@@ -172,7 +172,7 @@ class TravelPlannerEnv(TextEnv):
         return self.tasks
 
     # -- episode -----------------------------------------------------------------------------
-    def _start(self, options: dict[str, Any]) -> tuple[str, StepInfo]:
+    def on_reset(self, options: dict[str, Any]) -> tuple[str, StepInfo]:
         self._task = pick_task(options, self.tasks, self._ids, self.np_random, _read_task)
         self._notebook = Notebook()
         self._answer = None
@@ -183,16 +183,16 @@ class TravelPlannerEnv(TextEnv):
         text = first_observation(self._task, self.tools, self.action_format, reference)
         return text, StepInfo(turn=0, task_id=self._task.id)
 
-    def _act(self, action: str) -> tuple[str, float, bool, StepInfo]:
+    def on_step(self, action: str) -> tuple[str, float, bool, StepInfo]:
         # Actions over max_action_chars never get here (TextEnv.step answers them).
         parsed = parse_action(action, self.tools, self.action_format)
         if isinstance(parsed, ActionError):
-            return self._invalid(parsed)
+            return self.on_invalid_action(parsed)
         if isinstance(parsed, Call):
             return self._call(parsed)
         return self._finish(parsed)
 
-    def _invalid(self, error: ActionError) -> tuple[str, float, bool, StepInfo]:
+    def on_invalid_action(self, error: ActionError) -> tuple[str, float, bool, StepInfo]:
         return error.message, 0.0, False, self._info(action="invalid", error=error)
 
     def _call(self, call: Call) -> tuple[str, float, bool, StepInfo]:
