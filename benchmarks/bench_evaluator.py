@@ -45,7 +45,7 @@ sys.path.insert(0, str(REPO))
 
 from agentgym.envs.travelplanner import _plan_text  # noqa: E402
 from agentgym.envs.travelplanner.evaluation import _commonsense  # noqa: E402
-from agentgym.envs.travelplanner.world._index import index_for  # noqa: E402
+from agentgym.envs.travelplanner.world.index import index_for  # noqa: E402
 from agentgym.envs.travelplanner.evaluation import COMMONSENSE, HARD, evaluate  # noqa: E402
 from agentgym.envs.travelplanner.plan import parse_plan  # noqa: E402
 from agentgym.envs.travelplanner.tasks import TravelTask, load_tasks  # noqa: E402

@@ -17,7 +17,7 @@ REPO = Path(__file__).resolve().parent.parent
 @pytest.mark.parametrize("args, message", [
     (["serve-retriever", "/nonexistent/corpus.jsonl"], "error: no such corpus file"),
     (["serve", "--env-calls", "bogus"], "error: env_calls: Input should be"),
-    (["travelplanner", "solve", "--queries", "/nonexistent.jsonl"], "no query file"),
+    (["travelplanner", "solve", "--queries", "/nonexistent.jsonl"], "no task file"),
 ])
 def test_mistakes_end_with_one_line_not_a_traceback(args, message):
     out = subprocess.run([sys.executable, "-m", "agentgym.cli", *args], capture_output=True, text=True, timeout=120)

@@ -30,7 +30,7 @@ import gymnasium
 from agentgym.core.spaces import TextSpace
 from agentgym.core.types import ActionError, ErrorCode, StepInfo
 from agentgym._deprecated import RenamedKeys
-from agentgym._toolbox import require_choice, require_positive_int
+from agentgym._toolbox import require_choice, require_int, require_positive_int
 from agentgym.errors import ActionTypeError, ConfigError, ResetNeeded
 
 __all__ = ["TextEnv", "allowed_kwargs", "check_kwargs", "require_choice", "require_positive_int"]
@@ -173,8 +173,8 @@ def _without_schedule(options: dict[str, Any] | None) -> dict[str, Any]:
     options = dict(options or {})
     for key, low in zip(_SCHEDULE, (0, 1)):
         value = options.pop(key, None)
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < low):
-            raise ConfigError(key, value, f"an int >= {low}")
+        if value is not None:
+            require_int(key, value, low=low)
     return options
 
 

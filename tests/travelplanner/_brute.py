@@ -13,7 +13,7 @@ import math
 from functools import lru_cache
 from itertools import combinations, permutations, product
 
-from agentgym.envs.travelplanner.evaluation._hard import RULE_TEXT, room_type_ok
+from agentgym.envs.travelplanner.evaluation import RULE_TEXT, room_type_ok
 from agentgym.envs.travelplanner.tasks import TravelTask
 from agentgym.envs.travelplanner.world import World
 

@@ -10,7 +10,7 @@ import pytest
 
 from agentgym._memo import _cost
 from agentgym.envs.travelplanner.world import _index
-from agentgym.envs.travelplanner.world._index import index_for
+from agentgym.envs.travelplanner.world.index import index_for
 
 
 def test_a_full_memo_keeps_its_recent_half(tiny_world, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -8,7 +8,7 @@ import shutil
 
 import pytest
 
-from agentgym.envs.travelplanner.world._index import index_for
+from agentgym.envs.travelplanner.world.index import index_for
 from agentgym.envs.travelplanner.evaluation import evaluate
 from agentgym.envs.travelplanner.tasks import TravelTask
 from agentgym.envs.travelplanner.world import World

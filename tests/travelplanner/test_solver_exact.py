@@ -18,7 +18,7 @@ from _micro import (
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentgym.envs.travelplanner.world._index import index_for
+from agentgym.envs.travelplanner.world.index import index_for
 from agentgym.envs.travelplanner.evaluation._strict_hard import total_cost
 from agentgym.envs.travelplanner.evaluation._strict_plan import read_plan
 from agentgym.envs.travelplanner.evaluation import evaluate

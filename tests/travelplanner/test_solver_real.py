@@ -5,7 +5,7 @@ from __future__ import annotations
 import gymnasium
 import pytest
 
-from agentgym.envs.travelplanner.world._index import index_for
+from agentgym.envs.travelplanner.world.index import index_for
 from agentgym.envs.travelplanner.evaluation._strict_hard import total_cost
 from agentgym.envs.travelplanner.evaluation._strict_plan import read_plan
 from agentgym.envs.travelplanner.evaluation import evaluate

@@ -9,7 +9,7 @@ import random
 import pandas as pd
 import pytest
 
-from agentgym.envs.travelplanner.world._render import render_table
+from agentgym.envs.travelplanner.world import render_table
 from agentgym.envs.travelplanner.env import tools_for
 from agentgym.envs.travelplanner.world import Accommodation, Attraction, Restaurant
 

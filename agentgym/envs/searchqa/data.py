@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from agentgym._deprecated import alias, module_aliases, warn_renamed
+from agentgym._toolbox import clip
 from agentgym.errors import DataError, DependencyNotInstalled
 
 __all__ = ["Passage", "QATask", "read_rows", "numbered_rows", "load_tasks", "load_passages", "split_contents"]
@@ -216,8 +217,7 @@ def _parquet_rows(path: Path) -> Iterator[dict[str, Any]]:
 
 def clip_error(exc: BaseException, limit: int = 200) -> str:
     """An exception's message, cut to ``limit`` characters (corrupt data must not make huge errors)."""
-    text = str(exc) or type(exc).__name__
-    return text if len(text) <= limit else text[:limit] + "..."
+    return clip(str(exc) or type(exc).__name__, limit)
 
 
 def load_tasks(source: str | os.PathLike[str] | Iterable[Mapping[str, Any] | QATask]) -> list[QATask]:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from agentgym._deprecated import RenamedKeys, alias, warn_renamed
+from agentgym._toolbox import clip
 from agentgym.core.env import TextEnv, require_choice
 from agentgym.core.tasks import TASK_OPTION_RENAMES, pick_task
 from agentgym.core.parsing import FORMATS, Answer, Call, GiveUp, parse_action
@@ -199,7 +200,7 @@ class TravelPlannerEnv(TextEnv):
         tool = call.tool
         result = tool.run(*call.arguments.values())
         self._notebook.remember(tool, result)
-        error = None if result.ok else ActionError(code=result.error, message=_clip(result.content))
+        error = None if result.ok else ActionError(code=result.error, message=clip(result.content, 300))
         info = self._info(action="tool", tool_call=ToolCall(name=tool.action, arguments=call.arguments),
                           tool_result=_summary(result), error=error)
         return result.content, 0.0, False, info
@@ -258,13 +259,9 @@ def _read_task(task: Any) -> TravelTask:
     raise ConfigError("task", task, "a TravelTask or a row of the TravelPlanner dataset")
 
 
-def _clip(text: str, limit: int = 300) -> str:
-    return text if len(text) <= limit else text[:limit] + " ..."
-
-
 def _summary(result: ToolResult) -> ToolResult:
     # info carries a bounded preview; the full text is the observation itself.
-    return result.model_copy(update={"content": _clip(result.content, 500)})
+    return result.model_copy(update={"content": clip(result.content, 500)})
 
 
 def _final_text(report: Any, gave_up: bool) -> str:

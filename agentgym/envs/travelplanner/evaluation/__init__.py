@@ -4,6 +4,7 @@
 """
 
 from agentgym._deprecated import module_aliases as _module_aliases
+from agentgym.envs.travelplanner.evaluation._hard import RULE_TEXT, room_type_ok
 from agentgym.envs.travelplanner.evaluation._evaluate import (
     COMMONSENSE,
     ERROR_PREFIX,
@@ -23,6 +24,7 @@ from agentgym.envs.travelplanner.evaluation._evaluate import (
 __all__ = [
     "evaluate", "official_plan", "aggregate", "Verdict", "EvaluationReport", "MetricSet", "Metrics",
     "COMMONSENSE", "HARD", "EVALUATORS", "OFFICIAL_METRIC_NAMES", "hard_denominator", "ERROR_PREFIX",
+    "RULE_TEXT", "room_type_ok",
 ]
 
 __getattr__ = _module_aliases(__name__, {"EVALUATIONS": "EVALUATORS"})

@@ -29,7 +29,7 @@ from __future__ import annotations
 from typing import Any
 
 from agentgym._memo import memoize
-from agentgym.envs.travelplanner.world._index import WorldIndex
+from agentgym.envs.travelplanner.world.index import WorldIndex
 from agentgym.envs.travelplanner._plan_text import before_paren, from_to, mode_of
 from agentgym.envs.travelplanner.tasks import TravelTask
 

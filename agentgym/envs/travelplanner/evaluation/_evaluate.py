@@ -27,7 +27,7 @@ from agentgym._deprecated import RenamedKeys, alias, module_aliases, warn_rename
 from agentgym._memo import Memo
 from agentgym._toolbox import require_choice
 from agentgym.envs.travelplanner.evaluation import _commonsense, _hard, _strict, _strict_hard
-from agentgym.envs.travelplanner.world._index import index_for
+from agentgym.envs.travelplanner.world.index import index_for
 from agentgym.envs.travelplanner.evaluation._strict_plan import read_plan
 from agentgym.envs.travelplanner.plan import ParsedPlan, Plan, parse_plan
 from agentgym.envs.travelplanner.tasks import TravelTask

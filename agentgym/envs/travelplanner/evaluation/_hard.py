@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from agentgym.envs.travelplanner.evaluation._commonsense import _OfficialCrash, filled, flight_number, route_for
-from agentgym.envs.travelplanner.world._index import WorldIndex, ceil_div
+from agentgym.envs.travelplanner.world.index import WorldIndex, ceil_div
 from agentgym.envs.travelplanner._plan_text import name_city
 from agentgym.envs.travelplanner.tasks import TravelTask
 
@@ -121,6 +121,7 @@ def valid_room_type(q: TravelTask, days: list[Any], ix: WorldIndex) -> Result:
 
 
 def room_type_ok(wanted: str, actual: Any) -> bool:
+    """Whether a listing's room type ``actual`` is the room type a task wants, as the official check reads it."""
     if wanted == "not shared room":
         return actual != "Shared room"
     target = ROOM_TYPE_ROW.get(wanted)

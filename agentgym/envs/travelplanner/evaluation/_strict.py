@@ -10,7 +10,7 @@ counts without a trailing ``;``, unknown transport modes fail, and no input rais
 from __future__ import annotations
 
 from agentgym.envs.travelplanner.evaluation._commonsense import _valid_sequence
-from agentgym.envs.travelplanner.world._index import WorldIndex
+from agentgym.envs.travelplanner.world.index import WorldIndex
 from agentgym.envs.travelplanner._plan_text import norm, strict_route_in
 from agentgym.envs.travelplanner.evaluation._strict_plan import MEALS, Day, StrictPlan, Venue, city_of, transport_route
 from agentgym.envs.travelplanner.tasks import TravelTask

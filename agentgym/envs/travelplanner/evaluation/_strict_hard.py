@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from agentgym.envs.travelplanner.evaluation._hard import RULE_TEXT, room_type_ok
-from agentgym.envs.travelplanner.world._index import WorldIndex, ceil_div
+from agentgym.envs.travelplanner.world.index import WorldIndex, ceil_div
 from agentgym.envs.travelplanner.evaluation._strict import flight_number_strict
 from agentgym.envs.travelplanner.evaluation._strict_plan import MEALS, Day, StrictPlan, city_of, transport_route
 from agentgym.envs.travelplanner.tasks import TravelTask

@@ -36,6 +36,7 @@ from agentgym.envs.travelplanner.tasks import TravelTask
 from agentgym.envs.travelplanner.solver import solve
 from agentgym.envs.travelplanner.world import World
 from agentgym._deprecated import module_aliases
+from agentgym._toolbox import is_int
 from agentgym.errors import ConfigError, DataError
 
 __all__ = ["GeneratorConfig", "generate_tasks", "TaskGenerator", "LEVELS", "TRIP_DAYS", "TASK_FIELDS"]
@@ -150,7 +151,7 @@ def _meta(spec: Spec, *, budget: int, text: str) -> dict[str, Any]:
 
 
 def _seed(seed: Any) -> int:
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+    if not (is_int(seed) or isinstance(seed, np.integer)) or seed < 0:
         raise ConfigError("seed", seed, "a non-negative int or a numpy Generator")
     return int(seed)
 

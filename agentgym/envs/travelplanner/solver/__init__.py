@@ -28,14 +28,14 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from agentgym.envs.travelplanner.tasks import TravelTask
-from agentgym.envs.travelplanner.solver._problem import MUST_PASS, read_problem
+from agentgym.envs.travelplanner.solver._problem import MUST_PASS, read_problem, writable_city
 from agentgym.envs.travelplanner.solver._render import render_plan
 from agentgym.envs.travelplanner.solver._search import Search
 from agentgym.envs.travelplanner.solver._transport import REGIMES
 from agentgym.envs.travelplanner.world import World
 from agentgym.errors import ConfigError
 
-__all__ = ["solve", "SolveResult", "SolveStats", "MUST_PASS", "STATUSES"]
+__all__ = ["solve", "SolveResult", "SolveStats", "MUST_PASS", "STATUSES", "writable_city"]
 
 STATUSES = ("solved", "infeasible", "timeout")
 

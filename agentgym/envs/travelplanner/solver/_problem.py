@@ -14,8 +14,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from agentgym.envs.travelplanner.evaluation._hard import RULE_TEXT
-from agentgym.envs.travelplanner.world._index import WorldIndex, index_for
+from agentgym.envs.travelplanner.evaluation import RULE_TEXT
+from agentgym.envs.travelplanner.world.index import WorldIndex, index_for
 from agentgym.envs.travelplanner.tasks import TravelTask
 from agentgym.envs.travelplanner.world import World
 
