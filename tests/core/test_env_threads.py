@@ -23,7 +23,7 @@ import pytest
 import agentgym  # noqa: F401  (registers the envs)
 from agentgym import _env_threads
 from agentgym import _memo
-from agentgym.envs.travelplanner.world import _index
+from agentgym.envs.travelplanner.world import index as world_index
 
 THREADS = 8
 
@@ -69,7 +69,7 @@ TINY_MEMO_BYTES = 4096  # a few dozen entries: nearly every insert evicts, so ev
 @pytest.fixture
 def tiny_memos(monkeypatch):
     """Every evaluator memo of the embedded world shrunk, so the stepping test evicts under contention."""
-    index = _index.index_for(gymnasium.make("TravelPlanner-v0").unwrapped.world)
+    index = world_index.index_for(gymnasium.make("TravelPlanner-v0").unwrapped.world)
     memos = [index._contains, index._flights, index._routes, index._costs, *index._venues.values(),
              *index.memo.values()]
     for memo in memos:
@@ -82,7 +82,7 @@ def tiny_memos(monkeypatch):
 
 def test_the_shared_evaluator_memos_survive_eviction_from_many_threads(monkeypatch):
     env = gymnasium.make("TravelPlanner-v0")
-    index = _index.index_for(env.unwrapped.world)
+    index = world_index.index_for(env.unwrapped.world)
     memo = index.memo["venue"]
     monkeypatch.setattr(memo, "max_bytes", TINY_MEMO_BYTES)
 

@@ -115,3 +115,17 @@ def test_old_environment_variables_work_and_warn(monkeypatch, old, new, env_id):
     with pytest.warns(AgentGymDeprecationWarning, match=old):
         env = gymnasium.make(env_id, **(SMALL_QA if env_id.startswith("Search") else {}))
     assert env.unwrapped.tasks[0].id.startswith("validation")
+
+
+def test_old_keyword_names_of_public_functions_work_and_warn():
+    from agentgym.envs.travelplanner.evaluation import aggregate, evaluate
+    from agentgym.envs.travelplanner.solver import solve
+
+    env = gymnasium.make("TravelPlanner-v0").unwrapped
+    task, world = env.tasks[0], env.world
+    with pytest.warns(AgentGymDeprecationWarning, match="solve\\(\\) kwarg 'query'"):
+        result = solve(query=task, world=world, node_limit=20_000)
+    assert result.plan == solve(task, world, node_limit=20_000).plan
+    report = evaluate(result.plan, task, world)
+    with pytest.warns(AgentGymDeprecationWarning, match="aggregate\\(\\) kwarg 'queries'"):
+        assert aggregate([report], queries=[task]) == aggregate([report], [task])

@@ -44,10 +44,10 @@ def tools_for(world: World, notebook: Notebook | None = None) -> ToolBox:
 
 
 class TravelPlannerEnv(TextEnv):
-    """Plan a multi-day trip that satisfies a traveller's query, using a sandbox travel database.
+    """Plan a multi-day trip that satisfies a traveller's request, using a sandbox travel database.
 
     ## Description
-    Each episode is one TravelPlanner query: an origin, a destination city (3-day trips) or
+    Each episode is one TravelPlanner task (the benchmark's query): an origin, a destination city (3-day trips) or
     state (5- and 7-day trips visiting 2 or 3 of its cities), dates, the number of people, a
     budget and local constraints (house rule, cuisine, room type, transportation). The agent
     gathers flights, accommodations, restaurants, attractions and distances with tools
@@ -72,7 +72,7 @@ class TravelPlannerEnv(TextEnv):
     shown as pandas ``to_string(index=False)`` renders them.
 
     ## Observation
-    Text: the instructions and query after ``reset``; the tool's result, or a one-line error
+    Text: the instructions and the task after ``reset``; the tool's result, or a one-line error
     saying what was wrong and how to fix it, after ``step``.
 
     ## Rewards

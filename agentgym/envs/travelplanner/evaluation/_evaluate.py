@@ -17,13 +17,12 @@ plus breakdowns by level and by trip length.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
-from agentgym._deprecated import RenamedKeys, alias, module_aliases, warn_renamed
+from agentgym._deprecated import alias, module_aliases, renamed_kwargs, warn_renamed
 from agentgym._memo import Memo
 from agentgym._toolbox import require_choice
 from agentgym.envs.travelplanner.evaluation import _commonsense, _hard, _strict, _strict_hard
@@ -110,20 +109,6 @@ class EvaluationReport(BaseModel):
         out = {k: v.reason for k, v in self.commonsense.items() if v.passed is False}
         out.update({k: v.reason for k, v in (self.hard or {}).items() if v.passed is False})
         return out
-
-
-def renamed_kwargs(renames: Mapping[str, str]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """A decorator: the function takes its retired keyword names too, with a warning."""
-    def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
-        keys = RenamedKeys(f"{fn.__module__}.{fn.__name__}() kwarg", renames)
-
-        @functools.wraps(fn)
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
-            return fn(*args, **keys.apply(kwargs))
-
-        return wrapper
-
-    return decorate
 
 
 @renamed_kwargs({"evaluation": "evaluator", "query": "task"})
@@ -336,16 +321,17 @@ class Metrics(MetricSet):
     by_days: dict[int, MetricSet] = {}
 
 
-def aggregate(reports: Sequence[EvaluationReport], queries: Sequence[TravelTask]) -> Metrics:
-    """The official metrics of ``reports`` (``reports[i]`` is the plan for ``queries[i]``).
+@renamed_kwargs({"queries": "tasks"})
+def aggregate(reports: Sequence[EvaluationReport], tasks: Sequence[TravelTask]) -> Metrics:
+    """The official metrics of ``reports`` (``reports[i]`` is the plan for ``tasks[i]``).
 
-    Denominators as upstream: N = the number of queries (45 / 180 / 1000 on the real splits),
+    Denominators as upstream: N = the number of tasks (45 / 180 / 1000 on the real splits),
     8N for commonsense micro, and the sum of ``hard_denominator`` for hard micro. Missing or
     undelivered plans count as failures.
     """
-    if len(reports) != len(queries):
-        raise ConfigError("reports", f"{len(reports)} reports", f"one report per query ({len(queries)})")
-    pairs = list(zip(reports, queries, strict=True))
+    if len(reports) != len(tasks):
+        raise ConfigError("reports", f"{len(reports)} reports", f"one report per task ({len(tasks)})")
+    pairs = list(zip(reports, tasks, strict=True))
     by_level: dict[str, list] = {}
     by_days: dict[int, list] = {}
     for r, q in pairs:

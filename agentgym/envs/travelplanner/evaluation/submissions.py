@@ -17,8 +17,9 @@ from rich.console import Console
 from rich.table import Table
 
 from agentgym.envs.travelplanner.evaluation._evaluate import (
-    OFFICIAL_METRIC_NAMES, EvaluationReport, Metrics, aggregate, evaluate, renamed_kwargs,
+    OFFICIAL_METRIC_NAMES, EvaluationReport, Metrics, aggregate, evaluate,
 )
+from agentgym._deprecated import renamed_kwargs
 from agentgym.envs.travelplanner.plan import ParsedPlan
 from agentgym.envs.travelplanner.tasks import SPLITS, TravelTask, load_tasks
 from agentgym.envs.travelplanner.world import World
