@@ -38,7 +38,7 @@ def episode_for(row, world, env_evaluation="strict"):
     step = StepInfo(turn=1, action="answer", terminated_reason="answer", evaluation=report.model_dump(mode="json"))
     return Episode([step], actions=[f"Finish[{text}]"], task=query, answer=text, outcome=float(report.final_pass),
                    evaluate=lambda plan, evaluation: evaluate(parse_plan(plan), query, world,
-                                                              evaluation=evaluation).model_dump(mode="json"))
+                                                              evaluator=evaluation).model_dump(mode="json"))
 
 
 def _passes(row, world, evaluation):

@@ -38,7 +38,7 @@ def play(env, agent, **reset):
 @pytest.mark.parametrize("evaluation", ["strict", "official"])
 def test_the_oracle_passes_every_generated_query(world, generated, action_format, mode, evaluation):
     env = gymnasium.make("TravelPlanner-v0", database=world, tasks=generated, mode=mode,
-                         action_format=action_format, evaluation=evaluation)
+                         action_format=action_format, evaluator=evaluation)
     agent = OracleAgent(env)
     for i in range(len(generated)):
         reward, terminated, steps = play(env, agent, options={"task_index": i})
