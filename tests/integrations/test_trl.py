@@ -309,7 +309,7 @@ CORPUS = [
     {"id": "2", "contents": '"Roche"\nRoche acquired Genentech in 2009.'},
 ]
 SEARCH_R1_ENV = {"action_format": "search-r1", "corpus": CORPUS,
-                 "questions": [{"question": "Which company did Evan Morris work for", "golden_answers": ["Genentech"]}]}
+                 "tasks": [{"question": "Which company did Evan Morris work for", "golden_answers": ["Genentech"]}]}
 
 
 @pytest.fixture(scope="module")
