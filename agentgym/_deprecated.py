@@ -17,7 +17,8 @@ from typing import Any
 
 from agentgym.errors import ConfigError
 
-__all__ = ["AgentGymDeprecationWarning", "ALIASES", "RenamedKeys", "alias", "module_aliases", "warn_renamed"]
+__all__ = ["AgentGymDeprecationWarning", "ALIASES", "RenamedKeys", "alias", "module_aliases", "renamed_kwargs",
+           "warn_renamed"]
 
 REMOVED_IN = "0.3"
 
@@ -81,3 +82,19 @@ def module_aliases(module: str, renames: Mapping[str, str],
         raise AttributeError(f"module {module!r} has no attribute {name!r}")
 
     return __getattr__
+
+
+def renamed_kwargs(renames: Mapping[str, str]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """A decorator: the function also takes the retired keyword names in ``renames``, with a warning."""
+    import functools
+
+    def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
+        keys = RenamedKeys(f"{fn.__module__}.{fn.__qualname__}() kwarg", renames)
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            return fn(*args, **keys.apply(kwargs))
+
+        return wrapper
+
+    return decorate

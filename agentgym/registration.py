@@ -36,6 +36,8 @@ def make_env(env_class: str, *, reward: Any = None, **kwargs: Any) -> gymnasium.
 
     module, _, name = env_class.partition(":")
     cls = getattr(import_module(module), name)
+    if cls.renamed_kwargs is not None:  # a retired kwarg works, with a warning, and is checked by its new name
+        kwargs = cls.renamed_kwargs.apply(kwargs)
     allowed = allowed_kwargs(cls)
     check_kwargs(kwargs, None if allowed is None else [*allowed, "reward"])
     shaper = None

@@ -45,10 +45,10 @@ sys.path.insert(0, str(REPO))
 
 from agentgym.envs.travelplanner import _plan_text  # noqa: E402
 from agentgym.envs.travelplanner.evaluation import _commonsense  # noqa: E402
-from agentgym.envs.travelplanner.world._index import index_for  # noqa: E402
+from agentgym.envs.travelplanner.world.index import index_for  # noqa: E402
 from agentgym.envs.travelplanner.evaluation import COMMONSENSE, HARD, evaluate  # noqa: E402
 from agentgym.envs.travelplanner.plan import parse_plan  # noqa: E402
-from agentgym.envs.travelplanner.queries import TravelQuery, load_queries  # noqa: E402
+from agentgym.envs.travelplanner.tasks import TravelTask, load_tasks  # noqa: E402
 from agentgym.envs.travelplanner.world import World  # noqa: E402
 
 
@@ -367,7 +367,7 @@ class PandasOfficialEvaluator:
 # ---------------------------------------------------------------------------------------------
 # Plan set
 # ---------------------------------------------------------------------------------------------
-def perturb(plan: list[dict], k: int, q: TravelQuery) -> list[dict]:
+def perturb(plan: list[dict], k: int, q: TravelTask) -> list[dict]:
     """One deterministic change of a gold plan (kind chosen by ``k``)."""
     plan = [dict(d) for d in plan]
     days = [d for d in plan if d.get("current_city")]
@@ -392,11 +392,11 @@ def perturb(plan: list[dict], k: int, q: TravelQuery) -> list[dict]:
     return plan
 
 
-def plan_set(world: World) -> list[tuple[TravelQuery, list[dict]]]:
+def plan_set(world: World) -> list[tuple[TravelTask, list[dict]]]:
     items = []
     for split in ("train", "validation", "test"):
         try:
-            queries = load_queries(split, world_root=world.root)
+            queries = load_tasks(split, world_root=world.root)
         except Exception:  # noqa: BLE001 - a world without this split
             continue
         for k, q in enumerate(queries):
@@ -407,7 +407,7 @@ def plan_set(world: World) -> list[tuple[TravelQuery, list[dict]]]:
     return items
 
 
-def distinct_plans(world: World, base: list[tuple[TravelQuery, list[dict]]], n: int, seed: int = 0):
+def distinct_plans(world: World, base: list[tuple[TravelTask, list[dict]]], n: int, seed: int = 0):
     """``n`` plans with distinct texts, as a policy's stream would be: each base plan with its meals,
     attractions and hotels redrawn from the same city's rows (valid names, new strings)."""
     import random
@@ -440,14 +440,14 @@ def scaling(world: World, base, sizes=(1_000, 10_000), repeat: int = 3) -> dict[
     out = {}
     for size in sizes:
         clear_memos(world)
-        run = lambda q, p: evaluate(p, q, world, evaluation="official")  # noqa: E731
+        run = lambda q, p: evaluate(p, q, world, evaluator="official")  # noqa: E731
         first = cpu_rate(run, plans[:size])
         steady = max(cpu_rate(run, plans[:size]) for _ in range(repeat))
         out[size] = (first, steady)
     return out
 
 
-def official_row(q: TravelQuery) -> dict[str, Any]:
+def official_row(q: TravelTask) -> dict[str, Any]:
     row = q.to_row()
     row["date"] = list(q.date)
     row["local_constraint"] = ast.literal_eval(row["local_constraint"])
@@ -504,7 +504,7 @@ def main() -> None:
     for evaluation in ("official", "strict"):
         clear_memos(world)
         def run(q, p, evaluation=evaluation):
-            return evaluate(p, q, world, evaluation=evaluation)
+            return evaluate(p, q, world, evaluator=evaluation)
 
         first = cpu_rate(run, parsed)
         steady = max(cpu_rate(run, parsed) for _ in range(args.repeat))
@@ -552,7 +552,7 @@ def _safe(fn, q, p):
 def compare(baseline: PandasOfficialEvaluator, world: World, sample) -> int:
     differing = 0
     for q, p in sample:
-        ours = evaluate(p, q, world, evaluation="official").to_official()
+        ours = evaluate(p, q, world, evaluator="official").to_official()
         theirs = _safe(baseline.evaluate, official_row(q), p)
         if isinstance(theirs, Exception):
             differing += ours["error"] is None

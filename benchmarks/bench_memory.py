@@ -68,7 +68,7 @@ def _plan(rng: random.Random, gold: list[dict]) -> str:
 
 
 def _action(rng: random.Random, env) -> str:
-    world, query = env.world, env.query
+    world, query = env.world, env.task
     city = rng.choice(world.cities)
     kind = rng.random()
     if kind < 0.25:

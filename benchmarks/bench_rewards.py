@@ -31,7 +31,7 @@ import gymnasium
 import agentgym  # noqa: F401  (registers the env ids)
 from agentgym import ActionError, ErrorCode, StepInfo, ToolCall, ToolResult
 from agentgym.envs.travelplanner.evaluation import COMMONSENSE, HARD, evaluate
-from agentgym.envs.travelplanner.queries import TravelQuery
+from agentgym.envs.travelplanner.tasks import TravelTask
 from agentgym.envs.travelplanner.world import World
 from agentgym.rewards import Episode, build_shaper
 
@@ -52,11 +52,11 @@ SPECS = {
 }
 
 
-def load_plans(data: Path) -> tuple[list[TravelQuery], dict[str, list[str]]]:
+def load_plans(data: Path) -> tuple[list[TravelTask], dict[str, list[str]]]:
     """The train queries and, per query text, every real plan text for it."""
-    queries = [TravelQuery.from_row(json.loads(line), id=f"train-{i}")
+    queries = [TravelTask.from_row(json.loads(line), id=f"train-{i}")
                for i, line in enumerate((data / "queries" / "train.jsonl").read_text().splitlines())]
-    plans: dict[str, list[str]] = {q.query: [] for q in queries}
+    plans: dict[str, list[str]] = {q.text: [] for q in queries}
     for path in sorted((data / "plan_sets").glob("*train*.jsonl")):
         for line in path.read_text().splitlines():
             row = json.loads(line)
@@ -88,17 +88,17 @@ class Trajectories:
     def __init__(self, data: Path, groups: int, group_size: int, seed: int = 0) -> None:
         self.world = World.open(data)
         queries, plans = load_plans(data)
-        env = gymnasium.make("TravelPlanner-v0", database=data, queries="train")
-        self.prompts = [env.reset(options={"query_index": i})[0] for i in range(len(queries))]
+        env = gymnasium.make("TravelPlanner-v0", database=data, tasks="train")
+        self.prompts = [env.reset(options={"task_index": i})[0] for i in range(len(queries))]
         rng = random.Random(seed)
         self._reports: dict[tuple[int, str | None], dict] = {}
         self.items = []
         for g in range(groups):
             qi = g % len(queries)
             for _ in range(group_size):
-                self.items.append(self._trajectory(qi, queries[qi], plans[queries[qi].query], rng))
+                self.items.append(self._trajectory(qi, queries[qi], plans[queries[qi].text], rng))
 
-    def _trajectory(self, qi: int, query: TravelQuery, plans: list[str], rng: random.Random):
+    def _trajectory(self, qi: int, query: TravelTask, plans: list[str], rng: random.Random):
         steps, actions = tool_steps(rng)
         roll, turn = rng.random(), len(steps) + 1
         if roll < 0.05:  # truncated: no final report
@@ -112,14 +112,14 @@ class Trajectories:
         actions.append(f"Finish[{text}]" if text is not None else "GiveUp[stuck]")
         return query, qi, steps, actions, text
 
-    def _report(self, qi: int, query: TravelQuery, plan: str | None) -> dict:
+    def _report(self, qi: int, query: TravelTask, plan: str | None) -> dict:
         key = (qi, plan)
         if key not in self._reports:
-            self._reports[key] = evaluate(plan, query, self.world, evaluation="strict").model_dump(mode="json")
+            self._reports[key] = evaluate(plan, query, self.world, evaluator="strict").model_dump(mode="json")
         return self._reports[key]
 
-    def evaluator(self, query: TravelQuery):
-        return lambda plan, evaluation: evaluate(plan, query, self.world, evaluation=evaluation).model_dump(mode="json")
+    def evaluator(self, query: TravelTask):
+        return lambda plan, evaluation: evaluate(plan, query, self.world, evaluator=evaluation).model_dump(mode="json")
 
 
 def shape_all(shaper, trajectories: Trajectories, step: int) -> tuple[float, float]:

@@ -87,7 +87,7 @@ def main() -> None:
     write_world(world, folder)
     corpus, index = folder / "corpus.jsonl", folder / "index"
     print(f"generated {len(world.passages):,} passages in {time.perf_counter() - t:.1f} s at {folder}")
-    questions = [q.question for q in world.questions if not q.long_form][:args.queries]
+    questions = [q.text for q in world.tasks if not q.long_form][:args.queries]
 
     t, cpu = time.perf_counter(), time.process_time()
     ours = BM25Retriever.open(corpus, index_dir=index)
@@ -103,8 +103,8 @@ def main() -> None:
 
     query_ours = median_us(ours.search, [(q, 3) for q in questions]) / 1000
     query_base = median_us(base.search, [(q, 3) for q in questions[:args.baseline_queries]]) / 1000
-    step_ours = _step_p50(SearchQAEnv(questions=str(folder / "train.questions.jsonl"), retriever=ours), questions)
-    step_base = _step_p50(SearchQAEnv(questions=str(folder / "train.questions.jsonl"), retriever=base),
+    step_ours = _step_p50(SearchQAEnv(tasks=str(folder / "train.questions.jsonl"), retriever=ours), questions)
+    step_base = _step_p50(SearchQAEnv(tasks=str(folder / "train.questions.jsonl"), retriever=base),
                           questions[:args.baseline_queries])
     overlap = np.mean([ours.search(q, 1)[:1] and base.search(q, 1)[:1] and
                        ours.search(q, 1)[0].id == base.search(q, 1)[0].id for q in questions[:args.baseline_queries]])

@@ -55,7 +55,7 @@ def bench_retrieve(folder: Path, n_passages: int, n_queries: int) -> list[str]:
     t = time.perf_counter()
     retriever = BM25Retriever.open(folder / "corpus.jsonl", cache_dir=folder / "cache")
     print(f"indexed in {time.perf_counter() - t:.1f} s")
-    pool = [q.question for q in world.questions if not q.long_form]
+    pool = [q.text for q in world.tasks if not q.long_form]
     queries = [pool[i % len(pool)] for i in range(n_queries)]
 
     retriever.batch_search(queries, 3)  # warm the mapped pages, as a serving index is

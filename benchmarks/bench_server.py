@@ -125,7 +125,7 @@ async def play(env: AsyncRemoteEnv, index: int, scripts: list, latencies: list, 
     episode = index
     try:
         while not state["stop"]:
-            await env.reset(options={"query_index": episode % len(scripts)})
+            await env.reset(options={"task_index": episode % len(scripts)})
             for action in scripts[episode % len(scripts)]:
                 start = time.perf_counter()
                 *_, terminated, truncated, _ = await env.step(action)
@@ -141,11 +141,11 @@ async def play(env: AsyncRemoteEnv, index: int, scripts: list, latencies: list, 
 def in_process(sessions: int, seconds: float) -> dict:
     """The baseline: the same episodes stepped in this process, round-robin over ``sessions`` local envs."""
     envs = [gymnasium.make("TravelPlanner-v0") for _ in range(sessions)]
-    queries = envs[0].unwrapped.queries
+    queries = envs[0].unwrapped.tasks
     scripts = [gold_plan_actions(q, "react") for q in queries if q.annotated_plan]
     position = [0] * sessions
     for i, env in enumerate(envs):
-        env.reset(options={"query_index": i % len(scripts)})
+        env.reset(options={"task_index": i % len(scripts)})
     steps, start, cpu0 = 0, time.perf_counter(), time.process_time()
     while time.perf_counter() - start < seconds:
         for i, env in enumerate(envs):
@@ -154,7 +154,7 @@ def in_process(sessions: int, seconds: float) -> dict:
             position[i] += 1
             steps += 1
             if terminated or truncated or position[i] == len(script):
-                env.reset(options={"query_index": i % len(scripts)})
+                env.reset(options={"task_index": i % len(scripts)})
                 position[i] = 0
     return {"sessions": sessions, "steps_per_s": steps / (time.perf_counter() - start),
             "cpu_us_per_step": (time.process_time() - cpu0) / steps * 1e6}
@@ -162,7 +162,7 @@ def in_process(sessions: int, seconds: float) -> dict:
 
 async def throughput(url: str, sessions: int, seconds: float, warmup: float, server: psutil.Process,
                      coalesce: bool = False) -> dict:
-    queries = gymnasium.make("TravelPlanner-v0").unwrapped.queries  # the same queries the server loads
+    queries = gymnasium.make("TravelPlanner-v0").unwrapped.tasks  # the same queries the server loads
     scripts = [gold_plan_actions(q, "react") for q in queries if q.annotated_plan]
     latencies: list[float] = []
     state = {"stop": False, "measuring": False}
@@ -273,7 +273,7 @@ def flood(url: str, proc: subprocess.Popen, connections: int, mb: float) -> list
 
     port, size = int(url.rsplit(":", 1)[1]), int(mb * 1_000_000)
     tenant, flooder = (RemoteEnv(url, "TravelPlanner-v0", token=t) for t in (TENANT_TOKEN, TOKEN))
-    tenant.reset(seed=0, options={"query_index": 0})
+    tenant.reset(seed=0, options={"task_index": 0})
     flooder.reset(seed=0)
     path = f"/v1/sessions/{flooder.session_id}/step"  # the flooder's own session: another tenant's
     context = multiprocessing.get_context("spawn")
@@ -296,7 +296,7 @@ def flood(url: str, proc: subprocess.Popen, connections: int, mb: float) -> list
                 *_, terminated, truncated, _ = tenant.step("CitySearch[Texas]")
                 latencies.append(time.perf_counter() - start)
                 if terminated or truncated:
-                    tenant.reset(seed=0, options={"query_index": 0})
+                    tenant.reset(seed=0, options={"task_index": 0})
                 time.sleep(0.005)
 
         threads = [threading.Thread(target=f, daemon=True) for f in (sample, step)]

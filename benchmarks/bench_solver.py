@@ -1,6 +1,6 @@
 """The exact TravelPlanner solver and the query generator: time per query and throughput.
 
-* Generation: queries per second of ``generate_queries`` on the embedded world (each query is
+* Generation: queries per second of ``generate_tasks`` on the embedded world (each query is
   drawn, solved exactly for its cheapest plan, priced and rendered; rejected draws included).
 * Solver, embedded world: time per query (median and p95) by level, on freshly generated
   queries (solving them against their budgets, as the solver agent does).
@@ -21,8 +21,8 @@ import sys
 import time
 from pathlib import Path
 
-from agentgym.envs.travelplanner.generator import generate_queries
-from agentgym.envs.travelplanner.queries import TravelQuery, load_queries
+from agentgym.envs.travelplanner.generator import generate_tasks
+from agentgym.envs.travelplanner.tasks import TravelTask, load_tasks
 from agentgym.envs.travelplanner.solver import solve
 from agentgym.envs.travelplanner.synthetic import default_world_path
 from agentgym.envs.travelplanner.world import World
@@ -40,7 +40,7 @@ def p95(values: list[float]) -> float:
     return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
 
 
-def solve_all(name: str, queries: list[TravelQuery], world: World) -> None:
+def solve_all(name: str, queries: list[TravelTask], world: World) -> None:
     results = [solve(q, world, must_pass="both", time_limit=60.0) for q in queries]
     print(f"\n### {name} ({len(queries)} queries)\n")
     print("| level | n | median ms | p95 ms | max ms | median nodes | solved | infeasible | timeout |")
@@ -65,19 +65,19 @@ def main() -> None:
 
     world = World.open(default_world_path())
     start = time.perf_counter()
-    rows = generate_queries(world, per_group=args.per_group, seed=args.seed)
+    rows = generate_tasks(world, per_group=args.per_group, seed=args.seed)
     elapsed = time.perf_counter() - start
     print(f"## Generation on the embedded world\n\n{len(rows)} queries in {elapsed:.2f} s: "
           f"**{len(rows) / elapsed:.1f} queries/s**")
-    solve_all("Solver, embedded world, generated queries", [TravelQuery.from_row(r) for r in rows], world)
+    solve_all("Solver, embedded world, generated queries", [TravelTask.from_row(r) for r in rows], world)
     if (REAL / "database").is_dir():
         real = World.open(REAL)
-        solve_all("Solver, real database, train", load_queries(REAL / "queries" / "train.jsonl"), real)
-        solve_all("Solver, real database, validation", load_queries(REAL / "queries" / "validation.jsonl"), real)
+        solve_all("Solver, real database, train", load_tasks(REAL / "queries" / "train.jsonl"), real)
+        solve_all("Solver, real database, validation", load_tasks(REAL / "queries" / "validation.jsonl"), real)
     if args.full:
         folder = full_world(args.full)
         big = World.open(folder)
-        solve_all("Solver, full-scale world, validation", load_queries("validation", world_root=big.root), big)
+        solve_all("Solver, full-scale world, validation", load_tasks("validation", world_root=big.root), big)
 
 
 if __name__ == "__main__":

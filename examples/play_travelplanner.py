@@ -33,9 +33,9 @@ def main() -> None:
 
     env = gymnasium.make("TravelPlanner-v0", action_format=args.format, mode=args.mode)
     observation, info = env.reset(seed=args.seed)
-    query = env.unwrapped.query
+    query = env.unwrapped.task
     print(f"== {query.id} ({query.level}, {query.days} days, {query.people_number} people, budget ${query.budget})")
-    print(f"   {query.query}\n")
+    print(f"   {query.text}\n")
     total = 0.0
     for action in gold_plan_actions(query, args.format, tools=args.mode == "tool-use"):
         observation, reward, terminated, truncated, info = env.step(action)

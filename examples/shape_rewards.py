@@ -21,7 +21,7 @@ from agentgym.envs.travelplanner import gold_plan_actions
 
 def play(env, step: int, break_plan: bool) -> dict:
     env.reset(seed=0, options={"training_step": step})
-    actions = gold_plan_actions(env.unwrapped.query)
+    actions = gold_plan_actions(env.unwrapped.task)
     if break_plan:
         plan = json.loads(actions[-1][len("Finish["):-1])
         day = next(d for d in plan if "-" not in (d["lunch"], d["dinner"]))

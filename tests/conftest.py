@@ -19,6 +19,7 @@ def _isolated_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
         os.environ["AGENTGYM_CACHE_DIR"] = str(tmp_path_factory.mktemp("agentgym-cache"))
     os.environ.pop("AGENTGYM_TRAVELPLANNER_DB", None)
     os.environ.pop("AGENTGYM_TRAVELPLANNER_QUERIES", None)
+    os.environ.pop("AGENTGYM_TRAVELPLANNER_TASKS", None)
 
 
 @pytest.fixture(scope="session")

@@ -17,7 +17,7 @@ REPO = Path(__file__).resolve().parent.parent
 @pytest.mark.parametrize("args, message", [
     (["serve-retriever", "/nonexistent/corpus.jsonl"], "error: no such corpus file"),
     (["serve", "--env-calls", "bogus"], "error: env_calls: Input should be"),
-    (["travelplanner", "solve", "--queries", "/nonexistent.jsonl"], "no query file"),
+    (["travelplanner", "solve", "--queries", "/nonexistent.jsonl"], "no task file"),
 ])
 def test_mistakes_end_with_one_line_not_a_traceback(args, message):
     out = subprocess.run([sys.executable, "-m", "agentgym.cli", *args], capture_output=True, text=True, timeout=120)
@@ -230,13 +230,13 @@ def test_verl_prepare_says_when_limit_is_more_than_the_tasks(tmp_path):
 def test_the_room_type_verdict_reads_as_english(evaluation):
     """It said "every accommodation is a entire room"."""
     from agentgym.envs.travelplanner.evaluation import evaluate
-    from agentgym.envs.travelplanner.queries import load_queries
+    from agentgym.envs.travelplanner.tasks import load_tasks
     from agentgym.envs.travelplanner.solver import solve
     from agentgym.envs.travelplanner.synthetic import default_world_path
     from agentgym.envs.travelplanner.world import World
 
     world = World.open(default_world_path())
-    query = next(q for q in load_queries("train", world_root=world.root) if q.local_constraint.room_type)
+    query = next(q for q in load_tasks("train", world_root=world.root) if q.local_constraint.room_type)
     plan = solve(query, world, must_pass="both", time_limit=30).plan
-    verdict = evaluate(plan, query, world, evaluation=evaluation).hard["valid_room_type"]
+    verdict = evaluate(plan, query, world, evaluator=evaluation).hard["valid_room_type"]
     assert verdict.passed and verdict.reason == f"every accommodation's room type is {query.local_constraint.room_type}"

@@ -116,8 +116,10 @@ def test_an_example_is_skipped_only_when_it_needs_a_gpu_or_the_network(example):
 
 
 _RUN_PAGE = r"""
-import json, sys
-namespace = {"__name__": "__doc_example__"}
+import json, sys, types
+# The page's namespace is a real module, so what an example defines pickles as a user's module would.
+sys.modules["__doc_example__"] = module = types.ModuleType("__doc_example__")
+namespace = module.__dict__
 for block in json.loads(sys.stdin.read()):
     print(f"--- {block['where']}", flush=True)
     exec(compile(block["code"], block["where"], "exec"), namespace)

@@ -144,7 +144,7 @@ def _tools():
 
 
 def _searchqa(fmt: str) -> Callable[[str], object]:
-    from agentgym.envs.searchqa.protocol import read_action
+    from agentgym.envs.searchqa.actions import read_action
 
     return lambda text: read_action(text, fmt)
 
@@ -221,12 +221,12 @@ def test_a_huge_literal_query_field_is_refused_before_literal_eval(monkeypatch):
     real = ast.literal_eval
     monkeypatch.setattr(ast, "literal_eval", lambda text: calls.append(len(text)) or real(text))
     env = gymnasium.make("TravelPlanner-v0")
-    row = env.unwrapped.queries[0].to_row()
+    row = env.unwrapped.tasks[0].to_row()
     for field, text in [("date", "[" + "0," * 50_000 + "0]"), ("local_constraint", "{" + "1:1," * 5_000 + "}")]:
         with pytest.raises(DataError, match=field):
-            env.reset(options={"query": {**row, field: text}})
+            env.reset(options={"task": {**row, field: text}})
     assert calls and max(calls) < 1_000  # only the row's other (real) fields were parsed
-    env.reset(options={"query": row})  # a real row still parses
+    env.reset(options={"task": row})  # a real row still parses
 
 
 class _Recorder(TextEnv):
@@ -234,10 +234,10 @@ class _Recorder(TextEnv):
         super().__init__(**kwargs)
         self.seen: list[int] = []
 
-    def _start(self, options):
+    def on_reset(self, options):
         return "go", StepInfo(turn=0)
 
-    def _act(self, action):
+    def on_step(self, action):
         self.seen.append(len(action))
         return "ok", 0.0, False, StepInfo(turn=self.turn, action="tool")
 
@@ -285,7 +285,7 @@ _TRAVEL_ENVS = [("react", "tool-use", "strict"), ("json", "tool-use", "official"
 
 @pytest.mark.parametrize("fmt,mode,evaluation", _TRAVEL_ENVS)
 def test_travelplanner_step_never_raises_on_fuzzed_actions(fmt, mode, evaluation):
-    env = gymnasium.make("TravelPlanner-v0", action_format=fmt, mode=mode, evaluation=evaluation).unwrapped
+    env = gymnasium.make("TravelPlanner-v0", action_format=fmt, mode=mode, evaluator=evaluation).unwrapped
 
     @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(_ACTIONS)

@@ -36,18 +36,18 @@ class SolverAgent:
         self.env = env.unwrapped if hasattr(env, "unwrapped") else env
         self.time_limit = time_limit
         self._queue: list[str] = []
-        self._query: Any = None
+        self._task: Any = None
 
     def reset(self) -> None:
-        self._queue, self._query = [], None
+        self._queue, self._task = [], None
 
     def act(self, observation: str, info: dict[str, Any] | None = None) -> str:
-        query = self.env.query
-        if query is None:
+        task = self.env.task
+        if task is None:
             raise ResetNeeded("reset the env before asking the solver agent for an action")
-        if query is not self._query or (info or {}).get("turn") == 0:
-            self._query = query
-            self._queue = solver_actions(query, self.env.world, self.env.action_format,
+        if task is not self._task or (info or {}).get("turn") == 0:
+            self._task = task
+            self._queue = solver_actions(task, self.env.world, self.env.action_format,
                                          tools=self.env.mode == "tool-use", time_limit=self.time_limit)
         if not self._queue:  # the episode should be over; never leave the env without an action
             return give_up("nothing left to do", self.env.action_format)
@@ -69,7 +69,7 @@ class FirstListingAgent(SolverAgent):
         return action
 
     def _weak_submission(self, action: str) -> str:
-        result = solve(self.env.query, self.env.world, must_pass="both", time_limit=self.time_limit)
+        result = solve(self.env.task, self.env.world, must_pass="both", time_limit=self.time_limit)
         plan = [self._first_listings(day) for day in result.plan]
         text = json.dumps(plan, ensure_ascii=False)
         return f"Finish[{text}]" if action.startswith("Finish[") else f"<answer>{text}</answer>"
@@ -131,7 +131,7 @@ def travelplanner_gold_agent(env: Any) -> ReplayAgent:
     unwrapped = _local_travelplanner(env, "gold")
 
     def script(observation: str, info: dict[str, Any]) -> list[str]:
-        return gold_plan_actions(unwrapped.query, unwrapped.action_format, tools=unwrapped.mode == "tool-use")
+        return gold_plan_actions(unwrapped.task, unwrapped.action_format, tools=unwrapped.mode == "tool-use")
 
     return ReplayAgent(script, fallback="GiveUp[the gold plan is exhausted]")
 

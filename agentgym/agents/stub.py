@@ -124,10 +124,10 @@ def travelplanner_gold_scripts(env_kwargs: Mapping[str, Any] | None = None,
     env = gymnasium.make("TravelPlanner-v0", **dict(env_kwargs or {}))
     unwrapped = env.unwrapped
     scripts: dict[str, list[str]] = {}
-    for index in range(len(unwrapped.queries) if count is None else min(count, len(unwrapped.queries))):
-        observation, _ = env.reset(options={"query_index": index})
-        if unwrapped.query.annotated_plan:
-            scripts[observation] = gold_plan_actions(unwrapped.query, unwrapped.action_format,
+    for index in range(len(unwrapped.tasks) if count is None else min(count, len(unwrapped.tasks))):
+        observation, _ = env.reset(options={"task_index": index})
+        if unwrapped.task.annotated_plan:
+            scripts[observation] = gold_plan_actions(unwrapped.task, unwrapped.action_format,
                                                      tools=unwrapped.mode == "tool-use")
     env.close()
     return scripts

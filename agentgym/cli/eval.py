@@ -11,14 +11,18 @@ from pathlib import Path
 
 import typer
 
+from agentgym._deprecated import alias
 from agentgym.cli._console import labeled, plain_console
 from agentgym.cli._options import deprecated_flag
-from agentgym.envs.travelplanner.evaluation import EVALUATIONS
+from agentgym.envs.travelplanner.evaluation import EVALUATORS
 from agentgym.envs.travelplanner.evaluation.submissions import print_metrics, run, to_json
-from agentgym.envs.travelplanner.queries import SPLITS
+from agentgym.envs.travelplanner.tasks import SPLITS
 from agentgym.errors import AgentGymError
 
 __all__ = ["eval_app", "travelplanner"]
+
+alias("agentgym eval travelplanner", "--evaluation", "--evaluator")
+alias("agentgym eval travelplanner", "--mode", "--evaluator")
 
 eval_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
                        help="Score submissions with an env's official evaluator.")
@@ -35,21 +39,24 @@ def travelplanner(
                                   "(default: found next to the query or submission file, else "
                                   "$AGENTGYM_TRAVELPLANNER_DB, else the embedded synthetic world; --world is an "
                                   "alias)."),
-    evaluation: str = typer.Option(None, "--evaluation", "-e", show_default=False,
-                                   help="official (leaderboard verdicts; the default) or strict (no loopholes)."),
-    mode: str = typer.Option(None, "--mode", "-m", hidden=True, help="Deprecated name of --evaluation."),
+    evaluator: str = typer.Option(None, "--evaluator", "-e", show_default=False,
+                                  help="official (leaderboard verdicts; the default) or strict (no loopholes)."),
+    evaluation: str = typer.Option(None, "--evaluation", hidden=True, help="Deprecated name of --evaluator."),
+    mode: str = typer.Option(None, "--mode", "-m", hidden=True, help="Deprecated name of --evaluator."),
     output: Path = typer.Option(None, "--output", "-o", help="Write the metrics and every plan's verdicts as JSON."),
     foreign_queries: bool = typer.Option(False, "--foreign-queries", help="Score queries whose cities the world "
                                          "does not have (they fail), instead of stopping."),
 ) -> None:
     """Score a TravelPlanner submission: the six official metrics, by level and trip length."""
-    evaluation = deprecated_flag("--mode", "--evaluation", mode, evaluation, "official")
-    if evaluation not in EVALUATIONS:
-        raise typer.BadParameter(f"{evaluation!r} is not an evaluation; use one of {', '.join(EVALUATIONS)}",
-                                 param_hint="--evaluation")
+    if mode is not None:
+        evaluator = deprecated_flag("--mode", "--evaluator", mode, evaluator, "official")
+    evaluator = deprecated_flag("--evaluation", "--evaluator", evaluation, evaluator, "official")
+    if evaluator not in EVALUATORS:
+        raise typer.BadParameter(f"{evaluator!r} is not an evaluator; use one of {', '.join(EVALUATORS)}",
+                                 param_hint="--evaluator")
     console = plain_console()
     try:
-        result = run(submission, queries=queries, database=database, evaluation=evaluation,
+        result = run(submission, queries=queries, database=database, evaluator=evaluator,
                      foreign_queries=foreign_queries)
     except AgentGymError as exc:
         console.print(labeled("error", "red", str(exc)))

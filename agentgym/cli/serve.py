@@ -21,7 +21,7 @@ __all__ = ["serve", "write_token_file"]
 
 _TRUST_WARNING = """\
 WARNING: --trust-clients: clients may pass ANY constructor kwargs. Anyone holding a token can then
-read and overwrite files as this user (questions=/corpus=/cache_dir=/index_dir= paths), make this
+read and overwrite files as this user (tasks=/corpus=/cache_dir=/index_dir= paths), make this
 server send requests anywhere with its secrets (retriever=, judge base_url/api_key_env) and run
 code (custom reward terms). Use it only for clients you would give a shell on this machine."""
 

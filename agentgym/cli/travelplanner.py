@@ -42,7 +42,7 @@ def generate_command(
     """Generate feasible queries, each with its solver-built gold plan (annotated_plan)."""
     import json
 
-    from agentgym.envs.travelplanner.generator import GeneratorConfig, generate_queries
+    from agentgym.envs.travelplanner.generator import GeneratorConfig, generate_tasks
     from agentgym.envs.travelplanner.synthetic import default_world_path
     from agentgym.envs.travelplanner.world import World
     from agentgym.errors import AgentGymError
@@ -52,7 +52,7 @@ def generate_command(
         opened = World.open(default_world_path() if world == "default" else world)
         config = GeneratorConfig(budget_slack_min=slack_min, budget_slack_max=slack_max,
                                  hard_transport_share=hard_transport_share)
-        rows = generate_queries(opened, n, seed=seed, config=config)
+        rows = generate_tasks(opened, n, seed=seed, config=config)
     except AgentGymError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from None
@@ -80,7 +80,7 @@ def solve_command(
     """Solve every query exactly: write a submission and count solved, infeasible and timed-out queries."""
     import json
 
-    from agentgym.envs.travelplanner.queries import load_queries
+    from agentgym.envs.travelplanner.tasks import load_tasks
     from agentgym.cli._options import deprecated_flag
     from agentgym.envs.travelplanner.solver import solve
     from agentgym.envs.travelplanner.synthetic import open_world
@@ -90,13 +90,13 @@ def solve_command(
     start = time.perf_counter()
     try:
         world = open_world(database or _world_near(queries))
-        rows = load_queries(queries, world_root=world.root)
+        rows = load_tasks(queries, world_root=world.root)
         results = [solve(q, world, must_pass=must_pass, time_limit=time_limit) for q in rows]
     except AgentGymError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(1) from None
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text("".join(json.dumps({"idx": i + 1, "query": q.query, "plan": r.plan}, ensure_ascii=False) + "\n"
+    out.write_text("".join(json.dumps({"idx": i + 1, "query": q.text, "plan": r.plan}, ensure_ascii=False) + "\n"
                            for i, (q, r) in enumerate(zip(rows, results))), encoding="utf-8")
     count = {s: sum(r.status == s for r in results) for s in ("solved", "infeasible", "timeout")}
     optimal = sum(r.optimal for r in results)

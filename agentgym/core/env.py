@@ -1,12 +1,15 @@
 """TextEnv: the base class of agentgym's multi-turn text environments.
 
-A subclass implements two hooks, ``_start(options) -> (observation, StepInfo)`` and
-``_act(action) -> (observation, reward, terminated, StepInfo)``. The base class owns the
-Gymnasium contract around them: seeding, the text spaces, turn counting, truncation at
-``max_turns``, and turning ``StepInfo`` into the plain ``info`` dict.
+A subclass implements two abstract hooks, named for when they are called:
+``on_reset(options) -> (observation, StepInfo)`` and
+``on_step(action) -> (observation, reward, terminated, StepInfo)``; it may override a third,
+``on_invalid_action(error)``. The base class owns the Gymnasium contract around them: seeding,
+the text spaces, turn counting, truncation at ``max_turns``, retired kwarg and reset-option
+spellings, and turning ``StepInfo`` into the plain ``info`` dict. ``docs/env-authors.md`` builds
+an env from scratch.
 
 ``max_action_chars`` holds for every env: a longer action is answered with an
-``action_too_long`` error (through the ``_invalid`` hook) before any parser reads it, so parsing
+``action_too_long`` error (through ``on_invalid_action``) before any parser reads it, so parsing
 work is bounded by it.
 
 The base class holds no reward-shaping code: ``gymnasium.make(ID, reward=...)`` wraps the env
@@ -16,6 +19,7 @@ reward terms about the task by overriding ``reward_context()``.
 
 from __future__ import annotations
 
+import abc
 import difflib
 import functools
 import inspect
@@ -25,14 +29,16 @@ import gymnasium
 
 from agentgym.core.spaces import TextSpace
 from agentgym.core.types import ActionError, ErrorCode, StepInfo
-from agentgym._toolbox import require_choice, require_positive_int
+from agentgym._deprecated import RenamedKeys
+from agentgym._toolbox import require_choice, require_int, require_positive_int
 from agentgym.errors import ActionTypeError, ConfigError, ResetNeeded
 
 __all__ = ["TextEnv", "allowed_kwargs", "check_kwargs", "require_choice", "require_positive_int"]
 
 
-class TextEnv(gymnasium.Env[str, str]):
-    """A Gymnasium env whose observations and actions are text."""
+class TextEnv(gymnasium.Env[str, str], abc.ABC):
+    """A Gymnasium env whose observations and actions are text; subclasses implement ``on_reset``
+    and ``on_step``."""
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"]}
     reward_provides: ClassVar[frozenset[str]] = frozenset()
@@ -50,10 +56,15 @@ class TextEnv(gymnasium.Env[str, str]):
     """Whether a stop string inside a ``<think>`` block ends the action (Search-R1: yes); by
     default thoughts are not actions (``agentgym.core.thoughts``)."""
 
+    renamed_kwargs: ClassVar[RenamedKeys | None] = None
+    """Retired spellings of this env's kwargs (``RenamedKeys``): they still work, with a warning."""
+    renamed_options: ClassVar[RenamedKeys | None] = None
+    """Retired spellings of this env's reset options, likewise."""
+
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         if "__init__" in cls.__dict__:
-            cls.__init__ = _reject_unknown_kwargs(cls.__dict__["__init__"])
+            cls.__init__ = _reject_unknown_kwargs(cls.__dict__["__init__"], cls.renamed_kwargs)
 
     def __init__(
         self,
@@ -82,7 +93,10 @@ class TextEnv(gymnasium.Env[str, str]):
         super().reset(seed=seed)
         self._turn = 0
         self._done = True  # until the new episode has started: a reset that raises leaves no episode
-        observation, info = self._start(_without_schedule(options))
+        options = _without_schedule(options)
+        if self.renamed_options is not None:
+            options = self.renamed_options.apply(options)
+        observation, info = self.on_reset(options)
         self._done = False
         self._last_observation = observation
         return observation, info.to_info()
@@ -95,11 +109,11 @@ class TextEnv(gymnasium.Env[str, str]):
         self._turn += 1
         limit = self.action_space.max_length
         if len(action) > limit:
-            observation, reward, terminated, info = self._invalid(ActionError(
+            observation, reward, terminated, info = self.on_invalid_action(ActionError(
                 code=ErrorCode.ACTION_TOO_LONG,
                 message=f"Your reply has {len(action)} characters; the limit is {limit}. Write one short action."))
         else:
-            observation, reward, terminated, info = self._act(action)
+            observation, reward, terminated, info = self.on_step(action)
         truncated = not terminated and self._turn >= self.max_turns
         if truncated:
             info = info.model_copy(update={"terminated_reason": "max_turns"})
@@ -122,15 +136,30 @@ class TextEnv(gymnasium.Env[str, str]):
         return {}
 
     # -- hooks for subclasses ----------------------------------------------------------------
-    def _start(self, options: dict[str, Any]) -> tuple[str, StepInfo]:
-        raise NotImplementedError
+    @abc.abstractmethod
+    def on_reset(self, options: dict[str, Any]) -> tuple[str, StepInfo]:
+        """Start an episode; return its first observation and ``StepInfo(turn=0, ...)``.
 
-    def _act(self, action: str) -> tuple[str, float, bool, StepInfo]:
-        raise NotImplementedError
+        Called by ``reset`` after seeding (``self.np_random`` is ready) and after the turn count
+        is zeroed. ``options`` are the reset options with the schedule keys taken out and retired
+        spellings renamed (``renamed_options``); raise ``ConfigError`` on one the env does not read.
+        """
 
-    def _invalid(self, error: ActionError) -> tuple[str, float, bool, StepInfo]:
-        """The step for an action that cannot be used: its error as the observation. Envs override
-        it to add their own info (task id, ...)."""
+    @abc.abstractmethod
+    def on_step(self, action: str) -> tuple[str, float, bool, StepInfo]:
+        """Play one action; return ``(observation, reward, terminated, StepInfo)``.
+
+        Called by ``step`` with a ``str`` of at most ``max_action_chars`` characters, after the
+        turn count is raised (``self.turn`` counts this action). Model text that makes no sense is
+        an observation plus an error code (``on_invalid_action``), never an exception; the base
+        class decides truncation at ``max_turns``.
+        """
+
+    def on_invalid_action(self, error: ActionError) -> tuple[str, float, bool, StepInfo]:
+        """The step for an action that cannot be used: its error as the observation, reward 0.
+
+        Called by ``step`` for an action over ``max_action_chars``, and by ``on_step`` for any
+        action it cannot use. Override it to add the env's own info (task id, ...)."""
         return error.message, 0.0, False, StepInfo(turn=self._turn, action="invalid", error=error)
 
 
@@ -144,8 +173,8 @@ def _without_schedule(options: dict[str, Any] | None) -> dict[str, Any]:
     options = dict(options or {})
     for key, low in zip(_SCHEDULE, (0, 1)):
         value = options.pop(key, None)
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < low):
-            raise ConfigError(key, value, f"an int >= {low}")
+        if value is not None:
+            require_int(key, value, low=low)
     return options
 
 
@@ -167,8 +196,9 @@ def check_kwargs(kwargs: dict[str, Any], allowed: list[str] | None) -> None:
         raise ConfigError(unknown[0], kwargs[unknown[0]], f"{hint} keyword argument among {allowed}")
 
 
-def _reject_unknown_kwargs(init: Any) -> Any:
-    """Wrap an env's ``__init__`` so a misspelt kwarg is a ``ConfigError`` naming the allowed ones."""
+def _reject_unknown_kwargs(init: Any, renamed: RenamedKeys | None) -> Any:
+    """Wrap an env's ``__init__`` so a retired kwarg works (with a warning) and a misspelt one is a
+    ``ConfigError`` naming the allowed ones (the current names only)."""
     params = inspect.signature(init).parameters
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
         return init
@@ -176,6 +206,8 @@ def _reject_unknown_kwargs(init: Any) -> Any:
 
     @functools.wraps(init)
     def checked(self: Any, *args: Any, **kwargs: Any) -> None:
+        if renamed is not None:
+            kwargs = renamed.apply(kwargs)
         check_kwargs(kwargs, allowed)
         init(self, *args, **kwargs)
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentgym import _json_limits
+from agentgym._toolbox import clip, short
 from agentgym.core.tags import first_block, has_tag, last_block
 from agentgym.core.thoughts import strip_thoughts
 from agentgym.core.tools import Tool, ToolBox
@@ -138,7 +139,7 @@ def _parse_json(text: str, tools: ToolBox) -> Parsed:
         return _error(ErrorCode.UNPARSEABLE_ACTION, f"The tool call is too large to read ({exc}). "
                       + _usage("json", tools))
     except ValueError as exc:  # JSONDecodeError, or an integer over 4,300 digits
-        return _error(ErrorCode.UNPARSEABLE_ACTION, f"The tool call is not valid JSON ({_short(exc)}). "
+        return _error(ErrorCode.UNPARSEABLE_ACTION, f"The tool call is not valid JSON ({clip(str(exc), 80)}). "
                       + _usage("json", tools))
     return _json_call(obj, tools)
 
@@ -182,7 +183,7 @@ def _bind(tool: Tool, arguments: dict[str, Any]) -> Parsed:
 def _unknown(name: str, valid: list[str], tools: ToolBox, fmt: str) -> ActionError:
     close = difflib.get_close_matches(name, valid, n=1) if len(name) <= 100 else []
     hint = f" Did you mean {close[0]}?" if close else ""
-    return _error(ErrorCode.UNKNOWN_TOOL, f"Unknown action {_short(name)!r}.{hint} Valid actions: {', '.join(valid)}.")
+    return _error(ErrorCode.UNKNOWN_TOOL, f"Unknown action {short(name)!r}.{hint} Valid actions: {', '.join(valid)}.")
 
 
 def _usage(fmt: str, tools: ToolBox) -> str:
@@ -191,11 +192,6 @@ def _usage(fmt: str, tools: ToolBox) -> str:
         return f"Write one action per turn, e.g. {example}, or Finish[<answer>]."
     return ('Call a tool as <tool_call>{"name": "...", "arguments": {...}}</tool_call>, '
             "or give the final answer as <answer>...</answer>.")
-
-
-def _short(value: Any, limit: int = 80) -> str:
-    text = str(value)
-    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def _error(code: ErrorCode, message: str) -> ActionError:

@@ -102,13 +102,13 @@ def _part(skipped: dict[str, str], name: str, play: Any) -> Any:
 
 
 def _travelplanner_agents(episodes: int) -> list[AgentResult]:
-    env = gymnasium.make("TravelPlanner-v0", evaluation="official", reward=TRAVEL_PRESET, max_turns=60)
+    env = gymnasium.make("TravelPlanner-v0", evaluator="official", reward=TRAVEL_PRESET, max_turns=60)
     return [_travelplanner(env, name, agent, episodes) for name, agent in
             (("oracle", SolverAgent(env)), ("first-listing baseline", FirstListingAgent(env)))]
 
 
 def _episode(env: gymnasium.Env, agent: Any, index: int) -> dict[str, Any]:
-    observation, info = env.reset(options={"query_index": index})
+    observation, info = env.reset(options={"task_index": index})
     total, actions = 0.0, 0
     while True:
         observation, reward, terminated, truncated, info = env.step(agent.act(observation, info))
@@ -119,7 +119,7 @@ def _episode(env: gymnasium.Env, agent: Any, index: int) -> dict[str, Any]:
 
 
 def _travelplanner(env: gymnasium.Env, name: str, agent: Any, episodes: int) -> AgentResult:
-    queries = env.unwrapped.queries[:episodes]
+    queries = env.unwrapped.tasks[:episodes]
     played = [_episode(env, agent, i) for i in range(len(queries))]
     reports = [EvaluationReport.model_validate(p["evaluation"]) for p in played]
     result = AgentResult(name=name, episodes=played)
@@ -130,7 +130,7 @@ def _travelplanner(env: gymnasium.Env, name: str, agent: Any, episodes: int) -> 
 
 
 def _searchqa(env: gymnasium.Env, agent: Any, episodes: int) -> AgentResult:
-    played = [_episode(env, agent, i) for i in range(min(episodes, len(env.unwrapped.questions)))]
+    played = [_episode(env, agent, i) for i in range(min(episodes, len(env.unwrapped.tasks)))]
     result = AgentResult(name="top-title agent", episodes=played)
     evaluations = [p["evaluation"] or {} for p in played]
     result.metrics = {"Exact Match": _mean(e.get("em", 0.0) for e in evaluations),

@@ -9,7 +9,7 @@ Search-R1 checkpoint trained on that layout sees the same tokens here.
 ``SearchR1Layout`` wraps a trainer's ``turns.TurnHost``: sampling and env steps stay the
 trainer's, the turn rules stay the engine's (``turns``: the env's declared cut, budgets, turn
 limits); only how a sampled turn and an observation become tokens changes. The turns are cut by
-the env's declared rule, so only an env playing ``protocol="search-r1"`` fits (``check_env``).
+the env's declared rule, so only an env playing ``action_format="search-r1"`` fits (``check_env``).
 """
 
 from __future__ import annotations
@@ -28,13 +28,13 @@ __all__ = ["SearchR1Layout", "check_env"]
 
 
 def check_env(env: Any) -> None:
-    """A ``ConfigError`` unless the env declares Search-R1's turn cut (``protocol="search-r1"``,
+    """A ``ConfigError`` unless the env declares Search-R1's turn cut (``action_format="search-r1"``,
     in process or on an env server)."""
     cut = TurnCut.of(env)
     if cut.priority != SEARCH_R1_CUT or not cut.in_thoughts:
         inner = getattr(env, "unwrapped", env)
-        raise ConfigError("layout", "search-r1", "an env playing protocol='search-r1' (this one plays "
-                          f"{getattr(inner, 'protocol', type(inner).__name__)!r}); or use layout 'chat'")
+        raise ConfigError("layout", "search-r1", "an env playing action_format='search-r1' (this one plays "
+                          f"{getattr(inner, 'action_format', type(inner).__name__)!r}); or use layout 'chat'")
 
 
 class SearchR1Layout:

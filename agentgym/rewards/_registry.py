@@ -20,7 +20,7 @@ INPUTS = {
     "steps": "the StepInfo of every step after reset, in order",
     "actions": "the agent's text for every step, in order",
     "prompt": "the first observation (the task as the agent saw it)",
-    "task": "the env's task object (TravelPlanner: the TravelQuery)",
+    "task": "the env's task object (TravelPlanner: the TravelTask)",
     "question": "the question (QA envs)",
     "references": "the reference answers (QA envs), a tuple of str",
     "answer": "the submitted answer text, or None when nothing was submitted",

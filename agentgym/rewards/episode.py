@@ -39,7 +39,7 @@ class Episode:
         steps: the ``StepInfo`` of every step after reset (the last one ends the episode).
         actions: the agent's text for each step, in order.
         prompt: the first observation.
-        task: the env's task object (TravelPlanner: the ``TravelQuery``).
+        task: the env's task object (TravelPlanner: the ``TravelTask``).
         question: the question (QA envs).
         references: the reference answers (QA envs).
         answer: the submitted answer; by default the final step's ``StepInfo.answer`` (the env
@@ -145,7 +145,7 @@ class Episode:
 
 def _evaluation_of(report: Mapping[str, Any], default: str) -> Any:
     """The evaluator that wrote ``report``; reports logged by 0.1.0 name it ``mode``."""
-    return report.get("evaluation", report.get("mode", default))
+    return report.get("evaluator", report.get("evaluation", report.get("mode", default)))
 
 
 def _json_list(text: str) -> Any:

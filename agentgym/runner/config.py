@@ -50,7 +50,7 @@ class RunConfig(_Frozen):
     seed: int = 0
     """Episode ``i`` resets with ``seed + i``."""
     tasks: Literal["index", "seed"] = "index"
-    """``index``: episode ``i`` plays task ``i`` (``options={"query_index": i}``), each task once;
+    """``index``: episode ``i`` plays task ``i`` (``options={"task_index": i}``), each task once;
     ``seed``: the env draws the task from its seeded generator."""
     reward: str | None = None
     """A reward preset (or spec file) to shape the episodes with (``agentgym.rewards``)."""

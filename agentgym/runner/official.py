@@ -25,7 +25,7 @@ def travelplanner_official(records: Sequence[EpisodeRecord], env: Any, out: Path
     from agentgym.envs.travelplanner.plan import parse_plan
 
     unwrapped = env.unwrapped
-    by_id = {q.id: q for q in unwrapped.queries}
+    by_id = {q.id: q for q in unwrapped.tasks}
     played = [(r, by_id[r.task_id]) for r in records if r.task_id in by_id]
     if not played:
         return {}
@@ -33,10 +33,10 @@ def travelplanner_official(records: Sequence[EpisodeRecord], env: Any, out: Path
     for record, query in played:
         report = record.evaluation
         plan = parse_plan(record.answer) if record.answer is not None else None
-        if isinstance(report, dict) and report.get("evaluation") == "official":
+        if isinstance(report, dict) and report.get("evaluator", report.get("evaluation")) == "official":
             reports.append(EvaluationReport.model_validate(report))
         else:  # no plan, or the env evaluated strictly: evaluate the answer the official way
-            reports.append(evaluate(plan, query, unwrapped.world, evaluation="official"))
+            reports.append(evaluate(plan, query, unwrapped.world, evaluator="official"))
         lines.append(json.dumps({"idx": record.episode + 1, "query": query.to_row(),
                                  "plan": plan.days if plan is not None and plan.delivered else None},
                                 ensure_ascii=False))

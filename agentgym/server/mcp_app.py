@@ -190,7 +190,7 @@ class McpFrontDoor:
         properties: dict[str, Any] = {
             "preset": {"type": "string", "description": "One of the operator's presets (default: the first)."},
             "seed": {"type": "integer", "description": "Seeds the task draw and the env."},
-            "options": {"type": "object", "description": "Reset options, e.g. {\"query_index\": 3}."},
+            "options": {"type": "object", "description": "Reset options, e.g. {\"task_index\": 3}."},
             "kwargs": {"type": "object", "description": "Env options a client may set, e.g. {\"max_turns\": 20}."},
         }
         if presets:

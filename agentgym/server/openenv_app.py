@@ -4,7 +4,7 @@
 
     from agentgym.server.openenv_app import AgentgymAction, AgentgymEnvClient
     async with AgentgymEnvClient(base_url="http://127.0.0.1:8002") as env:
-        result = await env.reset(seed=0, options={"query_index": 3})
+        result = await env.reset(seed=0, options={"task_index": 3})
         result = await env.step(AgentgymAction(text="CitySearch[Texas]"))
 
 Needs ``pip install 'agentgym[openenv]'`` (``openenv-core``, OpenEnv's core package). Each OpenEnv

@@ -20,7 +20,7 @@ def test_a_chat_agent_plays_a_remote_env_to_a_final_pass(stub, stub_url):
             async with AsyncRemoteEnv(env_server.url, "TravelPlanner-v0", env_kwargs={"action_format": "json"},
                                       token="t") as env:
                 agent = OpenAIChatAgent(ChatAgentConfig(base_url=stub_url, model="stub"), tools=function_tools(env))
-                log = await play_episode(env, agent, seed=0, options={"query_index": 3})
+                log = await play_episode(env, agent, seed=0, options={"task_index": 3})
                 await agent.aclose()
                 return log
 

@@ -25,7 +25,7 @@ def config(url: str, **fields) -> ChatAgentConfig:
 def play(env, agent, index: int = 0):
     async def go():
         try:
-            return await play_episode(env, agent, seed=index, options={"query_index": index})
+            return await play_episode(env, agent, seed=index, options={"task_index": index})
         finally:
             await agent.aclose()
 
@@ -135,7 +135,7 @@ def test_the_travelplanner_replay_is_an_agent_and_passes():
     agent = travelplanner_gold_agent(env)
     assert isinstance(agent, Agent) and isinstance(OpenAIChatAgent(config("http://x/v1")), Agent)
     for index in range(3):
-        assert run_episode(env, agent, options={"query_index": index}).total_reward == 1.0
+        assert run_episode(env, agent, options={"task_index": index}).total_reward == 1.0
     with pytest.raises(ConfigError):
         travelplanner_gold_agent(gymnasium.make("SearchQA-v0"))
 

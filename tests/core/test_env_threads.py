@@ -23,7 +23,7 @@ import pytest
 import agentgym  # noqa: F401  (registers the envs)
 from agentgym import _env_threads
 from agentgym import _memo
-from agentgym.envs.travelplanner.world import _index
+from agentgym.envs.travelplanner.world import index as world_index
 
 THREADS = 8
 
@@ -69,7 +69,7 @@ TINY_MEMO_BYTES = 4096  # a few dozen entries: nearly every insert evicts, so ev
 @pytest.fixture
 def tiny_memos(monkeypatch):
     """Every evaluator memo of the embedded world shrunk, so the stepping test evicts under contention."""
-    index = _index.index_for(gymnasium.make("TravelPlanner-v0").unwrapped.world)
+    index = world_index.index_for(gymnasium.make("TravelPlanner-v0").unwrapped.world)
     memos = [index._contains, index._flights, index._routes, index._costs, *index._venues.values(),
              *index.memo.values()]
     for memo in memos:
@@ -82,7 +82,7 @@ def tiny_memos(monkeypatch):
 
 def test_the_shared_evaluator_memos_survive_eviction_from_many_threads(monkeypatch):
     env = gymnasium.make("TravelPlanner-v0")
-    index = _index.index_for(env.unwrapped.world)
+    index = world_index.index_for(env.unwrapped.world)
     memo = index.memo["venue"]
     monkeypatch.setattr(memo, "max_bytes", TINY_MEMO_BYTES)
 
@@ -117,25 +117,25 @@ def degenerate_plans(gold: list[dict[str, Any]], thread: int) -> list[str]:
 
 
 def play(plans: list[str]) -> list[tuple[str, float, Any]]:
-    env = gymnasium.make("TravelPlanner-v0", queries="train")
-    query_index = _longest_query(env)
+    env = gymnasium.make("TravelPlanner-v0", tasks="train")
+    task_index = _longest_task(env)
     outcomes = []
     for text in plans:
-        env.reset(seed=0, options={"query_index": query_index})
+        env.reset(seed=0, options={"task_index": task_index})
         observation, reward, _, _, info = env.step(f"Finish[{text}]")
         outcomes.append((observation, reward, (info.get("error") or {}).get("code")))
     env.close()
     return outcomes
 
 
-def _longest_query(env: Any) -> int:
-    queries = env.unwrapped.queries
+def _longest_task(env: Any) -> int:
+    queries = env.unwrapped.tasks
     return max(range(len(queries)), key=lambda i: len(queries[i].annotated_plan or ()))
 
 
 def test_many_threads_stepping_travelplanner_with_degenerate_plans_match_one_thread(tiny_memos):
-    env = gymnasium.make("TravelPlanner-v0", queries="train")
-    gold = [dict(day) for day in env.unwrapped.queries[_longest_query(env)].annotated_plan]
+    env = gymnasium.make("TravelPlanner-v0", tasks="train")
+    gold = [dict(day) for day in env.unwrapped.tasks[_longest_task(env)].annotated_plan]
     texts = [degenerate_plans(gold, i) for i in range(THREADS)]
     alone = [play(plans) for plans in texts]
     assert {code for outcomes in alone for _, _, code in outcomes} >= {None, "invalid_plan"}

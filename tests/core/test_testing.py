@@ -17,10 +17,10 @@ class _EchoEnv(TextEnv):
         self.flaw = flaw
         self.calls = 0
 
-    def _start(self, options):
+    def on_reset(self, options):
         return "say something", StepInfo(turn=0)
 
-    def _act(self, action):
+    def on_step(self, action):
         self.calls += 1
         if self.flaw == "crash" and "[" in action:
             raise ValueError("cannot handle brackets")

@@ -118,10 +118,10 @@ def test_rollout_runs_the_shared_turn_engine(run, monkeypatch):
 
 
 def test_task_dataset_rows_name_their_task_and_bad_prompts_fail_loudly():
-    data = task_dataset("SearchQA-v0", options=[{"query_index": 2}], env_kwargs={"synthetic_size": "small"})
+    data = task_dataset("SearchQA-v0", options=[{"task_index": 2}], env_kwargs={"synthetic_size": "small"})
     message = data[0]["prompt"][0]
-    assert json.loads(message[TASK_KEY]) == {"seed": None, "options": {"query_index": 2}}
-    assert task_of(data[0]["prompt"])["options"] == {"query_index": 2}
+    assert json.loads(message[TASK_KEY]) == {"seed": None, "options": {"task_index": 2}}
+    assert task_of(data[0]["prompt"])["options"] == {"task_index": 2}
     with pytest.raises(ConfigError, match="agentgym_task"):
         task_of([{"role": "user", "content": "hi"}])
     with pytest.raises(ConfigError, match="seeds"):
@@ -145,7 +145,7 @@ def test_a_fractional_schedule_never_fails_for_lack_of_total_steps():
     step, total = schedule_clock(_trainer(5, 0), reward)  # outside train(): no run length anywhere
     assert total is not None and total > step
     env = gymnasium.make("TravelPlanner-v0", reward=reward)
-    env.reset(options={"query_index": 0, "training_step": step, "total_steps": total})
+    env.reset(options={"task_index": 0, "training_step": step, "total_steps": total})
     *_, info = env.step("Finish[[]]")
     assert info["reward"]["training_step"] == step
 
@@ -225,7 +225,7 @@ def test_react_constraint_samples_calls_the_travelplanner_env_parses(tmp_path):
     codes = [info["term/tool_call_validity"] for info in out["reward_info"]]
     assert all(0.0 <= c <= 1.0 for c in codes)
     env = gymnasium.make("TravelPlanner-v0")
-    env.reset(options={"query_index": 0})
+    env.reset(options={"task_index": 0})
     for completion, mask in zip(out["completion_ids"], out["env_mask"]):
         turns = tokenizer.decode([t for t, m in zip(completion, mask) if m], skip_special_tokens=True)
         first = turns.split("]")[0] + "]"
@@ -246,15 +246,15 @@ def test_environment_factory_classes_play_their_envs():
         reward = {"terms": [{"kind": "exact_match", "weight": 1.0}]}
 
     tools = Search()
-    observation = tools.reset(seed=None, options={"query_index": 0})
+    observation = tools.reset(seed=None, options={"task_index": 0})
     assert "Question" in observation
-    question = tools.env.unwrapped.question
-    assert "Doc 1" in tools.search(query=question.question)
+    question = tools.env.unwrapped.task
+    assert "Doc 1" in tools.search(query=question.text)
     tools.answer(answer=question.golden_answers[0])
     assert tools.get_reward() == 1.0 and tools.search(query="x") == "The episode is over."
 
     planner = TravelPlannerTools()
-    data = TravelPlannerTools.dataset(options=[{"query_index": 0}])
+    data = TravelPlannerTools.dataset(options=[{"task_index": 0}])
     assert planner.reset(prompt=data[0]["prompt"]) is None  # the prompt already holds the observation
     assert "Cities" in planner.search_cities(state="Texas") or planner.info["action"] == "tool"
     planner.submit_plan(plan="[]")
@@ -273,7 +273,7 @@ def test_grpo_trainer_accepts_the_tool_classes_with_a_tool_template(tmp_path):
     class Search(SearchTool):
         env_kwargs = {"synthetic_size": "small"}
 
-    data = Search.dataset(options=[{"query_index": 0}])
+    data = Search.dataset(options=[{"task_index": 0}])
 
     trainer = GRPOTrainer(model=tiny_qwen2(tokenizer), processing_class=tokenizer, args=args, train_dataset=data,
                           environment_factory=Search)
@@ -305,14 +305,14 @@ def test_train_dry_run_from_the_cli():
     assert bad.returncode == 1 and "top_k" in bad.stdout
 
 
-# -- protocol="search-r1": the env's declared turn cut, and Search-R1's token layout -------------
+# -- action_format="search-r1": the env's declared turn cut, and Search-R1's token layout -------------
 CORPUS = [
     {"id": "0", "contents": '"Evan Morris"\nEvan Morris (1977 - 2015) was a lobbyist for Genentech.\nHe lived in DC.'},
     {"id": "1", "contents": '"Genentech"\nGenentech is a biotechnology company founded in 1976.'},
     {"id": "2", "contents": '"Roche"\nRoche acquired Genentech in 2009.'},
 ]
-SEARCH_R1_ENV = {"protocol": "search-r1", "corpus": CORPUS,
-                 "questions": [{"question": "Which company did Evan Morris work for", "golden_answers": ["Genentech"]}]}
+SEARCH_R1_ENV = {"action_format": "search-r1", "corpus": CORPUS,
+                 "tasks": [{"question": "Which company did Evan Morris work for", "golden_answers": ["Genentech"]}]}
 
 
 @pytest.fixture(scope="module")
@@ -350,7 +350,7 @@ def _play_trl(tokenizer, replies, **kwargs):
     rollout = AgentGymRollout("SearchQA-v0", env_kwargs=SEARCH_R1_ENV, **kwargs)
     sampler = _scripted_sampler(tokenizer, replies)
     rules = TurnRules(response_length=600, eos_token_id=tokenizer.eos_token_id)
-    played = asyncio.run(rollout._play(sampler, rules, rollout._acquire(), {"options": {"query_index": 0}}, None, None))
+    played = asyncio.run(rollout._play(sampler, rules, rollout._acquire(), {"options": {"task_index": 0}}, None, None))
     return rollout._output([played], None, sampler), sampler
 
 
@@ -377,7 +377,7 @@ def test_trl_plays_search_r1s_token_layout(qwen_tokenizer):
                "no tags at all", "<answer> Genentech </answer> trailing"]
     out, _ = _play_trl(qwen_tokenizer, replies, layout="search-r1", max_observation_tokens=40)
     env = gymnasium.make("SearchQA-v0", **SEARCH_R1_ENV)
-    env.reset(options={"query_index": 0})
+    env.reset(options={"task_index": 0})
     encode = lambda s: qwen_tokenizer.encode(s, add_special_tokens=False)  # noqa: E731
     observation, invalid = env.step("<search>Evan Morris</search>")[0], env.step("no tags at all")[0]
     turns = [encode("<think>find him</think><search>Evan Morris</search>"), encode("no tags at all"),
@@ -388,7 +388,7 @@ def test_trl_plays_search_r1s_token_layout(qwen_tokenizer):
         + [0] * len(observations[1]) + [1] * len(turns[2])
     assert qwen_tokenizer.eos_token_id not in out["completion_ids"][0] and out["shaped_reward"] == [1.0]
     assert out["prompt_ids"][0] == qwen_tokenizer.apply_chat_template(
-        [{"role": "user", "content": env.reset(options={"query_index": 0})[0]}], add_generation_prompt=True,
+        [{"role": "user", "content": env.reset(options={"task_index": 0})[0]}], add_generation_prompt=True,
         tokenize=True, return_dict=False)
 
 
@@ -397,7 +397,7 @@ def test_trl_refuses_the_search_r1_layout_for_other_envs_and_unknown_layouts(run
 
     trainer, _ = run
     rollout = AgentGymRollout("SearchQA-v0", env_kwargs={"synthetic_size": "small"}, layout="search-r1")
-    with pytest.raises(ConfigError, match="protocol='search-r1'"):
+    with pytest.raises(ConfigError, match="action_format='search-r1'"):
         rollout(_batch(trainer, 2), trainer)
     with pytest.raises(ConfigError, match="layout"):
         AgentGymRollout("SearchQA-v0", layout="search_r1")
@@ -421,7 +421,7 @@ def test_trls_own_tool_loop_calls_the_search_tool_a_tiny_model_writes(tmp_path):
         seen.extend(dict(e.info) for e in environments)
         return [e.get_reward() for e in environments]
 
-    data = Search.dataset(options=[{"query_index": 0}])
+    data = Search.dataset(options=[{"task_index": 0}])
     call = '<tool_call> {"name": "search", "arguments": {"query": "Skei"}} </tool_call><|end|>'
     tokenizer = word_tokenizer([data[0]["prompt"][0]["content"], call, "<|system|> tools : answer search"])
     torch.manual_seed(0)

@@ -16,7 +16,7 @@ from agentgym.integrations.turns import EpisodeResult, TokenStream, TurnCut, Tur
 EOS = 0
 AGENTGYM = TurnCut(stops=("</search>", "</answer>"))
 SEARCH_R1 = TurnCut(stops=("</search>",), priority=("</search>", "</answer>"), in_thoughts=True)
-"""The cuts SearchQA-v0 declares under protocol="agentgym" and protocol="search-r1" (``TurnCut.of``)."""
+"""The cuts SearchQA-v0 declares under action_format="tags" and action_format="search-r1" (``TurnCut.of``)."""
 
 
 class ScriptedHost:

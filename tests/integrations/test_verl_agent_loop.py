@@ -36,8 +36,8 @@ def tp_rows():
 
 @pytest.fixture(scope="module")
 def plans(tp_rows):
-    env = gymnasium.make("TravelPlanner-v0", queries="train")
-    return [gold_plan_actions(env.unwrapped.queries[r["extra_info"]["query_index"]]) for r in tp_rows]
+    env = gymnasium.make("TravelPlanner-v0", tasks="train")
+    return [gold_plan_actions(env.unwrapped.tasks[r["extra_info"]["query_index"]]) for r in tp_rows]
 
 
 def scripted(plans_by_turn):
@@ -72,8 +72,8 @@ def test_token_in_token_out_and_observation_tokens(tokenizer, tp_rows, plans):
     (out,) = h.run_rows(tokenizer, server, h.trainer_config(response_length=100_000, prompt_length=8192), tp_rows[:1])
     stream = out.prompt_ids + out.response_ids
     # Every call's prompt is the previous prompt + the previous output + exactly one observation.
-    env = gymnasium.make("TravelPlanner-v0", queries="train")
-    env.reset(options={"query_index": 0})
+    env = gymnasium.make("TravelPlanner-v0", tasks="train")
+    env.reset(options={"task_index": 0})
     for before, after in zip(server.calls, server.calls[1:]):
         grown = before["prompt_ids"] + before["output"]
         assert after["prompt_ids"][: len(grown)] == grown
@@ -135,10 +135,10 @@ def test_verl_max_assistant_turns_stops_the_loop(tokenizer, tp_rows, plans):
 class ExplodingTravelPlanner(TravelPlannerEnv):
     """Raises on the agent's second action."""
 
-    def _act(self, action):
+    def on_step(self, action):
         if self.turn >= 2:
             raise RuntimeError("database connection lost")
-        return super()._act(action)
+        return super().on_step(action)
 
 
 gymnasium.register("AgentGymTest/ExplodingTravelPlanner-v0", entry_point=ExplodingTravelPlanner)
@@ -196,11 +196,11 @@ def test_envs_are_pooled_and_a_broken_env_is_not_reused(tokenizer, tp_rows, plan
 
 def test_searchqa_episode(tokenizer):
     rows = prepare_rows("SearchQA-v0", split="train", limit=2, env_kwargs={"synthetic_size": "small"})
-    env = gymnasium.make("SearchQA-v0", questions="train", synthetic_size="small")
-    env.reset(options={"query_index": 0})
-    gold = env.unwrapped.question.golden_answers[0]
-    assert rows[0]["reward_model"]["ground_truth"] == {"target": list(env.unwrapped.question.golden_answers)}
-    replies = [f"<search> {env.unwrapped.question.question} </search>", f"<answer> {gold} </answer>"]
+    env = gymnasium.make("SearchQA-v0", tasks="train", synthetic_size="small")
+    env.reset(options={"task_index": 0})
+    gold = env.unwrapped.task.golden_answers[0]
+    assert rows[0]["reward_model"]["ground_truth"] == {"target": list(env.unwrapped.task.golden_answers)}
+    replies = [f"<search> {env.unwrapped.task.text} </search>", f"<answer> {gold} </answer>"]
     server = h.FakeServer(tokenizer, lambda rid, turn: replies[turn])
     (out,) = h.run_rows(tokenizer, server, h.trainer_config(), rows[:1])
     info = out.extra_fields["reward_extra_info"]
@@ -246,12 +246,12 @@ def test_random_episodes_keep_masks_aligned_and_within_budget(tokenizer, tp_rows
 
 def test_searchqa_prs_reward_pays_for_the_right_answer(tokenizer):
     rows = prepare_rows("SearchQA-v0", split="train", limit=1, env_kwargs={"synthetic_size": "small"})
-    env = gymnasium.make("SearchQA-v0", questions="train", synthetic_size="small")
-    env.reset(options={"query_index": 0})
-    question = env.unwrapped.question
+    env = gymnasium.make("SearchQA-v0", tasks="train", synthetic_size="small")
+    env.reset(options={"task_index": 0})
+    question = env.unwrapped.task
     scores = {}
     for answer in (question.golden_answers[0], "certainly not the answer"):
-        replies = [f"<search> {question.question} </search>", f"<answer> {answer} </answer>"]
+        replies = [f"<search> {question.text} </search>", f"<answer> {answer} </answer>"]
         server = h.FakeServer(tokenizer, lambda rid, turn, replies=replies: replies[turn])
         (out,) = h.run_rows(tokenizer, server, h.trainer_config(agentgym={"reward": "prs/short"}), rows)
         assert out.extra_fields["reward_extra_info"]["term/format"] == 1.0

@@ -35,10 +35,10 @@ def test_travelplanner_rows_have_verl_columns(tmp_path):
     assert row["reward_model"] == {"style": "env", "ground_truth": row["extra_info"]["task_id"]}
     info = row["extra_info"]
     assert info["index"] == info["query_index"] == 1 and info["env_id"] == "TravelPlanner-v0"
-    assert json.loads(info["env_kwargs"]) == {"action_format": "json", "queries": "validation"}
+    assert json.loads(info["env_kwargs"]) == {"action_format": "json", "tasks": "validation"}
     assert json.loads(info["reward"]) == "planner_r1/dense"
     task = EnvTask.from_extra_info(info)
-    assert task.reset_options == {"query_index": 1} and task.reward == "planner_r1/dense"
+    assert task.reset_options == {"task_index": 1} and task.reward == "planner_r1/dense"
 
 
 def test_searchqa_rows_carry_the_gold_answers(tmp_path):
@@ -54,12 +54,12 @@ def test_query_files_become_absolute_paths(tmp_path, monkeypatch):
 
     import agentgym  # noqa: F401
 
-    env = gymnasium.make("TravelPlanner-v0", queries="train")
+    env = gymnasium.make("TravelPlanner-v0", tasks="train")
     queries = tmp_path / "q.jsonl"
-    queries.write_text("\n".join(json.dumps(q.to_row()) for q in env.unwrapped.queries[:2]) + "\n")
+    queries.write_text("\n".join(json.dumps(q.to_row()) for q in env.unwrapped.tasks[:2]) + "\n")
     monkeypatch.chdir(tmp_path)
     rows = prepare_rows("TravelPlanner-v0", queries="q.jsonl")
-    assert len(rows) == 2 and json.loads(rows[0]["extra_info"]["env_kwargs"])["queries"] == str(queries)
+    assert len(rows) == 2 and json.loads(rows[0]["extra_info"]["env_kwargs"])["tasks"] == str(queries)
 
 
 def test_bad_inputs_name_the_field(tmp_path):

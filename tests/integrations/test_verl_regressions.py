@@ -59,9 +59,9 @@ _PLAY_PRS = textwrap.dedent("""
 
     sys.meta_path.insert(0, Blocker())
     import gymnasium, agentgym  # noqa: F401
-    env = gymnasium.make("SearchQA-v0", questions="train", synthetic_size="small", reward="prs/short")
-    env.reset(options={"query_index": 0})
-    gold = env.unwrapped.question.golden_answers[0]
+    env = gymnasium.make("SearchQA-v0", tasks="train", synthetic_size="small", reward="prs/short")
+    env.reset(options={"task_index": 0})
+    gold = env.unwrapped.task.golden_answers[0]
     # a near miss: an exact match is paid without n-gram statistics, a near miss needs sacrebleu's
     _, reward, terminated, _, info = env.step(f"<answer> {gold} or so they say </answer>")
     breakdown = info["reward"]
@@ -345,7 +345,7 @@ def test_verls_step_numbers_follow_the_100_300_100_curriculum(tokenizer, global_
     from agentgym.envs.travelplanner.scripted import gold_plan_actions
 
     rows = prepare_rows("TravelPlanner-v0", split="train", limit=1)
-    query = gymnasium.make("TravelPlanner-v0", queries="train").unwrapped.queries[0]
+    query = gymnasium.make("TravelPlanner-v0", tasks="train").unwrapped.tasks[0]
     (submit,) = gold_plan_actions(query, tools=False)
     config = h.trainer_config(response_length=100_000, prompt_length=8192,
                               agentgym={"reward": "planner_r1/curriculum", "total_steps": 500})

@@ -1,4 +1,4 @@
-"""The verl agent loop under ``protocol="search-r1"``: turn cut, stop strings and Search-R1's token layout.
+"""The verl agent loop under ``action_format="search-r1"``: turn cut, stop strings and Search-R1's token layout.
 
 The loop runs against the harness's fake LLM server (a stand-in for vLLM/SGLang, which need a
 GPU) with a byte-level BPE trained here and the Qwen2.5 chat template of ``agentgym verl selftest``.
@@ -18,7 +18,7 @@ pytest.importorskip("verl")
 import verl_harness as h  # noqa: E402
 
 import agentgym  # noqa: E402,F401
-from agentgym.envs.searchqa.protocol import cut_turn, read_action, read_search_r1  # noqa: E402
+from agentgym.envs.searchqa.actions import cut_turn, read_action, read_search_r1  # noqa: E402
 from agentgym.integrations.verl import plugin  # noqa: E402,F401  (registers the loop)
 from agentgym.integrations.stops import TurnCut  # noqa: E402
 
@@ -40,8 +40,8 @@ def qwen_tokenizer(tmp_path_factory):
     return tokenizer
 
 
-def _env(protocol):
-    return gymnasium.make("SearchQA-v0", protocol=protocol, corpus=CORPUS, questions=[
+def _env(action_format):
+    return gymnasium.make("SearchQA-v0", action_format=action_format, corpus=CORPUS, tasks=[
         {"question": "Which company did Evan Morris work for", "golden_answers": ["Genentech"]}])
 
 
@@ -74,7 +74,7 @@ def test_the_loops_cut_keeps_the_agentgym_action(text):
         assert cut == whole
 
 
-_ENVS = {"search-r1": _env("search-r1"), "agentgym": _env("agentgym")}
+_ENVS = {"search-r1": _env("search-r1"), "agentgym": _env("tags")}
 
 
 def test_search_r1_stops_only_at_search_close_and_reads_thoughts():
@@ -94,7 +94,7 @@ def _rows(tmp_path):
     corpus = tmp_path / "corpus.jsonl"
     corpus.write_text("".join(__import__("json").dumps(c) + "\n" for c in CORPUS))
     return prepare_rows("SearchQA-v0", queries=question, env_kwargs={
-        "protocol": "search-r1", "corpus": str(corpus), "cache_dir": str(tmp_path / "cache")})
+        "action_format": "search-r1", "corpus": str(corpus), "cache_dir": str(tmp_path / "cache")})
 
 
 @pytest.mark.parametrize("layout", ["chat", "search-r1"])
@@ -123,7 +123,7 @@ def test_the_search_r1_layout_is_search_r1s_tokens(tmp_path, qwen_tokenizer):
     (out,) = h.run_rows(qwen_tokenizer, server, config, rows)
 
     env = _ENVS["search-r1"]
-    env.reset(options={"query": {"question": "Which company did Evan Morris work for", "golden_answers": ["x"]}})
+    env.reset(options={"task": {"question": "Which company did Evan Morris work for", "golden_answers": ["x"]}})
     encode = lambda s: qwen_tokenizer.encode(s, add_special_tokens=False)  # noqa: E731
     observation = env.step("<search>Evan Morris</search>")[0]
     invalid = env.step("no tags at all")[0]
@@ -141,7 +141,7 @@ def test_the_search_r1_layout_is_search_r1s_tokens(tmp_path, qwen_tokenizer):
     assert answers[-1].strip() == "Genentech" and out.reward_score == 1.0
 
 
-def test_the_search_r1_layout_refuses_another_protocol(tmp_path, qwen_tokenizer):
+def test_the_search_r1_layout_refuses_another_action_format(tmp_path, qwen_tokenizer):
     from agentgym.integrations.verl.prepare import prepare_rows
 
     rows = prepare_rows("SearchQA-v0", split="train", limit=1, env_kwargs={"synthetic_size": "small"})

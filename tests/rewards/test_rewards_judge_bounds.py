@@ -84,7 +84,7 @@ def test_a_huge_reply_is_not_read_past_the_cap_and_not_retried(hostile, route):
 def test_a_deeply_nested_reply_abstains_instead_of_raising_out_of_step(hostile):
     """Finding 8: a judge reply of "[" * 200000 raised RecursionError out of env.step()."""
     reward = {"terms": [judge_term(f"{hostile.url}/nested/v1")]}
-    env = gymnasium.make("SearchQA-v0", questions="train", synthetic_size="small", reward=reward)
+    env = gymnasium.make("SearchQA-v0", tasks="train", synthetic_size="small", reward=reward)
     env.reset(seed=0)
     *_, info = env.step("<answer>Paris</answer>")
     term = info["reward"]["terms"]["llm_judge"]

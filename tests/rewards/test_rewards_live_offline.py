@@ -60,7 +60,7 @@ def submit(plan: list, how: str) -> str:
 def test_travelplanner_live_and_offline_shaping_agree(seed, preset, action_format, mode, how, drop_days):
     env = gymnasium.make("TravelPlanner-v0", reward=preset, action_format=action_format, mode=mode)
     env.reset(seed=seed, options=dict(SCHEDULE))
-    actions = gold_plan_actions(env.unwrapped.query, action_format, tools=mode == "tool-use")
+    actions = gold_plan_actions(env.unwrapped.task, action_format, tools=mode == "tool-use")
     plan = plan_of(actions[-1])
     if how == "finish" and action_format == "json":
         how = "finish_tool"  # react syntax is not read in the json format
@@ -76,7 +76,7 @@ def test_the_reference_plan_scores_the_same_live_and_offline_under_dense():
     """The issue's case: 6.0 live (now 5.0 with the schema gate) but 0.0 offline, 'no answer was submitted'."""
     env = gymnasium.make("TravelPlanner-v0", reward="planner_r1/dense")
     env.reset(seed=0)
-    actions = gold_plan_actions(env.unwrapped.query, "react")
+    actions = gold_plan_actions(env.unwrapped.task, "react")
     prompt, infos, played, live = play(env, actions, 0)
     assert live > 0 and offline(env, "planner_r1/dense", prompt, infos, played) == pytest.approx(live)
 
@@ -87,12 +87,12 @@ def test_the_reference_plan_scores_the_same_live_and_offline_under_dense():
 def test_searchqa_live_and_offline_shaping_agree(seed, action_format, right, searches):
     env = gymnasium.make("SearchQA-v0", reward="prs/short", action_format=action_format)
     env.reset(seed=seed)
-    question = env.unwrapped.question
+    question = env.unwrapped.task
     answer = question.golden_answers[0] if right else "certainly not this"
     if action_format == "tags":
-        actions = [f"<think>look it up</think><search>{question.question}</search>"] * searches
+        actions = [f"<think>look it up</think><search>{question.text}</search>"] * searches
     else:
-        call = json.dumps({"name": "search", "arguments": {"query": question.question}})
+        call = json.dumps({"name": "search", "arguments": {"query": question.text}})
         actions = [f"<tool_call>{call}</tool_call>"] * searches
     actions.append(f"<think>so</think><answer>{answer}</answer>")
     prompt, infos, played, live = play(env, actions, seed)

@@ -11,7 +11,7 @@ import agentgym  # noqa: F401  (registers the env ids)
 from agentgym import StepInfo
 from agentgym.envs.travelplanner.evaluation import COMMONSENSE, HARD, evaluate
 from agentgym.envs.travelplanner.plan import parse_plan
-from agentgym.envs.travelplanner.queries import TravelQuery
+from agentgym.envs.travelplanner.tasks import TravelTask
 from agentgym.envs.travelplanner.scripted import gold_plan_actions
 from agentgym.rewards import Episode, build_shaper
 
@@ -32,17 +32,17 @@ def plan_rows(real_travelplanner):
 
 def episode_for(row, world, env_evaluation="strict"):
     """The episode of an agent that submitted ``row``'s plan, as an env with ``env_evaluation`` reports it."""
-    query = TravelQuery.from_row(row["query"], id=row["id"])
+    query = TravelTask.from_row(row["query"], id=row["id"])
     text = json.dumps(row["plan"])
-    report = evaluate(parse_plan(text), query, world, evaluation=env_evaluation)  # the env reads model text leniently
+    report = evaluate(parse_plan(text), query, world, evaluator=env_evaluation)  # the env reads model text leniently
     step = StepInfo(turn=1, action="answer", terminated_reason="answer", evaluation=report.model_dump(mode="json"))
     return Episode([step], actions=[f"Finish[{text}]"], task=query, answer=text, outcome=float(report.final_pass),
                    evaluate=lambda plan, evaluation: evaluate(parse_plan(plan), query, world,
-                                                              evaluation=evaluation).model_dump(mode="json"))
+                                                              evaluator=evaluation).model_dump(mode="json"))
 
 
 def _passes(row, world, evaluation):
-    return evaluate(row["plan"], TravelQuery.from_row(row["query"]), world, evaluation=evaluation).final_pass
+    return evaluate(row["plan"], TravelTask.from_row(row["query"]), world, evaluator=evaluation).final_pass
 
 
 def at_max(shaper, episode, step):
@@ -72,7 +72,7 @@ def test_annotated_train_plans_reach_the_maximum_of_every_preset(preset, plan_ro
     strict_passes = 0
     for row in annotated:
         episode = episode_for(row, real_world, "official")  # re-evaluated with strict by the terms
-        passes = evaluate(row["plan"], episode.task, real_world, evaluation="strict").final_pass
+        passes = evaluate(row["plan"], episode.task, real_world, evaluator="strict").final_pass
         strict_passes += passes
         assert at_max(strict, episode, 0) == passes, row["id"]
     assert strict_passes >= 40
@@ -113,10 +113,10 @@ def test_a_plan_broken_in_one_constraint_loses_exactly_the_terms_that_depend_on_
 
 
 def test_travelplanner_env_pays_the_preset_through_the_reward_kwarg(real_travelplanner):
-    env = gymnasium.make("TravelPlanner-v0", database=real_travelplanner, queries="train", reward="planner_r1/dense")
+    env = gymnasium.make("TravelPlanner-v0", database=real_travelplanner, tasks="train", reward="planner_r1/dense")
     for index in range(0, 45, 4):
-        env.reset(options={"query_index": index})
-        query = env.unwrapped.query
+        env.reset(options={"task_index": index})
+        query = env.unwrapped.task
         for action in gold_plan_actions(query):
             _, reward, terminated, truncated, info = env.step(action)
             if not (terminated or truncated):
@@ -133,12 +133,12 @@ def test_terms_of_another_evaluation_than_the_env_re_evaluate_the_plan(real_trav
     # train query 42's gold plan passes the official evaluator, not the strict one
     index = next(i for i, row in enumerate(plan_rows[:45])
                  if _passes(row, real_world, "official") and not _passes(row, real_world, "strict"))
-    env = gymnasium.make("TravelPlanner-v0", database=real_travelplanner, queries="train", evaluation="official",
+    env = gymnasium.make("TravelPlanner-v0", database=real_travelplanner, tasks="train", evaluator="official",
                          reward={"terms": [{"kind": "final_pass", "weight": 1.0},
                                            {"kind": "final_pass", "weight": 0.0, "evaluation": "official",
                                             "name": "official_pass"}]})
-    env.reset(options={"query_index": index})
-    for action in gold_plan_actions(env.unwrapped.query):
+    env.reset(options={"task_index": index})
+    for action in gold_plan_actions(env.unwrapped.task):
         *_, info = env.step(action)
     terms = info["reward"]["terms"]
     assert info["reward"]["outcome"] == 1.0  # the env's own (official) verdict

@@ -23,7 +23,7 @@ def play(env, options=None, actions=None):
     """Reset, replay the query's reference plan (or ``actions``); return every step's result."""
     env.reset(seed=3, options=options)
     steps = []
-    for action in actions or gold_plan_actions(env.unwrapped.query):
+    for action in actions or gold_plan_actions(env.unwrapped.task):
         steps.append(env.step(action))
         if steps[-1][2] or steps[-1][3]:
             break
@@ -136,7 +136,7 @@ def test_a_spec_file_names_the_reward(tmp_path):
 def test_a_shaping_env_pickles_mid_episode():
     env = gymnasium.make("TravelPlanner-v0", reward="planner_r1/dense")
     env.reset(seed=3, options={"training_step": 4})
-    actions = gold_plan_actions(env.unwrapped.query)
+    actions = gold_plan_actions(env.unwrapped.task)
     env.step(actions[0])
     clone = pickle.loads(pickle.dumps(env))
 

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from agentgym import DataError
-from agentgym.envs.searchqa.data import Passage, Question, load_passages, load_questions, split_contents
+from agentgym.envs.searchqa.data import Passage, QATask, load_passages, load_tasks, split_contents
 
 
 def _jsonl(path, rows):
@@ -20,9 +20,9 @@ def test_flashrag_questions_and_ids(tmp_path):
         {"id": "test_0", "question": "who sings?", "golden_answers": ["A", "B"], "metadata": {"answer_type": "short"}},
         {"question": " where? ", "golden_answers": "Paris"},
     ])
-    first, second = load_questions(path)
-    assert first == Question("test_0", "who sings?", ("A", "B")) and not first.long_form
-    assert second.id == "nq-1" and second.question == "where?" and second.golden_answers == ("Paris",)
+    first, second = load_tasks(path)
+    assert first == QATask("test_0", "who sings?", ("A", "B")) and not first.long_form
+    assert second.id == "nq-1" and second.text == "where?" and second.golden_answers == ("Paris",)
 
 
 def test_search_r1_parquet_rows(tmp_path):
@@ -36,9 +36,9 @@ def test_search_r1_parquet_rows(tmp_path):
             {"id": "x", "question": "q2", "golden_answers": ["a2"], "metadata": {"answer_type": "long"}}]
     pq.write_table(pa.Table.from_pylist(rows[:1]), tmp_path / "train.parquet")
     pq.write_table(pa.Table.from_pylist(rows[1:]), tmp_path / "hf.parquet")
-    (q,) = load_questions(tmp_path / "train.parquet")
-    assert q.question == "who wrote Hamlet?" and q.golden_answers == ("Shakespeare",)
-    (hf,) = load_questions(tmp_path / "hf.parquet")
+    (q,) = load_tasks(tmp_path / "train.parquet")
+    assert q.text == "who wrote Hamlet?" and q.golden_answers == ("Shakespeare",)
+    (hf,) = load_tasks(tmp_path / "hf.parquet")
     assert hf.id == "x" and hf.long_form
 
 
@@ -61,20 +61,20 @@ def test_corpus_rows_in_both_layouts(tmp_path):
 
 def test_malformed_files_raise_data_errors(tmp_path):
     with pytest.raises(DataError, match="no such file"):
-        load_questions(tmp_path / "missing.jsonl")
+        load_tasks(tmp_path / "missing.jsonl")
     with pytest.raises(DataError, match=r"q\.jsonl:1: .*field 'golden_answers'"):
-        load_questions(_jsonl(tmp_path / "q.jsonl", [{"question": "q", "golden_answers": []}]))
+        load_tasks(_jsonl(tmp_path / "q.jsonl", [{"question": "q", "golden_answers": []}]))
     with pytest.raises(DataError, match="JSON object"):
-        load_questions(_jsonl(tmp_path / "l.jsonl", [[1, 2]]))
+        load_tasks(_jsonl(tmp_path / "l.jsonl", [[1, 2]]))
     with pytest.raises(DataError, match="neither field 'contents'"):
         list(load_passages([{"id": "x", "body": "?"}]))
     bad = tmp_path / "list.json"
     bad.write_text('{"not": "a list"}')
     with pytest.raises(DataError, match="list of rows"):
-        load_questions(bad)
+        load_tasks(bad)
 
 
 def test_a_blank_gold_answer_loads_as_search_r1_loads_it(tmp_path):
     """Search-R1 loads ``golden_answers: [""]`` and scores it (an answer normalizing to nothing matches)."""
-    (question,) = load_questions(_jsonl(tmp_path / "q.jsonl", [{"question": "q", "golden_answers": [""]}]))
+    (question,) = load_tasks(_jsonl(tmp_path / "q.jsonl", [{"question": "q", "golden_answers": [""]}]))
     assert question.golden_answers == ("",)

@@ -123,8 +123,8 @@ def test_the_env_plays_search_r1_over_the_dense_retriever(search_r1_layout, enco
 
     retriever = DenseRetriever.open(search_r1_layout / "wiki-18.jsonl", index=search_r1_layout / "e5_Flat.index",
                                     encoder=str(encoder_dir), cache_dir=tmp_path)
-    env = gymnasium.make("SearchQA-v0", protocol="search-r1", retriever=retriever,
-                         questions=[{"question": "Which place has a museum", "golden_answers": ["Place 7"]}])
+    env = gymnasium.make("SearchQA-v0", action_format="search-r1", retriever=retriever,
+                         tasks=[{"question": "Which place has a museum", "golden_answers": ["Place 7"]}])
     env.reset(seed=0)
     obs, *_ = env.step("<think>search</think><search>museum queen</search>")
     first = _expected(encoder_dir, search_r1_layout, "museum queen", 1)[0]

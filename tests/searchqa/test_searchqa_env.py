@@ -32,12 +32,12 @@ def env():
 
 def test_a_scripted_agent_solves_single_hop_questions_in_one_search():
     env = gymnasium.make("SearchQA-v0").unwrapped
-    singles = [i for i, q in enumerate(env.questions) if q.metadata["type"] == "single"][:40]
+    singles = [i for i, q in enumerate(env.tasks) if q.metadata["type"] == "single"][:40]
     for i in singles:
-        env.reset(options={"query_index": i})
-        gold = env.question.golden_answers[0]
-        obs, _, _, _, info = env.step(f"<search>{env.question.question}</search>")
-        assert env.question.metadata["supporting_doc_ids"][0] in info["extra"]["passage_ids"]
+        env.reset(options={"task_index": i})
+        gold = env.task.golden_answers[0]
+        obs, _, _, _, info = env.step(f"<search>{env.task.text}</search>")
+        assert env.task.metadata["supporting_doc_ids"][0] in info["extra"]["passage_ids"]
         assert gold.lower() in obs.lower()
         _, reward, terminated, _, info = env.step(f"<answer>{gold}</answer>")
         assert terminated and reward == 1.0 and info["evaluation"]["retrieval_hit"]
@@ -45,9 +45,9 @@ def test_a_scripted_agent_solves_single_hop_questions_in_one_search():
 
 def test_a_bridge_question_needs_the_second_passage():
     env = gymnasium.make("SearchQA-v0").unwrapped
-    i = next(i for i, q in enumerate(env.questions) if q.metadata["type"] == "bridge")
-    env.reset(options={"query_index": i})
-    first, second = env.question.metadata["supporting_doc_ids"]
+    i = next(i for i, q in enumerate(env.tasks) if q.metadata["type"] == "bridge")
+    env.reset(options={"task_index": i})
+    first, second = env.task.metadata["supporting_doc_ids"]
     title = env.retriever.passage(int(second.split("-")[1])).title
     _, _, _, _, info = env.step(f"<search>{title}</search>")
     assert second in info["extra"]["passage_ids"]
@@ -86,8 +86,8 @@ def test_unicode_and_control_characters_in_a_query_are_cleaned(env):
 
 
 def test_several_answers_the_last_well_formed_one_counts(env):
-    env.reset(options={"query_index": 0})
-    gold = env.unwrapped.question.golden_answers[0]
+    env.reset(options={"task_index": 0})
+    gold = env.unwrapped.task.golden_answers[0]
     _, reward, terminated, _, info = env.step(f"<answer>wrong</answer> <answer>{gold}</answer> <answer>open")
     assert terminated and reward == 1.0
     assert info["extra"]["answer"] == gold and info["extra"]["answer_blocks"] == 2
@@ -160,8 +160,8 @@ def test_any_text_action_is_safe_in_json_format(json_env, action):
 
 
 def test_a_huge_answer_is_scored_but_clipped_in_info(env):
-    env.reset(options={"query_index": 0})
-    gold = env.unwrapped.question.golden_answers[0]
+    env.reset(options={"task_index": 0})
+    gold = env.unwrapped.task.golden_answers[0]
     _, reward, terminated, _, info = env.step(f"<answer>{gold} " + "word " * 100_000 + "</answer>")
     assert terminated and reward == 0.0 and len(info["extra"]["answer"]) < 2100
     assert len(info["evaluation"]["answer"]) < 2100 and info["evaluation"]["subem"] == 1.0
@@ -184,13 +184,15 @@ def test_programmer_errors_raise_from_the_error_tree(tmp_path):
         with pytest.raises(ConfigError, match=field):
             gymnasium.make("SearchQA-v0", **kwargs)
     with pytest.raises(ConfigError, match="corpus"):  # questions of its own but nothing to search
-        gymnasium.make("SearchQA-v0", questions=[{"question": "q?", "golden_answers": ["a"]}])
+        gymnasium.make("SearchQA-v0", tasks=[{"question": "q?", "golden_answers": ["a"]}])
     with pytest.raises(agentgym.DataError, match="no such"):
-        gymnasium.make("SearchQA-v0", questions=str(tmp_path / "missing.jsonl"), corpus=str(tmp_path / "c.jsonl"))
+        gymnasium.make("SearchQA-v0", tasks=str(tmp_path / "missing.jsonl"), corpus=str(tmp_path / "c.jsonl"))
     env = gymnasium.make("SearchQA-v0").unwrapped
-    with pytest.raises(ConfigError, match="query_index"):
-        env.reset(options={"query_index": 10**6})
+    with pytest.raises(ConfigError, match="task_index"):
+        env.reset(options={"task_index": 10**6})
     with pytest.raises(ConfigError, match="options"):
+        env.reset(options={"colour": 1})
+    with pytest.raises(ConfigError, match="task=1 .*QATask"):
         env.reset(options={"task": 1})
     env.reset(seed=0)
     with pytest.raises(ActionTypeError):
@@ -211,8 +213,8 @@ def test_json_format_exposes_the_search_tool():
 
 def test_reset_options_and_custom_rows():
     env = gymnasium.make("SearchQA-v0").unwrapped
-    assert env.reset(options={"query_id": "train-5"})[1]["task_id"] == "train-5"
-    obs, info = env.reset(options={"query": {"question": "Where is Skounvik", "golden_answers": ["Vehaethuin"]}})
+    assert env.reset(options={"task_id": "train-5"})[1]["task_id"] == "train-5"
+    obs, info = env.reset(options={"task": {"question": "Where is Skounvik", "golden_answers": ["Vehaethuin"]}})
     assert "Question: Where is Skounvik?" in obs and info["task_id"] == "custom"
 
 
@@ -229,7 +231,7 @@ def test_kwargs_shape_the_prompt_and_observation():
 def test_long_form_env_uses_the_judge_hook_or_the_lexical_fallback():
     env = gymnasium.make("SearchQA-LongForm-v0").unwrapped
     env.reset(seed=0)
-    reference = env.question.golden_answers[0]
+    reference = env.task.golden_answers[0]
     _, reward, _, _, info = env.step(f"<answer>{reference}</answer>")
     assert reward == pytest.approx(1.0) and info["evaluation"]["scorer"] == "lexical"
 

@@ -42,7 +42,7 @@ def test_gymnasium_make_with_a_corpus_writes_nothing_next_to_it(tmp_path, monkey
     data = tmp_path / "data"
     corpus, questions = _write(data, "c.jsonl", ROWS), _write(data, "q.jsonl", QUESTIONS)
     before = _tree(data)
-    env = gymnasium.make("SearchQA-v0", questions=str(questions), corpus=str(corpus))
+    env = gymnasium.make("SearchQA-v0", tasks=str(questions), corpus=str(corpus))
     env.reset(seed=0)
     assert env.step("<search>capital of Qirand</search>")[4]["extra"]["passage_ids"][0] == "0"
     assert _tree(data) == before and os.access(data, os.W_OK)  # writable, and still untouched

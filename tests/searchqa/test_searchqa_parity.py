@@ -44,9 +44,9 @@ PROMPT = ("Answer the given question. You must conduct reasoning inside <think> 
 @pytest.fixture()
 def make(tmp_path):
     def build(question=QUESTION, **kwargs):
-        kwargs.setdefault("protocol", "search-r1")
+        kwargs.setdefault("action_format", "search-r1")
         kwargs.setdefault("corpus", CORPUS)
-        return gymnasium.make("SearchQA-v0", questions=[question], cache_dir=str(tmp_path), **kwargs)
+        return gymnasium.make("SearchQA-v0", tasks=[question], cache_dir=str(tmp_path), **kwargs)
     return build
 
 
@@ -60,7 +60,7 @@ def make(tmp_path):
     ("<answer>x <search>q</search></answer>", ("search", "q")),  # cut after </search>: the answer never closes
 ])
 def test_the_first_complete_tag_of_the_cut_turn_decides(turn, action):
-    from agentgym.envs.searchqa.protocol import read_search_r1
+    from agentgym.envs.searchqa.actions import read_search_r1
 
     parsed = read_search_r1(turn).action
     assert (type(parsed).__name__.lower(), getattr(parsed, "query", getattr(parsed, "text", None))) == action
@@ -84,7 +84,7 @@ def test_an_empty_answer_ends_the_episode(make):
 
 
 def test_the_cut_is_at_the_first_search_close_else_the_first_answer_close():
-    from agentgym.envs.searchqa.protocol import cut_turn
+    from agentgym.envs.searchqa.actions import cut_turn
 
     assert cut_turn("a</answer>b</search>c</search>") == "a</answer>b</search>"
     assert cut_turn("a</answer>b</answer>") == "a</answer>"
@@ -207,7 +207,7 @@ def test_subem_counts_a_gold_answer_that_normalizes_to_nothing(make):
     env.reset(seed=0)
     _, reward, *_ = env.step("<answer>Roche</answer>")
     assert reward == 1.0  # "the" normalizes to "", which is in every prediction
-    assert substring_match("Roche", ["the"]) == 0.0  # the agentgym protocol's choice, kept
+    assert substring_match("Roche", ["the"]) == 0.0  # the tags format's choice, kept
     assert substring_match("Roche", ["the"], skip_empty_golds=False) == 1.0
 
 
@@ -224,7 +224,7 @@ def test_the_prompt_is_search_r1s_with_a_question_mark_appended(make, question, 
                                   "<answer>x</search>"])
 def test_a_megabyte_of_one_repeated_tag_reads_in_linear_time(unit):
     """One megabyte reads at once (a backtracking reader takes minutes here); no clock is read."""
-    from agentgym.envs.searchqa.protocol import read_action, read_search_r1
+    from agentgym.envs.searchqa.actions import read_action, read_search_r1
 
     text = unit * (1_000_000 // len(unit))
     assert read_search_r1(text).action is not None and read_action(text, "tags").action is not None
@@ -245,7 +245,7 @@ def _question_file(tmp_path):
 def test_prepared_rows_carry_the_dataset_and_search_r1s_ground_truth(tmp_path):
     from agentgym.integrations.verl.prepare import prepare_rows
 
-    kwargs = {"corpus": str(tmp_path / "c.jsonl"), "protocol": "search-r1", "cache_dir": str(tmp_path / "cache")}
+    kwargs = {"corpus": str(tmp_path / "c.jsonl"), "action_format": "search-r1", "cache_dir": str(tmp_path / "cache")}
     rows = prepare_rows("SearchQA-v0", queries=_question_file(tmp_path), env_kwargs=kwargs)
     assert [r["data_source"] for r in rows] == ["nq", "hotpotqa"]
     assert rows[0]["reward_model"] == {"style": "rule", "ground_truth": {"target": ["Robert Swanson"]}}
@@ -271,7 +271,7 @@ def test_a_search_r1_row_plays_as_it_is(tmp_path, numpy_lists):
 
     settings = AgentGymConfig(env_kwargs={"corpus": CORPUS, "cache_dir": str(tmp_path)})
     task = EnvTask.from_extra_info(row_extra_info(_search_r1_row(numpy_lists)), settings)
-    assert task.env_id == "SearchQA-v0" and task.env_kwargs["protocol"] == "search-r1"
+    assert task.env_id == "SearchQA-v0" and task.env_kwargs["action_format"] == "search-r1"
     env = task.make()
     obs, info = env.reset(options=task.reset_options)
     assert obs == PROMPT.format(q="Which company bought Genentech?") and info["task_id"] == "hotpotqa-train-7"
@@ -301,7 +301,7 @@ def test_the_reader_finds_what_search_r1s_documented_pattern_finds():
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
-    from agentgym.envs.searchqa.protocol import _first_tag_block, cut_turn
+    from agentgym.envs.searchqa.actions import _first_tag_block, cut_turn
 
     pattern = re.compile(r"<(search|answer)>(.*?)</\1>", re.DOTALL)
     parts = st.sampled_from(["<search>", "</search>", "<answer>", "</answer>", "<Search>", "<answer >", "q", " ",
@@ -321,7 +321,7 @@ def test_corrupt_question_and_corpus_files_raise_data_errors_naming_file_and_lin
     from hypothesis import strategies as st
 
     from agentgym import DataError
-    from agentgym.envs.searchqa import load_passages, load_questions
+    from agentgym.envs.searchqa import load_passages, load_tasks
 
     values = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
                           lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
@@ -336,7 +336,7 @@ def test_corrupt_question_and_corpus_files_raise_data_errors_naming_file_and_lin
             path.write_bytes(json.dumps(rows).encode() + junk)
         else:
             path.write_bytes(b"".join(json.dumps(r).encode() + b"\n" for r in rows) + junk)
-        for load in (load_questions, lambda p: list(load_passages(p))):
+        for load in (load_tasks, lambda p: list(load_passages(p))):
             try:
                 load(path)
             except DataError as exc:
@@ -347,11 +347,11 @@ def test_corrupt_question_and_corpus_files_raise_data_errors_naming_file_and_lin
     bad.write_text(json.dumps({"question": "q", "golden_answers": ["a"]}) + "\n" +
                    json.dumps({"question": "q", "golden_answers": {"x": 1}}) + "\n")
     with pytest.raises(DataError, match=r"q\.jsonl:2: .*'golden_answers'"):
-        load_questions(bad)
+        load_tasks(bad)
     (tmp_path / "x.parquet").write_bytes(b"PAR1 not really")
     pytest.importorskip("pyarrow")
     with pytest.raises(DataError, match=r"x\.parquet: not a readable parquet file"):
-        load_questions(tmp_path / "x.parquet")
+        load_tasks(tmp_path / "x.parquet")
 
 
 def test_a_body_over_the_limit_is_refused_with_413(loopback_server, tmp_path, monkeypatch):

@@ -174,13 +174,13 @@ def test_an_env_plays_against_the_server(cli_server, world_dir):
     import gymnasium
 
     questions = world_dir / "train.questions.jsonl"
-    remote = gymnasium.make("SearchQA-v0", questions=str(questions), retriever=cli_server + "/retrieve")
-    local = gymnasium.make("SearchQA-v0", questions=str(questions), corpus=str(world_dir / "corpus.jsonl"))
+    remote = gymnasium.make("SearchQA-v0", tasks=str(questions), retriever=cli_server + "/retrieve")
+    local = gymnasium.make("SearchQA-v0", tasks=str(questions), corpus=str(world_dir / "corpus.jsonl"))
     for env in (remote, local):
-        env.reset(options={"query_index": 0})
+        env.reset(options={"task_index": 0})
     step = "<search>University</search>"
     assert remote.step(step)[0] == local.step(step)[0]
-    gold = remote.unwrapped.question.golden_answers[0]
+    gold = remote.unwrapped.task.golden_answers[0]
     assert remote.step(f"<answer>{gold}</answer>")[1] == 1.0
 
 

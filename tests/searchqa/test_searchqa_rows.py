@@ -26,7 +26,7 @@ def _files(tmp_path, name, rows):
 
 
 def _kwargs(tmp_path):
-    return {"corpus": str(tmp_path / "c.jsonl"), "protocol": "search-r1", "cache_dir": str(tmp_path / "cache")}
+    return {"corpus": str(tmp_path / "c.jsonl"), "action_format": "search-r1", "cache_dir": str(tmp_path / "cache")}
 
 
 def _play(row, tmp_path):
@@ -45,7 +45,7 @@ def test_a_search_r1_row_plays_its_own_question_and_id(tmp_path):
            "reward_model": {"style": "rule", "ground_truth": {"target": ["Swanson"]}},
            "extra_info": {"split": "test", "index": 42}}
     env, obs, info = _play(row, tmp_path)
-    assert env.unwrapped.question.question == question and info["task_id"] == "test_42"
+    assert env.unwrapped.task.text == question and info["task_id"] == "test_42"
     assert obs == PROMPT.format(q=question)
 
 

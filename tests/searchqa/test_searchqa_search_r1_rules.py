@@ -1,4 +1,4 @@
-"""``protocol="search-r1"`` against Search-R1's own rules, run side by side on the same episodes.
+"""``action_format="search-r1"`` against Search-R1's own rules, run side by side on the same episodes.
 
 ``SearchR1Reference`` below is written for this test from reading Search-R1's generation loop
 (``search_r1/llm_agent/generation.py``) and ``verl/utils/reward_score/qa_em.py`` at commit a14dc3a,
@@ -124,7 +124,7 @@ def bm25(tmp_path_factory):
 def _play_both(bm25, turns, golds=("Genentech",), max_turns=4):
     question = {"question": "Which company did Evan Morris work for", "golden_answers": list(golds)}
     ours = Recording(bm25)
-    env = gymnasium.make("SearchQA-v0", protocol="search-r1", questions=[question], retriever=ours,
+    env = gymnasium.make("SearchQA-v0", action_format="search-r1", tasks=[question], retriever=ours,
                          max_turns=max_turns)
     prompt, _ = env.reset(seed=0)
     theirs = Recording(bm25)
@@ -182,7 +182,7 @@ def test_a_passage_holding_an_answer_tag_is_scored_when_it_is_last(bm25):
 
 def test_acted_answer_scoring_is_the_documented_option(bm25):
     question = {"question": "q", "golden_answers": ["Genentech"]}
-    env = gymnasium.make("SearchQA-v0", protocol="search-r1", questions=[question], retriever=bm25,
+    env = gymnasium.make("SearchQA-v0", action_format="search-r1", tasks=[question], retriever=bm25,
                          scoring="answer")
     env.reset(seed=0)
     *_, info = env.step("<answer>Roche</answer><answer>Genentech</answer><search>q</search>")
@@ -198,7 +198,7 @@ def test_scoring_is_checked():
     from agentgym import ConfigError
 
     with pytest.raises(ConfigError, match="scoring"):
-        gymnasium.make("SearchQA-v0", protocol="search-r1", scoring="last")
+        gymnasium.make("SearchQA-v0", action_format="search-r1", scoring="last")
     with pytest.raises(ConfigError, match="scoring"):
         gymnasium.make("SearchQA-v0", scoring="transcript")  # agentgym's prompt has one example answer
 

@@ -28,8 +28,8 @@ def test_same_size_and_seed_give_identical_files(tmp_path):
 def test_sizes_splits_and_kinds(small):
     assert len(small.passages) == SIZES["small"] == 1000
     assert len({p.id for p in small.passages}) == 1000 and len({p.title for p in small.passages}) == 1000
-    short = [q for q in small.questions if not q.long_form]
-    assert len(short) == 500 and len({q.question for q in small.questions}) == len(small.questions)
+    short = [q for q in small.tasks if not q.long_form]
+    assert len(short) == 500 and len({q.text for q in small.tasks}) == len(small.tasks)
     splits = collections.Counter(q.metadata["split"] for q in short)
     assert splits == {"train": 400, "validation": 50, "test": 50}
     kinds = collections.Counter(q.metadata["type"] for q in short)
@@ -41,7 +41,7 @@ def test_sizes_splits_and_kinds(small):
 
 def test_every_answer_is_stated_in_its_supporting_passages(small):
     by_id = {p.id: p for p in small.passages}
-    for q in small.questions:
+    for q in small.tasks:
         support = " ".join(f"{by_id[i].title} {by_id[i].text}" for i in q.metadata["supporting_doc_ids"])
         if q.long_form or q.golden_answers[0] in ("yes", "no"):
             continue
@@ -50,7 +50,7 @@ def test_every_answer_is_stated_in_its_supporting_passages(small):
 
 def test_a_bridge_answer_is_not_in_the_first_passage(small):
     by_id = {p.id: p for p in small.passages}
-    bridges = [q for q in small.questions if q.metadata["type"] == "bridge"]
+    bridges = [q for q in small.tasks if q.metadata["type"] == "bridge"]
     leaked = [q for q in bridges if answer_in_text(q.golden_answers, by_id[q.metadata["supporting_doc_ids"][0]].text)]
     assert len(leaked) < 0.1 * len(bridges)  # the second hop is needed, bar rare coincidences
 
@@ -58,7 +58,7 @@ def test_a_bridge_answer_is_not_in_the_first_passage(small):
 def test_names_are_fictional_and_yes_no_answers_are_balanced(small):
     titles = {normalize_answer(p.title) for p in small.passages}
     assert not titles & {"paris", "london", "france", "germany", "google", "harvard university"}
-    yes_no = collections.Counter(q.golden_answers[0] for q in small.questions if q.golden_answers[0] in ("yes", "no"))
+    yes_no = collections.Counter(q.golden_answers[0] for q in small.tasks if q.golden_answers[0] in ("yes", "no"))
     assert yes_no["yes"] > 0 and yes_no["no"] > 0
 
 

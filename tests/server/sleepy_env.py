@@ -23,10 +23,10 @@ ENV_ID = "AgentGymTest/Sleepy-v0"
 
 
 class SleepyEnv(TextEnv):
-    def _start(self, options: dict[str, Any]) -> tuple[str, StepInfo]:
+    def on_reset(self, options: dict[str, Any]) -> tuple[str, StepInfo]:
         return "ready", StepInfo(turn=0)
 
-    def _act(self, action: str) -> tuple[str, float, bool, StepInfo]:
+    def on_step(self, action: str) -> tuple[str, float, bool, StepInfo]:
         verb, _, amount = action.partition(" ")
         if verb == "sleep":
             time.sleep(float(amount))

@@ -25,9 +25,9 @@ def test_coalesced_episodes_are_identical_to_local_ones(serve, env_calls):
     async def play(index: int) -> None:
         local = gymnasium.make("TravelPlanner-v0")
         async with AsyncRemoteEnv(live.url, "TravelPlanner-v0", token=TOKEN, coalesce=True) as remote:
-            assert await remote.reset(seed=index, options={"query_index": index}) == local.reset(
-                seed=index, options={"query_index": index})
-            for action in NOISE + gold_plan_actions(local.unwrapped.query, "react"):
+            assert await remote.reset(seed=index, options={"task_index": index}) == local.reset(
+                seed=index, options={"task_index": index})
+            for action in NOISE + gold_plan_actions(local.unwrapped.task, "react"):
                 expected = local.step(action)
                 assert await remote.step(action) == expected, action
                 if expected[2] or expected[3]:

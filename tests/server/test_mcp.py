@@ -71,12 +71,12 @@ def _tool_calls(actions: list[str]) -> list[tuple[str, dict[str, Any]]]:
 
 async def _play_travelplanner(client: Client, index: int) -> None:
     local = gymnasium.make("TravelPlanner-v0", action_format="json")
-    observation, _ = local.reset(seed=index, options={"query_index": index})
+    observation, _ = local.reset(seed=index, options={"task_index": index})
     names = {tool.name for tool in (await client.list_tools()).tools}
     assert {START_TOOL, "search_flights", "search_cities", "notebook_write", "submit_plan"} <= names
-    started = await client.call_tool(START_TOOL, {"seed": index, "options": {"query_index": index}})
+    started = await client.call_tool(START_TOOL, {"seed": index, "options": {"task_index": index}})
     assert not started.is_error and started.content[0].text == observation
-    actions = gold_plan_actions(local.unwrapped.query, "json")
+    actions = gold_plan_actions(local.unwrapped.task, "json")
     for (name, arguments), action in zip(_tool_calls(actions), actions, strict=True):
         result = await client.call_tool(name, arguments)
         observation, reward, terminated, truncated, info = local.step(action)
@@ -93,15 +93,15 @@ async def _play_travelplanner(client: Client, index: int) -> None:
 
 async def _play_searchqa(client: Client, index: int) -> None:
     local = gymnasium.make("SearchQA-v0", action_format="json")
-    observation, _ = local.reset(seed=0, options={"query_index": index})
+    observation, _ = local.reset(seed=0, options={"task_index": index})
     names = {tool.name for tool in (await client.list_tools()).tools}
     assert {START_TOOL, "search", "answer"} <= names
-    started = await client.call_tool(START_TOOL, {"options": {"query_index": index}, "seed": 0})
+    started = await client.call_tool(START_TOOL, {"options": {"task_index": index}, "seed": 0})
     assert started.content[0].text == observation
-    question = local.unwrapped.question
-    searched = await client.call_tool("search", {"query": question.question})
+    question = local.unwrapped.task
+    searched = await client.call_tool("search", {"query": question.text})
     observation, *_ = local.step('<tool_call>{"name": "search", "arguments": {"query": %s}}</tool_call>'
-                                 % json.dumps(question.question))
+                                 % json.dumps(question.text))
     assert searched.content[0].text == observation and not searched.structured_content["terminated"]
     answered = await client.call_tool("answer", {"answer": question.golden_answers[0]})
     _, reward, terminated, _, info = local.step(f"<answer>{question.golden_answers[0]}</answer>")

@@ -32,9 +32,9 @@ def openenv_server():
 
 async def _play(url: str, env_id: str, index: int, actions_for) -> None:
     local = gymnasium.make(env_id, action_format="json")
-    expected, _ = local.reset(seed=index, options={"query_index": index})
+    expected, _ = local.reset(seed=index, options={"task_index": index})
     async with AgentgymEnvClient(base_url=url) as env:
-        result = await env.reset(seed=index, env_kwargs={"action_format": "json"}, options={"query_index": index})
+        result = await env.reset(seed=index, env_kwargs={"action_format": "json"}, options={"task_index": index})
         assert result.observation.text == expected and not result.done
         for action in actions_for(local.unwrapped):
             result = await env.step(AgentgymAction(text=action))
@@ -50,11 +50,11 @@ async def _play(url: str, env_id: str, index: int, actions_for) -> None:
 
 def test_openenv_client_plays_a_travelplanner_and_a_searchqa_episode(openenv_server):
     def plan(env):
-        return gold_plan_actions(env.query, "json")
+        return gold_plan_actions(env.task, "json")
 
     def search_then_answer(env):
-        question = env.question
-        return ['<tool_call>{"name": "search", "arguments": {"query": %s}}</tool_call>' % json.dumps(question.question),
+        question = env.task
+        return ['<tool_call>{"name": "search", "arguments": {"query": %s}}</tool_call>' % json.dumps(question.text),
                 f"<answer>{question.golden_answers[0]}</answer>"]
 
     async def main() -> None:

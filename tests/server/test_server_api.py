@@ -126,7 +126,7 @@ def test_env_errors_come_back_with_their_own_type():
         await client.post(path + "/reset", json={"seed": 0}, headers=auth())
         over = await client.post(path + "/step", json={"action": "GiveUp[tired]"}, headers=auth())
         after_end = await client.post(path + "/step", json={"action": "x"}, headers=auth())
-        bad_option = await client.post(path + "/reset", json={"options": {"query_index": -1}}, headers=auth())
+        bad_option = await client.post(path + "/reset", json={"options": {"task_index": -1}}, headers=auth())
         return bad_kwarg, unknown_kwarg, not_served, before_reset, over, after_end, bad_option
 
     bad_kwarg, unknown_kwarg, not_served, before_reset, over, after_end, bad_option = asgi(

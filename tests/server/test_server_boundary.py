@@ -130,9 +130,9 @@ def test_a_presets_file_is_read_as_yaml_or_json_and_mistakes_are_config_errors(t
 
 def test_a_client_may_choose_the_search_r1_protocol_but_not_a_tokenizer_path():
     gate = boundary()
-    kwargs = gate.kwargs("SearchQA-v0", None, {"protocol": "search-r1", "bm25": "pyserini",
+    kwargs = gate.kwargs("SearchQA-v0", None, {"action_format": "search-r1", "bm25": "pyserini",
                                               "max_observation_tokens": 500})
-    assert kwargs == {"protocol": "search-r1", "bm25": "pyserini", "max_observation_tokens": 500}
+    assert kwargs == {"action_format": "search-r1", "bm25": "pyserini", "max_observation_tokens": 500}
     with pytest.raises(ConfigError) as refused:
         gate.kwargs("SearchQA-v0", None, {"tokenizer": "/models/qwen"})  # loads from a path: the operator's
     assert refused.value.field == "tokenizer"

@@ -40,11 +40,11 @@ def both(server, env_id="TravelPlanner-v0", **kwargs):
 def test_whole_travelplanner_episodes_are_identical_locally_and_remotely(live_server, kwargs):
     local, remote = both(live_server, **kwargs)
     for index in (0, 3):
-        first = local.reset(seed=index, options={"query_index": index})
-        assert remote.reset(seed=index, options={"query_index": index}) == first
-        query = local.unwrapped.query
+        first = local.reset(seed=index, options={"task_index": index})
+        assert remote.reset(seed=index, options={"task_index": index}) == first
+        query = local.unwrapped.task
         actions = NOISE + gold_plan_actions(query, local.unwrapped.action_format,
-                                            tools=local.unwrapped.mode == "tool-use")
+                                                 tools=local.unwrapped.mode == "tool-use")
         for action in actions:
             expected = local.step(action)
             assert remote.step(action) == expected, action
@@ -106,7 +106,7 @@ def test_async_remote_env_matches_the_local_env(live_server):
                                   token=TOKEN) as remote:
             assert remote.action_space.max_length == 1_000_000 and remote.description.tools
             assert await remote.reset(seed=2) == local.reset(seed=2)
-            for action in NOISE + gold_plan_actions(local.unwrapped.query, "json"):
+            for action in NOISE + gold_plan_actions(local.unwrapped.task, "json"):
                 expected = local.step(action)
                 assert await remote.step(action) == expected
                 if expected[2]:
@@ -126,7 +126,7 @@ def test_env_errors_raise_the_same_exception_remotely(live_server):
     with pytest.raises(ActionTypeError):
         remote.step(42)
     with pytest.raises(ConfigError):
-        remote.reset(options={"query_index": 10**6})
+        remote.reset(options={"task_index": 10**6})
     remote.close()
     with pytest.raises(SessionNotFound):
         remote.step("x")
@@ -191,7 +191,7 @@ def test_a_server_that_is_not_there_or_full_raises_server_unavailable(serve):
 
 
 @pytest.mark.parametrize("env_id, kwargs", [
-    ("SearchQA-v0", {}), ("SearchQA-v0", {"action_format": "json"}), ("SearchQA-v0", {"protocol": "search-r1"}),
+    ("SearchQA-v0", {}), ("SearchQA-v0", {"action_format": "json"}), ("SearchQA-v0", {"action_format": "search-r1"}),
     ("TravelPlanner-v0", {"action_format": "json"}), ("TravelPlanner-v0", {"action_format": "react"}),
 ])
 def test_remote_envs_stop_model_turns_where_the_local_env_does(live_server, env_id, kwargs):

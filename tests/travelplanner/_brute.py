@@ -13,14 +13,14 @@ import math
 from functools import lru_cache
 from itertools import combinations, permutations, product
 
-from agentgym.envs.travelplanner.evaluation._hard import RULE_TEXT, room_type_ok
-from agentgym.envs.travelplanner.queries import TravelQuery
+from agentgym.envs.travelplanner.evaluation import RULE_TEXT, room_type_ok
+from agentgym.envs.travelplanner.tasks import TravelTask
 from agentgym.envs.travelplanner.world import World
 
 INF = math.inf
 
 
-def brute_cheapest(q: TravelQuery, world: World) -> float:
+def brute_cheapest(q: TravelTask, world: World) -> float:
     """The cheapest cost of any plan passing strict evaluation, ignoring the budget (inf if none)."""
     k, days = q.visiting_city_number, q.days
     if days == 3 or k == 1:
@@ -60,7 +60,7 @@ def _km(world: World, a: str, b: str) -> float | None:
     return float(row.distance.replace("km", "").replace(",", "").strip())
 
 
-def _leg_options(q: TravelQuery, world: World, a: str, b: str, date: str) -> list[tuple[str, float]]:
+def _leg_options(q: TravelTask, world: World, a: str, b: str, date: str) -> list[tuple[str, float]]:
     p, rule = q.people_number, q.local_constraint.transportation
     options = []
     km = _km(world, a, b)
@@ -73,7 +73,7 @@ def _leg_options(q: TravelQuery, world: World, a: str, b: str, date: str) -> lis
     return options
 
 
-def _transport(q: TravelQuery, world: World, legs) -> float:
+def _transport(q: TravelTask, world: World, legs) -> float:
     best = INF
     for combo in product(*(_leg_options(q, world, *leg) for leg in legs)):
         modes = {m for m, _ in combo}
@@ -83,7 +83,7 @@ def _transport(q: TravelQuery, world: World, legs) -> float:
     return best
 
 
-def _hotel(q: TravelQuery, world: World, city: str, nights: int) -> float:
+def _hotel(q: TravelTask, world: World, city: str, nights: int) -> float:
     """One listing for every night, or two listings splitting the nights."""
     banned = RULE_TEXT.get(q.local_constraint.house_rule or "")
     wanted = q.local_constraint.room_type
@@ -101,7 +101,7 @@ def _hotel(q: TravelQuery, world: World, city: str, nights: int) -> float:
 class _MealTables:
     """Per city and number of meals, the cheapest cost of each set of wanted cuisines."""
 
-    def __init__(self, q: TravelQuery, world: World) -> None:
+    def __init__(self, q: TravelTask, world: World) -> None:
         self.q, self.world = q, world
         self.wanted = list(dict.fromkeys(q.local_constraint.cuisine or ()))
         self.full = (1 << len(self.wanted)) - 1

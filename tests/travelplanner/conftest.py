@@ -11,16 +11,16 @@ import pytest
 
 @pytest.fixture(scope="session")
 def train_queries(real_travelplanner: Path):
-    from agentgym.envs.travelplanner.queries import load_queries
+    from agentgym.envs.travelplanner.tasks import load_tasks
 
-    return load_queries(real_travelplanner / "queries" / "train.jsonl")
+    return load_tasks(real_travelplanner / "queries" / "train.jsonl")
 
 
 @pytest.fixture(scope="session")
 def validation_queries(real_travelplanner: Path):
-    from agentgym.envs.travelplanner.queries import load_queries
+    from agentgym.envs.travelplanner.tasks import load_tasks
 
-    return load_queries(real_travelplanner / "queries" / "validation.jsonl")
+    return load_tasks(real_travelplanner / "queries" / "validation.jsonl")
 
 
 @pytest.fixture(scope="session")
@@ -41,11 +41,11 @@ def rockford(train_queries):
 @pytest.fixture(scope="session")
 def tiny_world(tmp_path_factory: pytest.TempPathFactory):
     """A tiny synthetic world (no real data needed): for the property tests."""
-    from agentgym.envs.travelplanner.queries import load_queries
+    from agentgym.envs.travelplanner.tasks import load_tasks
     from agentgym.envs.travelplanner.synthetic import generate_world
     from agentgym.envs.travelplanner.world import World
 
     root = tmp_path_factory.mktemp("tiny-world")
     generate_world(root, seed=3, scale="tiny")
     world = World.open(root)
-    return world, load_queries("train", world_root=world.root)
+    return world, load_tasks("train", world_root=world.root)

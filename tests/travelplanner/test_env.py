@@ -31,10 +31,10 @@ def env():
 
 def test_flight_search_on_a_real_route_of_the_default_world(env):
     world = env.unwrapped.world
-    query = env.unwrapped.queries[0]
+    query = env.unwrapped.tasks[0]
     leg = query.annotated_plan[0]["transportation"]
     assert leg  # the bundled queries come with reference plans
-    env.reset(options={"query_index": 0})
+    env.reset(options={"task_index": 0})
     origin = query.org
     for city in world.cities:
         rows = world.flights(origin, city, query.date[0])
@@ -103,9 +103,11 @@ def test_programmer_errors_raise_from_the_error_tree():
     with pytest.raises(ConfigError, match="action_format"):
         gymnasium.make("TravelPlanner-v0", action_format="xml")
     env = gymnasium.make("TravelPlanner-v0").unwrapped
-    with pytest.raises(ConfigError, match="query_index"):
-        env.reset(options={"query_index": 10_000})
+    with pytest.raises(ConfigError, match="task_index"):
+        env.reset(options={"task_index": 10_000})
     with pytest.raises(ConfigError, match="options"):
+        env.reset(options={"colour": 1})
+    with pytest.raises(ConfigError, match="task=1 .*TravelTask"):
         env.reset(options={"task": 1})
     env.reset(seed=0)
     with pytest.raises(ActionTypeError):
@@ -132,13 +134,13 @@ def test_sole_planning_gives_reference_information_and_no_tools():
     assert info["error"]["code"] == "unknown_tool"
 
 
-def _play_reference_plan(env, query_index):
+def _play_reference_plan(env, task_index):
     from agentgym.envs.travelplanner.scripted import gold_plan_actions
 
-    env.reset(options={"query_index": query_index})
+    env.reset(options={"task_index": task_index})
     unwrapped = env.unwrapped
-    actions = gold_plan_actions(unwrapped.query, unwrapped.action_format,
-                                tools=unwrapped.mode == "tool-use")
+    actions = gold_plan_actions(unwrapped.task, unwrapped.action_format,
+                                     tools=unwrapped.mode == "tool-use")
     total = 0.0
     for action in actions:
         obs, reward, terminated, truncated, info = env.step(action)
@@ -153,12 +155,12 @@ def _play_reference_plan(env, query_index):
 def test_full_episodes_on_the_default_world(action_format, mode):
     env = gymnasium.make("TravelPlanner-v0", action_format=action_format, mode=mode, max_turns=60)
     levels = set()
-    for i in range(0, len(env.unwrapped.queries), 5):
+    for i in range(0, len(env.unwrapped.tasks), 5):
         total, terminated, info = _play_reference_plan(env, i)
         assert terminated and info["terminated_reason"] == "answer", info["error"]
         assert info["evaluation"]["final_pass"] and total == 1.0, info["evaluation"]
         assert info["error"] is None
-        levels.add(env.unwrapped.query.level)
+        levels.add(env.unwrapped.task.level)
     assert levels == {"easy", "medium", "hard"}
 
 

@@ -71,7 +71,7 @@ def _case(train_queries, name):
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_fails_exactly_one_constraint(real_world, train_queries, name, evaluation):
     q, plan, failing = _case(train_queries, name)
-    report = evaluate(plan, q, real_world, evaluation=evaluation)
+    report = evaluate(plan, q, real_world, evaluator=evaluation)
     assert report.delivered and report.error is None
     assert set(report.failures()) == {failing}, report.failures()
     assert report.failures()[failing]  # a one-line reason
@@ -92,4 +92,4 @@ def test_the_untouched_plans_pass(real_world, train_queries):
     for index in {c[0] for c in CASES.values()}:
         q = train_queries[index]
         for evaluation in ("official", "strict"):
-            assert evaluate(list(q.annotated_plan), q, real_world, evaluation=evaluation).final_pass
+            assert evaluate(list(q.annotated_plan), q, real_world, evaluator=evaluation).final_pass

@@ -21,7 +21,7 @@ STRICT_GOLD_EXCEPTION = 41
 def test_train_gold_plans_pass(real_world, train_queries, evaluation):
     assert len(train_queries) == 45
     for i, q in enumerate(train_queries):
-        report = evaluate(list(q.annotated_plan), q, real_world, evaluation=evaluation)
+        report = evaluate(list(q.annotated_plan), q, real_world, evaluator=evaluation)
         assert report.delivered and report.error is None
         assert report.hard is not None
         if evaluation == "strict" and i == STRICT_GOLD_EXCEPTION:
@@ -70,7 +70,7 @@ def validation_sample(real_travelplanner):
 
 @pytest.mark.parametrize("evaluation", ["official", "strict"])
 def test_validation_sample_metrics(real_world, validation_queries, validation_sample, evaluation):
-    reports = [evaluate(p, q, real_world, evaluation=evaluation) for p, q in zip(validation_sample, validation_queries)]
+    reports = [evaluate(p, q, real_world, evaluator=evaluation) for p, q in zip(validation_sample, validation_queries)]
     assert all(r.error is None for r in reports if r.delivered)
     m = aggregate(reports, validation_queries)
     counts = (m.delivered, m.commonsense_passed, m.commonsense_macro_count, m.hard_passed,
@@ -82,7 +82,7 @@ def test_validation_sample_metrics(real_world, validation_queries, validation_sa
     assert math.isclose(m.hard_micro, counts[3] / 420)
     assert math.isclose(m.final_pass_rate, counts[5] / 180)
     # stable: a second pass (warm caches) gives the same reports
-    again = [evaluate(p, q, real_world, evaluation=evaluation) for p, q in zip(validation_sample, validation_queries)]
+    again = [evaluate(p, q, real_world, evaluator=evaluation) for p, q in zip(validation_sample, validation_queries)]
     assert again == reports
 
 
@@ -91,10 +91,10 @@ def test_validation_plan_28_by_hand(real_world, validation_queries, validation_s
     to Nashville, ..."), which the official sandbox check ignores (quirk 9) and which adds nothing
     to the cost, so upstream passes it everywhere: 2140 = meals + 2 nights x 2 hotels <= 2600."""
     q, plan = validation_queries[28], validation_sample[28]
-    official = evaluate(plan, q, real_world, evaluation="official")
+    official = evaluate(plan, q, real_world, evaluator="official")
     assert official.final_pass
     assert official.hard["valid_cost"].reason == "total cost 2140 is within the budget 2600"
-    strict = evaluate(plan, q, real_world, evaluation="strict")
+    strict = evaluate(plan, q, real_world, evaluator="strict")
     assert strict.failures().keys() == {"is_valid_information_in_sandbox"}
     assert "unknown transportation mode" in strict.failures()["is_valid_information_in_sandbox"]
 
@@ -105,7 +105,7 @@ def test_validation_plan_138_cost_by_hand(real_world, validation_queries, valida
     640 x ceil(3/5) on days 1-2 = 1280. Total 4150 > 1900; every other constraint passes."""
     q, plan = validation_queries[138], validation_sample[138]
     for evaluation in ("official", "strict"):
-        report = evaluate(plan, q, real_world, evaluation=evaluation)
+        report = evaluate(plan, q, real_world, evaluator=evaluation)
         assert report.failures() == {"valid_cost": "total cost 4150 exceeds the budget 1900"}
         assert report.hard["valid_room_type"].passed and report.hard["valid_room_rule"].passed
         assert report.hard["valid_transportation"].passed and report.hard["valid_cuisine"].passed is None
@@ -118,9 +118,9 @@ def test_validation_plan_7_minimum_nights_by_hand(real_world, validation_queries
     q, plan = validation_queries[7], validation_sample[7]
     rows = [a for a in real_world.accommodations("San Juan") if "WINTER DISCOUNT WILLIAMSBURG CHIC W/PRIVATE PATIO" in a.name]
     assert len(rows) == 1 and rows[0].minimum_nights == 3
-    official = evaluate(plan, q, real_world, evaluation="official")
+    official = evaluate(plan, q, real_world, evaluator="official")
     assert official.commonsense["is_valid_accommodation"].passed is False
-    strict = evaluate(plan, q, real_world, evaluation="strict")
+    strict = evaluate(plan, q, real_world, evaluator="strict")
     assert strict.commonsense["is_valid_accommodation"].passed is True
     assert strict.commonsense["is_valid_information_in_sandbox"].passed is False
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 
 from agentgym._memo import _cost
-from agentgym.envs.travelplanner.world import _index
-from agentgym.envs.travelplanner.world._index import index_for
+from agentgym.envs.travelplanner.world import index as world_index
+from agentgym.envs.travelplanner.world.index import index_for
 
 
 def test_a_full_memo_keeps_its_recent_half(tiny_world, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -34,6 +34,6 @@ def test_memoized_lookups_agree_with_fresh_ones(tiny_world, monkeypatch: pytest.
     for memo in ix._venues.values():
         monkeypatch.setattr(memo, "max_bytes", 4 * _cost("x" * 40, (None, True)))
     texts = [f"{r.name}, {c}" for c in world.cities for r in world.restaurants(c)][:40] * 3
-    want = [_index._CityNames(world.restaurants(t.rsplit(", ", 1)[1])).contains(t.rsplit(", ", 1)[0]) for t in texts]
+    want = [world_index._CityNames(world.restaurants(t.rsplit(", ", 1)[1])).contains(t.rsplit(", ", 1)[0]) for t in texts]
     assert [ix.venue("restaurants", t) for t in texts] == want
     ix.clear()

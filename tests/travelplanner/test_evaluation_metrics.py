@@ -8,14 +8,14 @@ from agentgym.envs.travelplanner.evaluation import (
     COMMONSENSE, HARD, EvaluationReport, Verdict, aggregate, evaluate, hard_denominator,
 )
 from agentgym.envs.travelplanner.plan import parse_plan
-from agentgym.envs.travelplanner.queries import TravelQuery
+from agentgym.envs.travelplanner.tasks import TravelTask
 from agentgym.errors import ConfigError
 
 LC_NONE = {"house rule": None, "cuisine": None, "room type": None, "transportation": None}
 
 
-def _q(level, days=3, **lc) -> TravelQuery:
-    return TravelQuery.from_row({
+def _q(level, days=3, **lc) -> TravelTask:
+    return TravelTask.from_row({
         "org": "A", "dest": "B", "days": days, "visiting_city_number": 1, "date": ["2022-03-01"] * days,
         "people_number": 1, "budget": 100, "level": level, "local_constraint": {**LC_NONE, **lc}})
 
@@ -27,7 +27,7 @@ def _report(delivered=True, cs_fail=(), hard=None) -> EvaluationReport:
     h_ok = hard_v is not None and all(v.passed is not False for v in hard_v.values())
     passed = sum(v.passed is True for v in cs.values())
     h_passed = sum(v.passed is True for v in (hard_v or {}).values())
-    return EvaluationReport(evaluation="official", delivered=delivered, commonsense=cs, hard=hard_v,
+    return EvaluationReport(evaluator="official", delivered=delivered, commonsense=cs, hard=hard_v,
                             commonsense_pass=c_ok, hard_pass=h_ok, final_pass=c_ok and h_ok,
                             commonsense_passed=passed, hard_passed=h_passed, hard_applicable=5,
                             commonsense_micro=passed / 8, hard_micro=h_passed / 5)
@@ -68,12 +68,12 @@ def test_evaluate_contract(tiny_world):
     q = queries[0]
     gold = list(q.annotated_plan)
     with pytest.raises(ConfigError):
-        evaluate(gold, q, world, evaluation="lenient")
+        evaluate(gold, q, world, evaluator="lenient")
     by_dict = evaluate(gold, {**q.to_row(), "annotated_plan": None}, world)
     assert by_dict.final_pass
     assert evaluate(parse_plan(gold), q, world) == evaluate(gold, q, world)
-    report = evaluate(None, q, world, evaluation="strict")
-    assert not report.delivered and report.evaluation == "strict" and report.error
+    report = evaluate(None, q, world, evaluator="strict")
+    assert not report.delivered and report.evaluator == "strict" and report.error
     assert EvaluationReport.model_validate(report.model_dump()) == report
     ok = evaluate(gold, q, world)
     assert ok.to_official() == {"delivered": True, "commonsense": {k: True for k in COMMONSENSE},

@@ -37,7 +37,7 @@ def test_an_empty_name_in_a_city_without_rows_matches_nothing(gold, field, text)
     world, q, plan = gold
     plan = copy.deepcopy(plan)
     plan[0][field] = text
-    report = evaluate(plan, q, world, evaluation="official")
+    report = evaluate(plan, q, world, evaluator="official")
     assert report.error is None, report.error
     assert report.commonsense["is_valid_information_in_sandbox"].passed is False
     if field == "accommodation":
@@ -50,7 +50,7 @@ def test_an_empty_name_in_a_city_with_rows_matches_its_first_row(gold) -> None:
     stay = next(d for d in plan if d.get("accommodation", "-") != "-")
     city = stay["accommodation"].rsplit(",", 1)[1].strip()
     stay["accommodation"] = f", {city}"
-    report = evaluate(plan, q, world, evaluation="official")
+    report = evaluate(plan, q, world, evaluator="official")
     assert report.error is None and report.commonsense["is_valid_information_in_sandbox"].passed is True
 
 
@@ -76,47 +76,47 @@ SHAPES = ["json string", "python literal string", "fenced string", "answer-tagge
 def test_official_mode_scores_only_a_list(gold, shape) -> None:
     world, q, plan = gold
     value = _shapes(plan, q)[shape]
-    line = {"idx": 1, "query": q.query, "plan": value}
+    line = {"idx": 1, "query": q.text, "plan": value}
     # Passed directly, {"plan": [...]} is itself a submission line (scored); inside a line's "plan" it is not.
     for submitted in ([line] if shape == "nested plan object" else [value, line]):
-        report = evaluate(submitted, q, world, evaluation="official")
+        report = evaluate(submitted, q, world, evaluator="official")
         assert not report.delivered and not report.final_pass
         assert report.error and report.error.startswith(ERROR_PREFIX), report.error
-    lenient = evaluate(value, q, world, evaluation="strict")
+    lenient = evaluate(value, q, world, evaluator="strict")
     assert lenient.delivered or shape == "an object without plan"
 
 
 def test_official_mode_scores_a_list_and_a_submission_line(gold) -> None:
     world, q, plan = gold
-    for submitted in (plan, tuple(plan), {"idx": 1, "query": q.query, "plan": plan}):
-        report = evaluate(submitted, q, world, evaluation="official")
+    for submitted in (plan, tuple(plan), {"idx": 1, "query": q.text, "plan": plan}):
+        report = evaluate(submitted, q, world, evaluator="official")
         assert report.delivered and report.error is None and report.final_pass
 
 
 def test_the_cli_in_official_mode_counts_strings_as_not_delivered(gold, tmp_path) -> None:
     world, q, plan = gold
     sub = tmp_path / "plans.jsonl"
-    rows = [{"idx": 1, "query": q.query, "plan": plan}, {"idx": 2, "query": q.query, "plan": json.dumps(plan)}]
+    rows = [{"idx": 1, "query": q.text, "plan": plan}, {"idx": 2, "query": q.text, "plan": json.dumps(plan)}]
     sub.write_text("\n".join(json.dumps(r) for r in rows))
     queries = tmp_path / "queries.jsonl"
     queries.write_text("\n".join(json.dumps({**r, "query": q.to_row()}) for r in rows))
-    out = run(sub, queries=str(queries), database=world.root, evaluation="official")
+    out = run(sub, queries=str(queries), database=world.root, evaluator="official")
     delivered = [r.delivered for r in out["reports"]]
     assert delivered == [True, False]
     assert out["reports"][1].error.startswith(ERROR_PREFIX)
-    strict = run(sub, queries=str(queries), database=world.root, evaluation="strict")
+    strict = run(sub, queries=str(queries), database=world.root, evaluator="strict")
     assert [r.delivered for r in strict["reports"]] == [True, True]
 
 
 def test_the_env_still_reads_model_text_leniently_in_official_evaluation(tiny_world) -> None:
     world, _ = tiny_world
-    env = gymnasium.make("TravelPlanner-v0", database=world.root, evaluation="official", max_turns=60)
-    env.reset(options={"query_index": 0})
+    env = gymnasium.make("TravelPlanner-v0", database=world.root, evaluator="official", max_turns=60)
+    env.reset(options={"task_index": 0})
     unwrapped = env.unwrapped
-    actions = gold_plan_actions(unwrapped.query, unwrapped.action_format, tools=False)
+    actions = gold_plan_actions(unwrapped.task, unwrapped.action_format, tools=False)
     finish = actions[-1]
     assert finish.startswith("Finish[")
     fenced = "Finish[```json\n" + finish[len("Finish["):-1] + "\n```]"
     _, reward, terminated, _, info = env.step(fenced)
-    assert terminated and info["evaluation"]["delivered"] and info["evaluation"]["evaluation"] == "official"
+    assert terminated and info["evaluation"]["delivered"] and info["evaluation"]["evaluator"] == "official"
     assert reward == 1.0

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from agentgym.cli import app
 from agentgym.envs.travelplanner.evaluation import COMMONSENSE, HARD, evaluate
-from agentgym.envs.travelplanner.queries import TravelQuery
+from agentgym.envs.travelplanner.tasks import TravelTask
 
 pytestmark = pytest.mark.realdata
 REPO = Path(__file__).resolve().parents[2]
@@ -67,7 +67,7 @@ def test_every_plan_set_evaluates(real_world, plan_sets, evaluation):
                               "train_variants.jsonl", "validation_sample.jsonl"}
     for rows in plan_sets.values():
         for row in rows:
-            report = evaluate(row["plan"], TravelQuery.from_row(row["query"]), real_world, evaluation=evaluation)
+            report = evaluate(row["plan"], TravelTask.from_row(row["query"]), real_world, evaluator=evaluation)
             assert set(report.commonsense) == set(COMMONSENSE)
             assert report.hard is None or set(report.hard) == set(HARD)
             assert all(v.reason and "\n" not in v.reason for v in report.commonsense.values())
@@ -80,31 +80,31 @@ def test_train_variants_by_hand(real_world, plan_sets):
     rows = plan_sets["train_variants.jsonl"]
     gold, variants = rows[:45], rows[45:]
     for row in gold:
-        q = TravelQuery.from_row(row["query"])
-        assert evaluate(row["plan"], q, real_world, evaluation="official").final_pass
+        q = TravelTask.from_row(row["query"])
+        assert evaluate(row["plan"], q, real_world, evaluator="official").final_pass
     got = {}
     for row in variants:
-        q = TravelQuery.from_row(row["query"])
-        got[row["id"].split("-")[-1]] = (_short(evaluate(row["plan"], q, real_world, evaluation="official")),
-                                         _short(evaluate(row["plan"], q, real_world, evaluation="strict")))
+        q = TravelTask.from_row(row["query"])
+        got[row["id"].split("-")[-1]] = (_short(evaluate(row["plan"], q, real_world, evaluator="official")),
+                                         _short(evaluate(row["plan"], q, real_world, evaluator="strict")))
     assert got == VARIANTS
 
 
 def test_gpt4_plans_by_hand(real_world, plan_sets):
     direct = plan_sets["gpt4_train_direct.jsonl"][0]
-    q = TravelQuery.from_row(direct["query"])
+    q = TravelTask.from_row(direct["query"])
     # Day 3's attraction "Discovery Center Museum, Rockford." has no trailing ';' (never checked
     # upstream); strict reads the city "Rockford." which is no city.
-    assert evaluate(direct["plan"], q, real_world, evaluation="official").final_pass
-    strict = evaluate(direct["plan"], q, real_world, evaluation="strict")
+    assert evaluate(direct["plan"], q, real_world, evaluator="official").final_pass
+    strict = evaluate(direct["plan"], q, real_world, evaluator="strict")
     assert set(strict.failures()) == {"is_valid_information_in_current_city", "is_valid_information_in_sandbox"}
 
     two_stage = plan_sets["gpt4_train_two-stage.jsonl"][0]
-    q = TravelQuery.from_row(two_stage["query"])
+    q = TravelTask.from_row(two_stage["query"])
     # Day 1 books F3616634 "from Tampa to Chicago" for St. Petersburg -> Rockford (no St. Petersburg in
     # it; not in this flights table) and day 3 travels with transportation '-'.
     for evaluation in ("official", "strict"):
-        report = evaluate(two_stage["plan"], q, real_world, evaluation=evaluation)
+        report = evaluate(two_stage["plan"], q, real_world, evaluator=evaluation)
         assert set(report.failures()) == {"is_valid_information_in_current_city",
                                           "is_valid_information_in_sandbox", "is_not_absent"}
         assert report.hard is None
@@ -124,8 +124,8 @@ def test_official_mode_agrees_with_the_pandas_baseline(real_travelplanner, real_
     baseline = bench.PandasOfficialEvaluator(real_travelplanner)
     rows = plan_sets["train_variants.jsonl"]
     for row in rows:
-        q = TravelQuery.from_row(row["query"])
-        ours = evaluate(row["plan"], q, real_world, evaluation="official").to_official()
+        q = TravelTask.from_row(row["query"])
+        ours = evaluate(row["plan"], q, real_world, evaluator="official").to_official()
         theirs = bench._safe(baseline.evaluate, bench.official_row(q), row["plan"])
         if isinstance(theirs, Exception):
             assert ours["error"], row["id"]
@@ -152,11 +152,11 @@ def _cli(*args):
 def test_cli_on_every_plan_set(real_travelplanner, tmp_path, evaluation):
     for path in sorted((real_travelplanner / "plan_sets").glob("*.jsonl")):
         out = tmp_path / f"{path.stem}-{evaluation}.json"
-        text = _cli("--submission", path, "--evaluation", evaluation, "--output", out)
+        text = _cli("--submission", path, "--evaluator", evaluation, "--output", out)
         assert "Final Pass Rate" in text
         data = json.loads(out.read_text())
         n = len(path.read_text().splitlines())
-        assert data["evaluation"] == evaluation and len(data["plans"]) == n
+        assert data["evaluator"] == evaluation and len(data["plans"]) == n
         assert Path(data["database"]).resolve() == real_travelplanner.resolve()
         for entry in data["plans"]:
             assert set(entry["commonsense"]) == set(COMMONSENSE)
@@ -194,11 +194,11 @@ def test_cli_matches_plans_by_line_order_not_idx(real_travelplanner, tmp_path):
 
 
 def _days(row):
-    return TravelQuery.from_row(row).annotated_plan
+    return TravelTask.from_row(row).annotated_plan
 
 
 def test_cli_rejects_an_unknown_evaluation(real_travelplanner):
     result = runner.invoke(app, ["eval", "travelplanner", "--submission",
                                  str(real_travelplanner / "plan_sets" / "train_variants.jsonl"),
-                                 "--evaluation", "lenient"])
+                                 "--evaluator", "lenient"])
     assert result.exit_code != 0

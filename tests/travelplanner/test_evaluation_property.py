@@ -71,7 +71,7 @@ def world_and_query(tiny_world):
 @given(plan=plans, evaluation=st.sampled_from(["official", "strict"]), k=st.integers(0, 8))
 def test_random_plans_never_raise(world_and_query, plan, evaluation, k):
     world, queries = world_and_query
-    check_report(evaluate(plan, queries[k % len(queries)], world, evaluation=evaluation), evaluation)
+    check_report(evaluate(plan, queries[k % len(queries)], world, evaluator=evaluation), evaluation)
 
 
 def _mutate(plan: list, data) -> list:
@@ -106,14 +106,14 @@ def test_mutated_gold_plans_never_raise(world_and_query, data, evaluation):
     world, queries = world_and_query
     q = data.draw(st.sampled_from(queries))
     plan = _mutate(list(q.annotated_plan), data)
-    check_report(evaluate(plan, q, world, evaluation=evaluation), evaluation)
+    check_report(evaluate(plan, q, world, evaluator=evaluation), evaluation)
 
 
 def test_gold_plans_of_the_tiny_world_pass(world_and_query):
     world, queries = world_and_query
     for q in queries:
         for evaluation in ("official", "strict"):
-            assert evaluate(list(q.annotated_plan), q, world, evaluation=evaluation).final_pass
+            assert evaluate(list(q.annotated_plan), q, world, evaluator=evaluation).final_pass
 
 
 def test_huge_fields_stay_fast_and_safe(world_and_query):
@@ -123,7 +123,7 @@ def test_huge_fields_stay_fast_and_safe(world_and_query):
     for text in huge:
         plan = [{key: text for key in PLAN_KEYS}] * q.days
         for evaluation in ("official", "strict"):
-            check_report(evaluate(plan, q, world, evaluation=evaluation), evaluation)
+            check_report(evaluate(plan, q, world, evaluator=evaluation), evaluation)
     assert not parse_plan("[" * 100_000).delivered
 
 

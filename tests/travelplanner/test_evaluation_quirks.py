@@ -8,9 +8,9 @@ import shutil
 
 import pytest
 
-from agentgym.envs.travelplanner.world._index import index_for
+from agentgym.envs.travelplanner.world.index import index_for
 from agentgym.envs.travelplanner.evaluation import evaluate
-from agentgym.envs.travelplanner.queries import TravelQuery
+from agentgym.envs.travelplanner.tasks import TravelTask
 from agentgym.envs.travelplanner.world import World
 
 pytestmark = pytest.mark.realdata
@@ -18,7 +18,7 @@ ERROR = "evaluation_error"
 
 
 def both(plan, q, world):
-    return evaluate(plan, q, world, evaluation="official"), evaluate(plan, q, world, evaluation="strict")
+    return evaluate(plan, q, world, evaluator="official"), evaluate(plan, q, world, evaluator="strict")
 
 
 def _train(train_queries, i):
@@ -60,13 +60,13 @@ def test_q3_names_match_by_substring(real_world, rockford, field, day, text):
     assert strict.commonsense["is_valid_information_in_sandbox"].passed is False
 
 
-def _query(**fields) -> TravelQuery:
+def _query(**fields) -> TravelTask:
     row = {"org": "Chicago", "dest": "Boston", "days": 3, "visiting_city_number": 1,
            "date": ["2022-03-01", "2022-03-02", "2022-03-03"], "people_number": 1, "budget": 9000,
            "local_constraint": {"house rule": None, "cuisine": None, "room type": None, "transportation": None},
            "level": "easy"}
     row.update(fields)
-    return TravelQuery.from_row(row)
+    return TravelTask.from_row(row)
 
 
 def test_q4_minimum_nights_only_when_exactly_one_row_matches(real_world):

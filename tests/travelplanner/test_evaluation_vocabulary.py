@@ -1,8 +1,9 @@
-"""One word for the evaluator choice: ``evaluation`` everywhere, the 0.1.0 name ``mode`` still read.
+"""One word for the evaluator choice: ``evaluator`` (glossary), the older names still read.
 
-``evaluate(evaluation=)``, the reward terms' ``evaluation``, ``agentgym eval travelplanner --evaluation``
-and ``EvaluationReport.evaluation``; the solver's distinct choice is ``must_pass``. ``--mode``, a term's
-``mode:`` and a logged report's ``"mode"`` key keep working for one release.
+``evaluate(evaluator=)``, ``TravelPlanner-v0``'s ``evaluator=``, ``agentgym eval travelplanner --evaluator``,
+``EvaluationReport.evaluator`` and ``Metrics.evaluator``; the solver's distinct choice is ``must_pass``.
+The 0.1 names (``evaluation``; ``mode`` from 0.1.0: ``--mode``, a term's ``mode:``, a logged report's
+``"mode"`` key) keep working for one release, with a warning.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from typer.testing import CliRunner
 import agentgym  # noqa: F401  (registers the env ids)
 from agentgym import StepInfo
 from agentgym.cli import app
-from agentgym.envs.travelplanner.evaluation import EVALUATIONS, EvaluationReport, aggregate, evaluate
+from agentgym._deprecated import AgentGymDeprecationWarning
+from agentgym.envs.travelplanner.evaluation import EVALUATORS, EvaluationReport, aggregate, evaluate
 from agentgym.errors import ConfigError
 from agentgym.rewards import Episode, load_spec
 
@@ -38,31 +40,33 @@ def _eval(world, path, out, *flags):
                                *flags])
 
 
-@pytest.mark.parametrize("evaluation", EVALUATIONS)
-def test_eval_mode_is_a_deprecated_alias_of_evaluation(submission, tmp_path, evaluation):
+@pytest.mark.parametrize("evaluator", EVALUATORS)
+@pytest.mark.parametrize("old_flag", ["--evaluation", "--mode"])
+def test_eval_evaluation_and_mode_are_deprecated_aliases_of_evaluator(submission, tmp_path, evaluator, old_flag):
     world, path = submission
-    new = _eval(world, path, tmp_path / "new.json", "--evaluation", evaluation)
-    old = _eval(world, path, tmp_path / "old.json", "--mode", evaluation)
+    new = _eval(world, path, tmp_path / "new.json", "--evaluator", evaluator)
+    old = _eval(world, path, tmp_path / "old.json", old_flag, evaluator)
     assert new.exit_code == 0 and old.exit_code == 0, new.output + old.output
     assert "deprecated" not in new.stderr
-    assert "deprecated: --mode is now --evaluation" in " ".join(old.stderr.split())
+    assert f"deprecated: {old_flag} is now --evaluator" in " ".join(old.stderr.split())
     data = json.loads((tmp_path / "new.json").read_text())
-    assert data["evaluation"] == evaluation and "mode" not in data
+    assert data["evaluator"] == evaluator and "mode" not in data and "evaluation" not in data
     assert (tmp_path / "old.json").read_text() == (tmp_path / "new.json").read_text()
-    assert f"TravelPlanner ({evaluation} evaluation, 3 queries)" in new.stdout
+    assert f"TravelPlanner ({evaluator} evaluator, 3 queries)" in new.stdout
 
 
 def test_eval_defaults_to_official_and_refuses_two_different_choices(submission, tmp_path):
     world, path = submission
     assert _eval(world, path, tmp_path / "d.json").exit_code == 0
-    assert json.loads((tmp_path / "d.json").read_text())["evaluation"] == "official"
-    both = _eval(world, path, tmp_path / "x.json", "--mode", "official", "--evaluation", "strict")
-    assert both.exit_code == 2 and "give only one" in both.output
-    bad = _eval(world, path, tmp_path / "x.json", "--evaluation", "lenient")
-    assert bad.exit_code == 2 and "'lenient' is not an evaluation; use one of official, strict" in " ".join(
+    assert json.loads((tmp_path / "d.json").read_text())["evaluator"] == "official"
+    for old in ("--mode", "--evaluation"):
+        both = _eval(world, path, tmp_path / "x.json", old, "official", "--evaluator", "strict")
+        assert both.exit_code == 2 and "give only one" in both.output
+    bad = _eval(world, path, tmp_path / "x.json", "--evaluator", "lenient")
+    assert bad.exit_code == 2 and "'lenient' is not an evaluator; use one of official, strict" in " ".join(
         bad.output.split())
     shown = runner.invoke(app, ["eval", "travelplanner", "--help"]).output
-    assert "--evaluation" in shown and "--mode" not in shown
+    assert "--evaluator" in shown and "--mode" not in shown and "--evaluation" not in shown
 
 
 def test_solve_must_pass_keeps_mode_as_a_deprecated_alias(tiny_world, tmp_path):
@@ -92,18 +96,42 @@ def test_a_terms_mode_is_read_as_its_evaluation():
     assert caught.value.field == "terms[0].mode"
 
 
-def test_reports_logged_with_mode_still_load(tiny_world):
+@pytest.mark.parametrize("old_key", ["mode", "evaluation"])
+def test_reports_logged_with_mode_or_evaluation_still_load(tiny_world, old_key):
     world, queries = tiny_world
     q = queries[0]
-    report = evaluate(list(q.annotated_plan), q, world, evaluation="strict")
+    report = evaluate(list(q.annotated_plan), q, world, evaluator="strict")
     dumped = report.model_dump(mode="json")
-    assert dumped["evaluation"] == "strict" and "mode" not in dumped
-    old = {"mode": dumped.pop("evaluation"), **dumped}
+    assert dumped["evaluator"] == "strict" and "mode" not in dumped and "evaluation" not in dumped
+    old = {old_key: dumped.pop("evaluator"), **dumped}
     assert EvaluationReport.model_validate(old) == report
     metrics = aggregate([report], [q])
-    assert metrics.evaluation == "strict"
-    old_metrics = {"mode": "strict", **metrics.model_dump(mode="json", exclude={"evaluation"})}
-    assert type(metrics).model_validate(old_metrics).evaluation == "strict"
+    assert metrics.evaluator == "strict"
+    old_metrics = {old_key: "strict", **metrics.model_dump(mode="json", exclude={"evaluator"})}
+    assert type(metrics).model_validate(old_metrics).evaluator == "strict"
+
+
+def test_the_old_evaluation_names_work_and_warn(tiny_world):
+    world, queries = tiny_world
+    q = queries[0]
+    with pytest.warns(AgentGymDeprecationWarning, match="'evaluation'"):
+        report = evaluate(list(q.annotated_plan), q, world, evaluation="strict")
+    assert report == evaluate(list(q.annotated_plan), q, world, evaluator="strict")
+    with pytest.warns(AgentGymDeprecationWarning, match="'query'"):
+        assert evaluate(list(q.annotated_plan), query=q, world=world) == evaluate(list(q.annotated_plan), q, world)
+    with pytest.warns(AgentGymDeprecationWarning, match="EvaluationReport.evaluation"):
+        assert report.evaluation == "strict"
+    with pytest.warns(AgentGymDeprecationWarning, match="Metrics.evaluation"):
+        assert aggregate([report], [q]).evaluation == "strict"
+    import agentgym.envs.travelplanner.evaluation as module
+
+    with pytest.warns(AgentGymDeprecationWarning, match="EVALUATIONS"):
+        assert module.EVALUATIONS == EVALUATORS
+    with pytest.warns(AgentGymDeprecationWarning, match="'evaluation'"):
+        env = gymnasium.make("TravelPlanner-v0", database=world, evaluation="official")
+    assert env.unwrapped.evaluator == "official"
+    with pytest.warns(AgentGymDeprecationWarning, match="TravelPlannerEnv.evaluation"):
+        assert env.unwrapped.evaluation == "official"
 
 
 def test_an_episode_logged_with_mode_is_shaped_like_one_logged_with_evaluation(tiny_world):
@@ -112,20 +140,20 @@ def test_an_episode_logged_with_mode_is_shaped_like_one_logged_with_evaluation(t
     q = queries[0]
     calls = []
 
-    def reevaluate(plan, evaluation):
-        calls.append(evaluation)
-        return evaluate(list(q.annotated_plan), q, world, evaluation=evaluation).model_dump(mode="json")
+    def reevaluate(plan, evaluator):
+        calls.append(evaluator)
+        return evaluate(list(q.annotated_plan), q, world, evaluator=evaluator).model_dump(mode="json")
 
-    new = evaluate(list(q.annotated_plan), q, world, evaluation="official").model_dump(mode="json")
-    old = {"mode": new.pop("evaluation"), **new}
+    new = evaluate(list(q.annotated_plan), q, world, evaluator="official").model_dump(mode="json")
+    old = {"mode": new.pop("evaluator"), **new}
     step = StepInfo(turn=1, action="answer", terminated_reason="answer", answer="plan", evaluation=old)
     episode = Episode([step], actions=["Finish[plan]"], task=q, evaluate=reevaluate)
     assert episode.report_for("official") is episode.report and calls == []
-    assert episode.report_for("strict")["evaluation"] == "strict" and calls == ["strict"]
+    assert episode.report_for("strict")["evaluator"] == "strict" and calls == ["strict"]
 
 
-def test_the_env_checks_evaluation_against_the_evaluators_list():
+def test_the_env_checks_its_evaluator_against_the_evaluators_list():
     with pytest.raises(ConfigError) as caught:
-        gymnasium.make("TravelPlanner-v0", evaluation="lenient")
-    assert caught.value.field == "evaluation" and all(e in str(caught.value) for e in EVALUATIONS)
+        gymnasium.make("TravelPlanner-v0", evaluator="lenient")
+    assert caught.value.field == "evaluator" and all(e in str(caught.value) for e in EVALUATORS)
 

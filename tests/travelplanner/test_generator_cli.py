@@ -31,7 +31,7 @@ def test_generate_then_solve_then_evaluate(tmp_path):
     lines = [json.loads(line) for line in sub.read_text().splitlines()]
     assert [line["idx"] for line in lines] == list(range(1, 10)) and all(line["plan"] for line in lines)
     for evaluation in ("official", "strict"):
-        metrics = run(sub, queries=str(out), database=root, evaluation=evaluation)["metrics"]
+        metrics = run(sub, queries=str(out), database=root, evaluator=evaluation)["metrics"]
         assert metrics.final_pass_rate == 1.0
 
 

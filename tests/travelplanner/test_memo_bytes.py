@@ -18,7 +18,7 @@ from agentgym._memo import Memo, _cost
 from agentgym.envs.travelplanner import _plan_text as pt
 from agentgym.envs.travelplanner.env import tools_for
 from agentgym.envs.travelplanner.evaluation import _commonsense
-from agentgym.envs.travelplanner.world._index import index_for
+from agentgym.envs.travelplanner.world.index import index_for
 
 
 def _retained_mb(fn: Callable[[int], object], n: int) -> float:

@@ -21,7 +21,7 @@ def _call(fmt: str, action: str, name: str, arguments: dict[str, str]) -> str:
 @pytest.mark.parametrize("fmt", ["react", "json"])
 def test_notebook_write_records_the_last_search_and_resets_per_episode(fmt):
     env = gymnasium.make("TravelPlanner-v0", action_format=fmt)
-    env.reset(options={"query_index": 0})
+    env.reset(options={"task_index": 0})
     inner = env.unwrapped
     city = next(iter(inner.world.cities))
     found, *_ = env.step(_call(fmt, "AttractionSearch", "search_attractions", {"city": city}))
@@ -37,7 +37,7 @@ def test_notebook_write_records_the_last_search_and_resets_per_episode(fmt):
                                        {"Short Description": "note 1", "Content": found}]
     restored = pickle.loads(pickle.dumps(inner))  # the env still pickles, its notebook with it
     assert restored._notebook.entries == inner._notebook.entries
-    env.reset(options={"query_index": 0})
+    env.reset(options={"task_index": 0})
     text, *_ = env.step(_call(fmt, "NotebookWrite", "notebook_write", {"description": "fresh"}))
     assert text.endswith("its index is 0.")
 

@@ -7,9 +7,9 @@ import pytest
 
 import agentgym  # noqa: F401  (registers the env)
 from agentgym.agents.scripted import SolverAgent
-from agentgym.envs.travelplanner.generator import generate_queries
-from agentgym.envs.travelplanner.queries import TravelQuery
+from agentgym.envs.travelplanner.generator import generate_tasks
 from agentgym.envs.travelplanner.scripted import solver_actions
+from agentgym.envs.travelplanner.tasks import TravelTask
 from agentgym.envs.travelplanner.synthetic import default_world_path
 from agentgym.envs.travelplanner.world import World
 
@@ -21,7 +21,7 @@ def world() -> World:
 
 @pytest.fixture(scope="module")
 def generated(world):
-    return generate_queries(world, per_group=2, seed=21)
+    return generate_tasks(world, per_group=2, seed=21)
 
 
 def play(env, agent, **reset):
@@ -38,11 +38,11 @@ def play(env, agent, **reset):
 @pytest.mark.parametrize("mode", ["tool-use", "sole-planning"])
 @pytest.mark.parametrize("evaluation", ["strict", "official"])
 def test_the_oracle_passes_every_generated_query(world, generated, action_format, mode, evaluation):
-    env = gymnasium.make("TravelPlanner-v0", database=world, queries=generated, mode=mode,
-                         action_format=action_format, evaluation=evaluation)
+    env = gymnasium.make("TravelPlanner-v0", database=world, tasks=generated, mode=mode,
+                         action_format=action_format, evaluator=evaluation)
     agent = SolverAgent(env)
     for i in range(len(generated)):
-        reward, terminated, steps = play(env, agent, options={"query_index": i})
+        reward, terminated, steps = play(env, agent, options={"task_index": i})
         assert terminated and reward == 1.0, steps[-1].get("evaluation")
         assert steps[-1]["terminated_reason"] == "answer" and steps[-1]["evaluation"]["final_pass"]
         tools = steps[:-1]
@@ -56,7 +56,7 @@ def test_the_oracle_passes_every_generated_query(world, generated, action_format
 
 
 def test_the_oracle_looks_up_what_its_plan_uses(world, generated):
-    q = TravelQuery.from_row(generated[-1], id="x")  # a hard 7-day trip
+    q = TravelTask.from_row(generated[-1], id="x")  # a hard 7-day trip
     actions = solver_actions(q, world, "react")
     plan_cities = {d["current_city"] for d in q.annotated_plan if not d["current_city"].startswith("from ")}
     for city in plan_cities:
@@ -69,16 +69,16 @@ def test_the_oracle_looks_up_what_its_plan_uses(world, generated):
 def test_the_oracle_gives_up_when_nothing_fits_the_budget(world, generated):
     row = {**generated[0], "budget": 10}
     for fmt in ("react", "json"):
-        env = gymnasium.make("TravelPlanner-v0", database=world, queries=[row], action_format=fmt)
+        env = gymnasium.make("TravelPlanner-v0", database=world, tasks=[row], action_format=fmt)
         reward, terminated, steps = play(env, SolverAgent(env), seed=0)
         assert terminated and reward == 0.0 and steps[-1]["terminated_reason"] == "give_up"
 
 
 def test_the_oracle_replans_on_each_reset(world, generated):
-    env = gymnasium.make("TravelPlanner-v0", database=world, queries=generated)
+    env = gymnasium.make("TravelPlanner-v0", database=world, tasks=generated)
     agent = SolverAgent(env)
     for i in (0, 0, 5):
-        reward, _, _ = play(env, agent, options={"query_index": i})
+        reward, _, _ = play(env, agent, options={"task_index": i})
         assert reward == 1.0
     with pytest.raises(RuntimeError, match="reset"):
-        SolverAgent(gymnasium.make("TravelPlanner-v0", database=world, queries=generated)).act("", {})
+        SolverAgent(gymnasium.make("TravelPlanner-v0", database=world, tasks=generated)).act("", {})

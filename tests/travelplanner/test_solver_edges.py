@@ -77,7 +77,7 @@ def test_limits_stop_the_search_and_say_so(tiny):
     stopped = solve(q, world, node_limit=1)
     assert stopped.stats.stopped and stopped.status in ("timeout", "solved")
     if stopped.solved:
-        assert not stopped.optimal and evaluate(stopped.plan, q, world, evaluation="strict").final_pass
+        assert not stopped.optimal and evaluate(stopped.plan, q, world, evaluator="strict").final_pass
     assert solve(q, world, time_limit=0.0).stats.stopped or solve(q, world).stats.nodes < 256
     full = solve(q, world)
     assert full.optimal and not full.stats.stopped and full.stats.nodes >= 1 and full.stats.leaves >= 1

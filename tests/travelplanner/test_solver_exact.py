@@ -18,11 +18,11 @@ from _micro import (
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentgym.envs.travelplanner.world._index import index_for
+from agentgym.envs.travelplanner.world.index import index_for
 from agentgym.envs.travelplanner.evaluation._strict_hard import total_cost
 from agentgym.envs.travelplanner.evaluation._strict_plan import read_plan
 from agentgym.envs.travelplanner.evaluation import evaluate
-from agentgym.envs.travelplanner.queries import TravelQuery
+from agentgym.envs.travelplanner.tasks import TravelTask
 from agentgym.envs.travelplanner.solver import solve
 from agentgym.envs.travelplanner.world import World
 
@@ -30,11 +30,11 @@ MICRO = settings(max_examples=30, deadline=None,
                  suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 
 
-def assert_passes(result, query: TravelQuery, world: World, evaluations=("strict", "official")) -> None:
+def assert_passes(result, query: TravelTask, world: World, evaluations=("strict", "official")) -> None:
     assert result.status == "solved" and result.plan is not None
     assert len(result.plan) == query.days
     for evaluation in evaluations:
-        report = evaluate(result.plan, query, world, evaluation=evaluation)
+        report = evaluate(result.plan, query, world, evaluator=evaluation)
         assert report.final_pass, (evaluation, report.failures())
     ix = index_for(world)
     assert total_cost(query, read_plan(query, result.plan, ix), ix) == pytest.approx(result.cost)
@@ -47,7 +47,7 @@ def test_the_optimum_equals_the_brute_force_on_micro_worlds(tmp_path_factory, se
     rnd = random.Random(seed)
     world = World.open(write_micro_world(tmp_path_factory.mktemp("micro"), rnd))
     for _ in range(3):
-        query = TravelQuery.from_row(random_query(rnd), id="micro")
+        query = TravelTask.from_row(random_query(rnd), id="micro")
         best = brute_cheapest(query, world)
         for must_pass in ("strict", "both"):
             result = solve(query, world, must_pass=must_pass, ignore_budget=True, time_limit=None)
@@ -64,7 +64,7 @@ def test_the_optimum_equals_the_brute_force_on_micro_worlds(tmp_path_factory, se
 def test_the_budget_is_honoured_to_the_dollar(tmp_path_factory, seed):
     rnd = random.Random(seed)
     world = World.open(write_micro_world(tmp_path_factory.mktemp("micro"), rnd))
-    query = TravelQuery.from_row(random_query(rnd), id="micro")
+    query = TravelTask.from_row(random_query(rnd), id="micro")
     cheapest = solve(query, world, ignore_budget=True)
     if not cheapest.solved:
         assert solve(query, world).status == "infeasible"
@@ -89,7 +89,7 @@ def test_generated_queries_of_the_tiny_world_match_the_brute_force(tiny_world):
 @pytest.mark.parametrize("cuisines", [7, 4, 2])
 def test_extra_meals_fill_travel_days_and_spill_onto_the_next(tmp_path, cuisines):
     world = World.open(write_spill_world(tmp_path))
-    query = TravelQuery.from_row({
+    query = TravelTask.from_row({
         "org": HOME, "dest": STATE, "days": 7, "visiting_city_number": 3,
         "date": [f"2022-03-0{i + 1}" for i in range(7)],
         "people_number": 2, "local_constraint": {"cuisine": list(ALL_CUISINES[:cuisines])}, "budget": 100_000,

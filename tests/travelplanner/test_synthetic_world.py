@@ -34,7 +34,7 @@ HEADERS = {
     "database/attractions/attractions.csv": "Name,Latitude,Longitude,Address,Phone,Website,City",
     "database/googleDistanceMatrix/distance.csv": "origin,destination,cost,duration,distance",
 }
-QUERY_FIELDS = ["org", "dest", "days", "visiting_city_number", "date", "people_number", "local_constraint",
+TASK_FIELDS = ["org", "dest", "days", "visiting_city_number", "date", "people_number", "local_constraint",
                 "budget", "query", "level", "annotated_plan", "reference_information"]
 DAY_KEYS = ["days", "current_city", "transportation", "breakfast", "attraction", "lunch", "dinner", "accommodation"]
 QUERY_CUISINES = {"Chinese", "American", "Italian", "Mexican", "Indian", "Mediterranean", "French"}
@@ -130,12 +130,12 @@ def route_of(day: dict) -> tuple[str, str] | None:
 
 def check_query(row: dict, sb: Sandbox) -> float:
     """Assert every official constraint on the row's reference plan; return the plan cost."""
-    assert list(row) == QUERY_FIELDS
+    assert list(row) == TASK_FIELDS
     dates = ast.literal_eval(row["date"])
     lc = ast.literal_eval(row["local_constraint"])
     meta, plan = ast.literal_eval(row["annotated_plan"])
     assert list(lc) == ["house rule", "cuisine", "room type", "transportation"]
-    assert meta == {**{k: row[k] for k in QUERY_FIELDS[:10]}, "date": dates, "local_constraint": lc}
+    assert meta == {**{k: row[k] for k in TASK_FIELDS[:10]}, "date": dates, "local_constraint": lc}
     days, people, org = row["days"], row["people_number"], row["org"]
     assert row["visiting_city_number"] == (days - 1) // 2 and len(dates) == days
     assert all(d.startswith("2022-03-") for d in dates)

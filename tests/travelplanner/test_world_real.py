@@ -9,7 +9,7 @@ import random
 import pandas as pd
 import pytest
 
-from agentgym.envs.travelplanner.world._render import render_table
+from agentgym.envs.travelplanner.world import render_table
 from agentgym.envs.travelplanner.env import tools_for
 from agentgym.envs.travelplanner.world import Accommodation, Attraction, Restaurant
 
@@ -105,11 +105,11 @@ def _assert_rows(rows, recorded) -> None:
 
 
 def test_reference_information_of_train_queries_is_reproduced(real_travelplanner, real_world):
-    from agentgym.envs.travelplanner.queries import load_queries
+    from agentgym.envs.travelplanner.tasks import load_tasks
     from agentgym.envs.travelplanner.reference import reference_information
 
     tools = tools_for(real_world)
-    for q in load_queries("train", world_root=real_travelplanner):
+    for q in load_tasks("train", world_root=real_travelplanner):
         ours = reference_information(q, real_world, tools)
         assert [e["Description"] for e in ours] == [e["Description"] for e in q.reference_information]
         for mine, theirs in zip(ours, q.reference_information):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from agentgym.envs.searchqa.protocol import SEARCH_TOOLS
+from agentgym.envs.searchqa.actions import SEARCH_TOOLS
 from agentgym.envs.searchqa.retrievers import Hit
 
 __all__ = ["first_observation", "render_hits", "render_search_r1", "search_r1_question", "clip",

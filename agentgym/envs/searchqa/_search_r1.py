@@ -1,4 +1,4 @@
-"""The running state of one ``protocol="search-r1"`` episode: its transcript and Search-R1's counters.
+"""The running state of one ``action_format="search-r1"`` episode: its transcript and Search-R1's counters.
 
 Search-R1 scores the whole decoded sequence, prompt included (``qa_em``), so the episode keeps
 the text Search-R1 would decode: the prompt, each turn as cut, each observation as appended.
@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentgym.envs.searchqa.protocol import last_answer
+from agentgym.envs.searchqa.actions import last_answer
 
 __all__ = ["SearchR1Episode", "SCORINGS"]
 

@@ -39,12 +39,13 @@ import bm25s
 import numpy as np
 from bm25s.utils.corpus import save_mmindex
 
+from agentgym._toolbox import is_number
 from agentgym.envs.searchqa.data import Passage, load_passages
 from agentgym.envs.searchqa.retrievers import Hit
 from agentgym.envs.searchqa.synthetic import cache_base
 from agentgym.errors import ConfigError, DataError, DependencyNotInstalled
 
-__all__ = ["BM25Retriever", "STEMMERS", "INDEX_FORMAT", "BM25_PRESETS", "MARKER"]
+__all__ = ["BM25Retriever", "STEMMERS", "INDEX_FORMAT", "BM25_PRESETS", "MARKER", "file_digest"]
 
 INDEX_FORMAT = "2"
 STEMMERS = ("english", None)
@@ -139,7 +140,7 @@ class BM25Retriever:
         _check_settings(stemmer, k1, b)
         rows = None
         if isinstance(corpus, (str, os.PathLike)):
-            source = {"sha256": _file_digest(Path(corpus), cache_dir)}
+            source = {"sha256": file_digest(Path(corpus), cache_dir)}
         else:
             rows = list(load_passages(corpus))
             source = {"sha256": _rows_digest(rows)}
@@ -223,9 +224,9 @@ def _top_k(scores: np.ndarray, k: int) -> np.ndarray:
 def _check_settings(stemmer: Any, k1: Any, b: Any) -> None:
     if stemmer not in STEMMERS:
         raise ConfigError("stemmer", stemmer, STEMMERS)
-    if isinstance(k1, bool) or not isinstance(k1, (int, float)) or not 0 < k1 < 100:
+    if not is_number(k1) or not 0 < k1 < 100:
         raise ConfigError("k1", k1, "a number in (0, 100), e.g. 1.5 (bm25s) or 0.9 (Pyserini)")
-    if isinstance(b, bool) or not isinstance(b, (int, float)) or not 0 <= b <= 1:
+    if not is_number(b) or not 0 <= b <= 1:
         raise ConfigError("b", b, "a number in [0, 1], e.g. 0.75 (bm25s) or 0.4 (Pyserini)")
 
 
@@ -354,7 +355,7 @@ def _sha256(path: Path) -> str:
         return hashlib.file_digest(f, "sha256").hexdigest()
 
 
-def _file_digest(path: Path, cache_dir: Any) -> str:
+def file_digest(path: Path, cache_dir: Any) -> str:
     """The SHA-256 of a corpus file, remembered in the cache by path, size and mtime (big corpora hash once)."""
     if not path.is_file():
         raise DataError(f"no such corpus file: {path}")

@@ -1,6 +1,6 @@
-"""Questions and passages: the FlashRAG / Search-R1 jsonl formats and Hugging Face parquet.
+"""Tasks (questions) and passages: the FlashRAG / Search-R1 jsonl formats and Hugging Face parquet.
 
-* Questions: one row per question with ``question`` and ``golden_answers`` (a list; a string is
+* Tasks: one row per question with ``question`` and ``golden_answers`` (a list; a string is
   one answer) and optional ``id`` and ``metadata``. Search-R1's processed parquet rows are read
   too: the answers from ``reward_model.ground_truth.target``, the question from
   ``extra_info.question`` or else the ``Question:`` line of the prompt.
@@ -22,9 +22,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentgym._deprecated import alias, module_aliases, warn_renamed
+from agentgym._toolbox import clip
 from agentgym.errors import DataError, DependencyNotInstalled
 
-__all__ = ["Passage", "Question", "read_rows", "numbered_rows", "load_questions", "load_passages", "split_contents"]
+__all__ = ["Passage", "QATask", "read_rows", "numbered_rows", "load_tasks", "load_passages", "split_contents"]
 
 
 @dataclass(frozen=True)
@@ -60,22 +62,30 @@ class Passage:
 
 
 @dataclass(frozen=True)
-class Question:
+class QATask:
+    """One question with its gold answers (a row's ``question`` column is the task's ``text``)."""
+
     id: str
-    question: str
+    text: str
     golden_answers: tuple[str, ...]
     metadata: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def question(self) -> str:
+        """Deprecated: ``text``."""
+        warn_renamed("QATask.question", "QATask.text")
+        return self.text
 
     @property
     def long_form(self) -> bool:
         return self.metadata.get("answer_type") == "long"
 
     def to_row(self) -> dict[str, Any]:
-        return {"id": self.id, "question": self.question, "golden_answers": list(self.golden_answers),
+        return {"id": self.id, "question": self.text, "golden_answers": list(self.golden_answers),
                 "metadata": self.metadata}
 
     @classmethod
-    def from_row(cls, row: Mapping[str, Any], default_id: str = "") -> Question:
+    def from_row(cls, row: Mapping[str, Any], default_id: str = "") -> QATask:
         if not isinstance(row, Mapping):
             raise DataError(f"question {default_id!r} is a {type(row).__name__}, not a mapping")
         text = _question_text(row)
@@ -207,17 +217,16 @@ def _parquet_rows(path: Path) -> Iterator[dict[str, Any]]:
 
 def clip_error(exc: BaseException, limit: int = 200) -> str:
     """An exception's message, cut to ``limit`` characters (corrupt data must not make huge errors)."""
-    text = str(exc) or type(exc).__name__
-    return text if len(text) <= limit else text[:limit] + "..."
+    return clip(str(exc) or type(exc).__name__, limit)
 
 
-def load_questions(source: str | os.PathLike[str] | Iterable[Mapping[str, Any] | Question]) -> list[Question]:
-    """Questions from a file or from rows; ids default to ``<file stem>-<row>``."""
+def load_tasks(source: str | os.PathLike[str] | Iterable[Mapping[str, Any] | QATask]) -> list[QATask]:
+    """Tasks from a file or from rows; ids default to ``<file stem>-<row>``."""
     if isinstance(source, (str, os.PathLike)):
         stem = Path(source).name.split(".")[0]
-        return [_located(where, Question.from_row, r, f"{stem}-{i}")
+        return [_located(where, QATask.from_row, r, f"{stem}-{i}")
                 for i, (where, r) in enumerate(numbered_rows(source))]
-    return [q if isinstance(q, Question) else Question.from_row(q, f"custom-{i}") for i, q in enumerate(source)]
+    return [q if isinstance(q, QATask) else QATask.from_row(q, f"custom-{i}") for i, q in enumerate(source)]
 
 
 def _located(where: str, read: Any, row: Any, default_id: str) -> Any:
@@ -235,3 +244,7 @@ def load_passages(source: str | os.PathLike[str] | Iterable[Mapping[str, Any] | 
         return
     for i, row in enumerate(source):
         yield row if isinstance(row, Passage) else Passage.from_row(row, str(i))
+
+
+alias("QATask attribute", "question", "text")
+__getattr__ = module_aliases(__name__, {"Question": "QATask", "load_questions": "load_tasks"})

@@ -242,10 +242,10 @@ class DenseRetriever:
 
 
 def _built_index(corpus: JsonlCorpus, encoder: E5Encoder, cache_dir: Any) -> Path:
-    from agentgym.envs.searchqa.bm25 import _file_digest
+    from agentgym.envs.searchqa.bm25 import file_digest
 
     faiss = _faiss()
-    key = hashlib.sha256(json.dumps([_file_digest(corpus.path, cache_dir), encoder.name, encoder.passage_prefix,
+    key = hashlib.sha256(json.dumps([file_digest(corpus.path, cache_dir), encoder.name, encoder.passage_prefix,
                                      encoder.max_length]).encode()).hexdigest()[:32]
     path = cache_base(cache_dir) / "searchqa" / "dense" / f"{key}.Flat.index"
     if path.is_file():

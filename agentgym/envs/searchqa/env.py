@@ -8,16 +8,18 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
+from agentgym._deprecated import RenamedKeys, alias, module_aliases, warn_renamed
 from agentgym.core.env import TextEnv, require_choice, require_positive_int
+from agentgym.core.tasks import TASK_OPTION_RENAMES, pick_task
 from agentgym.core.parsing import GiveUp
 from agentgym.core.tools import ToolBox
 from agentgym.core.types import ActionError, ErrorCode, StepInfo, ToolCall, ToolResult
 from agentgym.envs.searchqa._search_r1 import SCORINGS, SearchR1Episode
 from agentgym.envs.searchqa._render import (SEARCH_R1_PROMPT, clip, first_observation, render_hits, render_search_r1,
                                             search_r1_question)
-from agentgym.envs.searchqa.data import Question
+from agentgym.envs.searchqa.data import QATask
 from agentgym.envs.searchqa.observation import ObservationCutter
-from agentgym.envs.searchqa.protocol import (ACTION_FORMATS, SEARCH_R1_INVALID, SEARCH_TOOLS, Search, clean_text,
+from agentgym.envs.searchqa.actions import (ACTION_FORMATS, SEARCH_R1_INVALID, SEARCH_TOOLS, Search, clean_text,
                                              cut_turn, read_action, read_search_r1)
 from agentgym.envs.searchqa.retrievers import Retriever
 from agentgym.envs.searchqa.scoring import (answer_in_text, exact_match, lexical_longform_score,
@@ -25,13 +27,37 @@ from agentgym.envs.searchqa.scoring import (answer_in_text, exact_match, lexical
 from agentgym.envs.searchqa.sources import resolve_sources
 from agentgym.errors import ConfigError
 
-__all__ = ["SearchQAEnv", "LongFormSearchQAEnv", "REWARDS", "PROTOCOLS", "STOP_STRINGS", "AnswerJudge"]
+__all__ = ["SearchQAEnv", "LongFormSearchQAEnv", "METRICS", "STOP_STRINGS", "AnswerJudge"]
 
-REWARDS = ("em", "subem", "f1")
-PROTOCOLS = ("agentgym", "search-r1")
+METRICS = ("em", "subem", "f1")
+"""The answer metrics ``metric=`` chooses among (the evaluator of the short form)."""
+_PROTOCOLS = ("agentgym", "search-r1")
 STOP_STRINGS = ("</search>", "</answer>")
+
+
+class _RenamedKwargs(RenamedKeys):
+    """``questions=`` is ``tasks=``; ``protocol=`` folds into ``action_format``: ``"search-r1"`` is
+    that action format, ``"agentgym"`` keeps the one given."""
+
+    def apply(self, given: Mapping[str, Any] | None, *, stacklevel: int = 4) -> dict[str, Any]:
+        out = super().apply(given, stacklevel=stacklevel + 1)
+        if "protocol" not in out:
+            return out
+        protocol = require_choice("protocol", out.pop("protocol"), _PROTOCOLS)
+        warn_renamed("SearchQAEnv kwarg 'protocol'", "'action_format'", stacklevel=stacklevel)
+        if protocol == "search-r1":
+            if out.get("action_format", "tags") not in ("tags", "search-r1"):
+                raise ConfigError("action_format", out["action_format"], "'search-r1' (protocol='search-r1' was given)")
+            out["action_format"] = "search-r1"
+        return out
+
+
+_RENAMED_KWARGS = _RenamedKwargs("SearchQAEnv kwarg", {"questions": "tasks"})
+alias("SearchQAEnv kwarg", "protocol", "action_format")
+alias("SearchQAEnv attribute", "protocol", "action_format")
+alias("SearchQAEnv attribute", "question", "task")
+alias("SearchQAEnv attribute", "questions", "tasks")
 AnswerJudge = Callable[[str, str, Sequence[str]], "float | None"]
-_OPTIONS = ("query_index", "query_id", "query")
 _INFO_ANSWER_CHARS = 2000  # info keeps logs small; the model's own text has the whole answer
 
 
@@ -45,8 +71,8 @@ class SearchQAEnv(TextEnv):
     questions (``agentgym.envs.searchqa.synthetic``), so it runs offline and no model knows the
     answers from pretraining. Real FlashRAG/Search-R1 question files and corpora plug in as they are.
 
-    ## Protocols
-    ``protocol="search-r1"`` plays and scores Search-R1's episodes exactly, quirks included
+    ## Action formats
+    ``action_format="search-r1"`` plays and scores Search-R1's episodes exactly, quirks included
     (docs/searchqa.md lists the rules and the quirks): its prompt (or a Search-R1 row's own);
     the turn cut after the first ``</search>`` (else ``</answer>``), ``<think>`` being plain
     text, and the first case-sensitive ``<search>``/``<answer>`` acted on; no size limit on a
@@ -57,11 +83,10 @@ class SearchQAEnv(TextEnv):
     estimate of them without one); the reward at the end of every episode, ``qa_em`` (or
     ``qa_subem``) on the last ``<answer>`` of prompt plus transcript (``scoring="answer"``: on
     the answer the turn acted on); Search-R1's counters in ``info["extra"]["search_r1"]``.
-    ``protocol="agentgym"`` (default) is the protocol below, forgiving of case, spacing and an
-    empty answer, with a search budget.
+    ``action_format="tags"`` (default) and ``"json"`` are forgiving of case, spacing and an
+    empty answer, with a search budget:
 
-    ## Action format
-    ``action_format="tags"`` (default, Search-R1): ``<search>query</search>`` searches and
+    ``action_format="tags"`` (Search-R1's tags): ``<search>query</search>`` searches and
     ``<answer>text</answer>`` answers; ``<think>`` blocks are allowed and ignored. The first
     complete tag decides the action; an answer is the last well-formed ``<answer>`` block.
     ``action_format="json"``: ``<tool_call>{"name": "search", "arguments": {"query": ...}}</tool_call>``
@@ -97,23 +122,24 @@ class SearchQAEnv(TextEnv):
     ``answer_blocks``, ``parse_notes``, ``retriever_error``.
 
     ## Arguments
-    * ``questions``: a FlashRAG/Search-R1 file (jsonl, json, parquet), rows, ``Question`` objects,
-      or a split of the embedded world (``train``, ``validation``, ``test``); None for
-      ``$AGENTGYM_SEARCHQA_QUESTIONS`` or else the embedded ``train`` split.
+    * ``tasks``: a FlashRAG/Search-R1 question file (jsonl, json, parquet), rows, ``QATask``
+      objects, or a split of the embedded world (``train``, ``validation``, ``test``); None for
+      ``$AGENTGYM_SEARCHQA_TASKS`` or else the embedded ``train`` split.
     * ``corpus``: a passage file (``id`` + ``contents`` or ``id`` + ``title`` + ``text``) or rows,
       indexed with BM25 on first use; None for ``$AGENTGYM_SEARCHQA_CORPUS`` or the embedded world.
     * ``retriever``: a ``Retriever``, or a ``/retrieve`` URL (``$AGENTGYM_SEARCHQA_RETRIEVER``);
       replaces the corpus's BM25 index.
-    * ``protocol``: ``agentgym`` (default) or ``search-r1``. ``tokenizer``: a Hugging Face tokenizer
+    * ``action_format``: ``tags`` (default), ``json`` or ``search-r1``. ``metric``: ``em``, ``subem``
+      or ``f1``. ``protocol="search-r1"`` (deprecated) is ``action_format="search-r1"``.
+    * ``tokenizer``: a Hugging Face tokenizer
       (or its name or local path) for Search-R1's token cut of observations;
       ``max_observation_tokens`` (500, Search-R1's ``max_obs_length``). ``scoring`` (``search-r1``
       only): ``transcript`` (Search-R1's; the default of ``SearchQA-v0``) or ``answer`` (the
       default of the long form, which Search-R1 does not score).
-    * ``action_format``: ``tags`` (default) or ``json``. ``metric``: ``em``, ``subem`` or ``f1``.
     * ``reward``: a reward preset name or spec (None: the ``metric`` is the reward).
     * ``top_k`` (3), ``max_searches`` (4), ``max_turns`` (10; 4 with ``search-r1``, whose meaning differs:
-      see Protocols), ``passage_chars`` (1000, per passage
-      text), ``max_query_chars`` (1000; ``agentgym`` only), ``max_action_chars`` (1,000,000; none with
+      see Action formats), ``passage_chars`` (1000, per passage
+      text), ``max_query_chars`` (1000; not with ``search-r1``), ``max_action_chars`` (1,000,000; none with
       ``search-r1`` unless given).
     * ``synthetic_size`` (``small``, ``default``, ``large`` or an int of passages) and
       ``synthetic_seed`` (0): the embedded world. ``index_dir``, ``cache_dir``: where the BM25
@@ -124,8 +150,8 @@ class SearchQAEnv(TextEnv):
       ``render_mode``: ``ansi``.
 
     ## Reset options
-    ``{"query_index": i}``, ``{"query_id": "train-3"}`` or ``{"query": row_or_Question}``;
-    otherwise the question is drawn with the env's seeded generator.
+    ``{"task_index": i}``, ``{"task_id": "train-3"}`` or ``{"task": row_or_QATask}``;
+    otherwise the task is drawn with the env's seeded generator.
 
     ## Version history
     * v0: first release.
@@ -136,17 +162,19 @@ class SearchQAEnv(TextEnv):
     """Where a generated turn ends (the tag format's closing tags; each instance sets its own:
     ``search-r1`` stops at ``</search>`` only and declares Search-R1's cut in ``stop_priority``)."""
     reward_provides: ClassVar[frozenset[str]] = frozenset({"question", "references"})
+    renamed_kwargs: ClassVar[RenamedKeys] = _RENAMED_KWARGS
+    renamed_options: ClassVar[RenamedKeys] = TASK_OPTION_RENAMES
 
-    def __init__(self, *, questions: Any = None, corpus: Any = None, retriever: Retriever | str | None = None,
-                 protocol: str = "agentgym", action_format: str = "tags", metric: str = "em", top_k: int = 3, max_searches: int = 4,
+    def __init__(self, *, tasks: Any = None, corpus: Any = None, retriever: Retriever | str | None = None,
+                 action_format: str = "tags", metric: str = "em", top_k: int = 3, max_searches: int = 4,
                  max_turns: int | None = None, passage_chars: int = 1000, max_query_chars: int = 1000,
                  max_action_chars: int | None = None, tokenizer: Any = None, max_observation_tokens: int = 500,
                  scoring: str | None = None,
                  synthetic_size: str | int = "default", synthetic_seed: int = 0, bm25: str = "bm25s",
                  index_dir: str | os.PathLike[str] | None = None, cache_dir: str | os.PathLike[str] | None = None,
                  prompt_template: str | None = None, render_mode: str | None = None) -> None:
-        require_choice("protocol", protocol, PROTOCOLS)
-        search_r1 = protocol == "search-r1"
+        require_choice("action_format", action_format, ACTION_FORMATS)
+        search_r1 = action_format == "search-r1"
         if max_turns is None:  # Search-R1's training scripts run max_turns=4
             max_turns = 4 if search_r1 else 10
         require_positive_int("max_turns", max_turns)
@@ -155,9 +183,6 @@ class SearchQAEnv(TextEnv):
         # Search-R1's max_turns=N: N turns that act, then a final turn in which a search is not run.
         super().__init__(max_turns=max_turns + 1 if search_r1 else max_turns,
                          max_action_chars=max_action_chars, render_mode=render_mode)
-        require_choice("action_format", action_format, ACTION_FORMATS)
-        if search_r1 and action_format != "tags":
-            raise ConfigError("action_format", action_format, "'tags' with protocol='search-r1'")
         if scoring is None:  # Search-R1 scores short answers only; long form scores the answer given
             scoring = "transcript" if search_r1 and not self.long_form else "answer"
         require_choice("scoring", scoring, SCORINGS if search_r1 else ("answer",))
@@ -168,24 +193,24 @@ class SearchQAEnv(TextEnv):
             self.stop_priority = ("</search>", "</answer>")
         else:
             self.stop_strings = ("</search>", "</answer>") if action_format == "tags" else ("</tool_call>", "</answer>")
-        require_choice("metric", metric, REWARDS)
+        require_choice("metric", metric, METRICS)
         for name, value in (("top_k", top_k), ("max_searches", max_searches), ("passage_chars", passage_chars),
                             ("max_query_chars", max_query_chars), ("max_observation_tokens", max_observation_tokens)):
             require_positive_int(name, value)
         if prompt_template is not None and not isinstance(prompt_template, str):
             raise ConfigError("prompt_template", prompt_template, "a str or None")
-        self.protocol, self.action_format, self.metric = protocol, action_format, metric
+        self.action_format, self.metric = action_format, metric
         self.search_turns = max_turns
         """Turns in which a search runs (``max_turns`` as given); ``self.max_turns`` counts every turn."""
         self.top_k, self.max_searches = top_k, max_searches
         self._cut = ObservationCutter(tokenizer, max_observation_tokens)
         self.passage_chars, self.max_query_chars = passage_chars, max_query_chars
         self.prompt_template = prompt_template
-        self.questions, self.retriever = resolve_sources(
-            questions, corpus, retriever, long_form=self.long_form, synthetic_size=synthetic_size,
+        self.tasks, self.retriever = resolve_sources(
+            tasks, corpus, retriever, long_form=self.long_form, synthetic_size=synthetic_size,
             synthetic_seed=synthetic_seed, index_dir=index_dir, cache_dir=cache_dir, bm25=bm25)
-        self._index = {q.id: i for i, q in enumerate(self.questions)}
-        self._question: Question | None = None
+        self._ids = {t.id: i for i, t in enumerate(self.tasks)}
+        self._task: QATask | None = None
         self._reset_episode()
 
     @property
@@ -194,9 +219,21 @@ class SearchQAEnv(TextEnv):
         return SEARCH_TOOLS
 
     @property
-    def question(self) -> Question | None:
-        """The current episode's question (with its gold answers)."""
-        return self._question
+    def task(self) -> QATask | None:
+        """The current episode's task (the question and its gold answers)."""
+        return self._task
+
+    @property
+    def question(self) -> QATask | None:
+        """Deprecated: ``task``."""
+        warn_renamed("SearchQAEnv.question", "SearchQAEnv.task")
+        return self._task
+
+    @property
+    def questions(self) -> list[QATask]:
+        """Deprecated: ``tasks``."""
+        warn_renamed("SearchQAEnv.questions", "SearchQAEnv.tasks")
+        return self.tasks
 
     # -- episode -----------------------------------------------------------------------------
     def _reset_episode(self) -> None:
@@ -206,30 +243,36 @@ class SearchQAEnv(TextEnv):
         self._seen_ids: list[str] = []
         self._r1 = SearchR1Episode("")
 
-    def _start(self, options: dict[str, Any]) -> tuple[str, StepInfo]:
-        self._question = self._pick(options)
+    def on_reset(self, options: dict[str, Any]) -> tuple[str, StepInfo]:
+        self._task = pick_task(options, self.tasks, self._ids, self.np_random, _read_task)
         self._reset_episode()
         if self.search_r1:
-            text = _prompt_of(options.get("query"))  # a Search-R1 row's own prompt, as the model reads it
+            text = _prompt_of(options.get("task"))  # a Search-R1 row's own prompt, as the model reads it
             if text is None and self.prompt_template is not None:
-                text = first_observation(self._question.question, action_format="tags", top_k=self.top_k,
+                text = first_observation(self._task.text, action_format="tags", top_k=self.top_k,
                                          max_searches=self.max_searches, long_form=self.long_form,
                                          template=self.prompt_template)
             if text is None:
-                text = SEARCH_R1_PROMPT.format(question=search_r1_question(self._question.question))
+                text = SEARCH_R1_PROMPT.format(question=search_r1_question(self._task.text))
             self._r1 = SearchR1Episode(text)
-            return text, StepInfo(turn=0, task_id=self._question.id, extra={"question": self._question.question})
-        text = first_observation(self._question.question, action_format=self.action_format, top_k=self.top_k,
+            return text, StepInfo(turn=0, task_id=self._task.id, extra={"question": self._task.text})
+        text = first_observation(self._task.text, action_format=self.action_format, top_k=self.top_k,
                                  max_searches=self.max_searches, long_form=self.long_form,
                                  template=self.prompt_template)
-        return text, StepInfo(turn=0, task_id=self._question.id, extra={"question": self._question.question})
+        return text, StepInfo(turn=0, task_id=self._task.id, extra={"question": self._task.text})
 
     @property
     def search_r1(self) -> bool:
-        """Whether the env plays Search-R1's protocol."""
-        return self.protocol == "search-r1"
+        """Whether the env plays Search-R1's episodes exactly (``action_format="search-r1"``)."""
+        return self.action_format == "search-r1"
 
-    def _act(self, action: str) -> tuple[str, float, bool, StepInfo]:
+    @property
+    def protocol(self) -> str:
+        """Deprecated: ``action_format`` (``"search-r1"``, or ``"agentgym"`` for the others)."""
+        warn_renamed("SearchQAEnv.protocol", "SearchQAEnv.action_format")
+        return "search-r1" if self.search_r1 else "agentgym"
+
+    def on_step(self, action: str) -> tuple[str, float, bool, StepInfo]:
         if self.search_r1:
             return self._act_search_r1(action)
         text, reward, terminated, info = self._act_turn(action)
@@ -241,21 +284,21 @@ class SearchQAEnv(TextEnv):
     def _unanswered(self) -> dict[str, Any]:
         report: dict[str, Any] = {"answer": None, "score": 0.0}
         if not self.long_form:
-            report.update(golden_answers=list(self._question.golden_answers), em=0.0, subem=0.0, f1=0.0,
+            report.update(golden_answers=list(self._task.golden_answers), em=0.0, subem=0.0, f1=0.0,
                           retrieval_hit=self._retrieval_hit, reward_metric=self.metric)
-        if self._question.data_source is not None:
-            report["data_source"] = self._question.data_source
+        if self._task.data_source is not None:
+            report["data_source"] = self._task.data_source
         return report
 
     def _act_turn(self, action: str) -> tuple[str, float, bool, StepInfo]:
         if len(action) > self.action_space.max_length:
-            return self._invalid(ActionError(code=ErrorCode.ACTION_TOO_LONG, message=(
+            return self.on_invalid_action(ActionError(code=ErrorCode.ACTION_TOO_LONG, message=(
                 f"Your reply has {len(action)} characters; the limit is {self.action_space.max_length}.")))
         reading = read_action(action, self.action_format)
         extra: dict[str, Any] = {"parse_notes": list(reading.notes)} if reading.notes else {}
         parsed = reading.action
         if isinstance(parsed, ActionError):
-            return self._invalid(parsed, extra)
+            return self.on_invalid_action(parsed, extra)
         if isinstance(parsed, Search):
             return self._search(clean_text(parsed.query), extra)
         extra["answer_blocks"] = reading.answer_blocks
@@ -305,7 +348,7 @@ class SearchQAEnv(TextEnv):
                       passage_ids_seen=list(dict.fromkeys(self._seen_ids)))
         return report
 
-    def _invalid(self, error: ActionError, extra: dict[str, Any] | None = None,
+    def on_invalid_action(self, error: ActionError, extra: dict[str, Any] | None = None,
                  call: ToolCall | None = None) -> tuple[str, float, bool, StepInfo]:
         return error.message, 0.0, False, self._info(action="invalid", error=error, tool_call=call, extra=extra or {})
 
@@ -314,14 +357,14 @@ class SearchQAEnv(TextEnv):
         extra["query"] = clip(query, 300)
         problem = None if self.search_r1 else self._query_problem(query)
         if problem is not None:
-            return self._invalid(problem, extra, call)
+            return self.on_invalid_action(problem, extra, call)
         try:
             hits = self.retriever.search(query, self.top_k)
         except Exception as exc:  # any retriever failure is an observation, never a crash of the rollout
             message = f"The search failed ({clip(str(exc) or type(exc).__name__, 200)}). Search again or answer."
             extra["retriever_error"] = f"{type(exc).__name__}: {clip(str(exc), 300)}"
             error = ActionError(code=ErrorCode.RETRIEVER_FAILED, message=message)
-            text = f"\n\n<information>{message}</information>\n\n" if self.action_format == "tags" else message
+            text = message if self.action_format == "json" else f"\n\n<information>{message}</information>\n\n"
             return text, 0.0, False, self._info(action="tool", tool_call=call, error=error, extra=extra,
                                                 tool_result=ToolResult(content=message, error=error.code))
         self._searches += 1
@@ -351,12 +394,12 @@ class SearchQAEnv(TextEnv):
     def _note_retrieval(self, hits: list) -> None:
         self._seen_ids.extend(h.id for h in hits)
         if not self.long_form and not self._retrieval_hit:
-            golden = self._question.golden_answers
+            golden = self._task.golden_answers
             self._retrieval_hit = any(answer_in_text(golden, f"{h.title} {h.text}") for h in hits)
 
     def _finish(self, answer: str | None, extra: dict[str, Any]) -> tuple[str, float, bool, StepInfo]:
         if answer == "":
-            return self._invalid(ActionError(code=ErrorCode.INVALID_ARGUMENT, message=(
+            return self.on_invalid_action(ActionError(code=ErrorCode.INVALID_ARGUMENT, message=(
                 "The answer is empty. Write it between <answer> and </answer>.")), extra)
         self._answer = answer
         evaluation = self.evaluate(answer) if answer is not None else self._unanswered()
@@ -370,7 +413,7 @@ class SearchQAEnv(TextEnv):
 
     def evaluate(self, answer: str) -> dict[str, Any]:
         """The terminal report; ``score`` is the reward. Override to reshape the terminal signal."""
-        golden = self._question.golden_answers
+        golden = self._task.golden_answers
         f1 = token_f1(answer, golden)
         report = {"answer": clip(answer, _INFO_ANSWER_CHARS), "golden_answers": list(golden),
                   "em": exact_match(answer, golden),
@@ -378,48 +421,25 @@ class SearchQAEnv(TextEnv):
                   "f1": f1.f1, "precision": f1.precision,
                   "recall": f1.recall, "retrieval_hit": self._retrieval_hit, "reward_metric": self.metric}
         report["score"] = report[self.metric]
-        if self._question.data_source is not None:
-            report["data_source"] = self._question.data_source
+        if self._task.data_source is not None:
+            report["data_source"] = self._task.data_source
         return report
 
     def reward_context(self) -> dict[str, Any]:
         """The question, its reference answers and the submitted answer, for the reward terms.
 
         The unshaped outcome is exact match (short form) on the submitted answer."""
-        question = self._question
-        context: dict[str, Any] = {"task": question, "question": question.question,
-                                   "references": list(question.golden_answers), "answer": self._answer}
+        task = self._task
+        context: dict[str, Any] = {"task": task, "question": task.text,
+                                   "references": list(task.golden_answers), "answer": self._answer}
         if not self.long_form:
             scored = self._r1.scored_answer() if self.scoring == "transcript" else self._answer
-            context["outcome"] = 0.0 if scored is None else exact_match(scored, question.golden_answers)
+            context["outcome"] = 0.0 if scored is None else exact_match(scored, task.golden_answers)
         return context
 
     # -- helpers -----------------------------------------------------------------------------
     def _info(self, **fields: Any) -> StepInfo:
-        return StepInfo(turn=self.turn, task_id=self._question.id if self._question else None, **fields)
-
-    def _pick(self, options: dict[str, Any]) -> Question:
-        unknown = set(options) - set(_OPTIONS)
-        if unknown:
-            raise ConfigError("options", sorted(unknown), _OPTIONS)
-        if "query" in options:
-            q = options["query"]
-            if isinstance(q, Question):
-                return q
-            if isinstance(q, Mapping):
-                return Question.from_row(q, "custom")
-            raise ConfigError("query", q, "a Question or a row with 'question' and 'golden_answers'")
-        if "query_id" in options:
-            if options["query_id"] not in self._index:
-                raise ConfigError("query_id", options["query_id"],
-                                  f"an id of the loaded questions, e.g. {self.questions[0].id!r}")
-            return self.questions[self._index[options["query_id"]]]
-        if "query_index" in options:
-            i = options["query_index"]
-            if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < len(self.questions):
-                raise ConfigError("query_index", i, f"an int in [0, {len(self.questions) - 1}]")
-            return self.questions[i]
-        return self.questions[int(self.np_random.integers(len(self.questions)))]
+        return StepInfo(turn=self.turn, task_id=self._task.id if self._task else None, **fields)
 
 
 class LongFormSearchQAEnv(SearchQAEnv):
@@ -443,7 +463,7 @@ class LongFormSearchQAEnv(SearchQAEnv):
         self.judge = judge
 
     def evaluate(self, answer: str) -> dict[str, Any]:
-        question, references = self._question.question, list(self._question.golden_answers)
+        question, references = self._task.text, list(self._task.golden_answers)
         report: dict[str, Any] = {"answer": clip(answer, _INFO_ANSWER_CHARS), "references": references,
                                   "rouge_l": lexical_longform_score(question, answer, references)}
         score, scorer = None, "lexical"
@@ -457,9 +477,17 @@ class LongFormSearchQAEnv(SearchQAEnv):
         return report
 
 
-def _prompt_of(query: Any) -> str | None:
+def _read_task(task: Any) -> QATask:
+    if isinstance(task, QATask):
+        return task
+    if isinstance(task, Mapping):
+        return QATask.from_row(task, "custom")
+    raise ConfigError("task", task, "a QATask or a row with 'question' and 'golden_answers'")
+
+
+def _prompt_of(task: Any) -> str | None:
     """The text of a row's own chat prompt (its messages' contents), when the reset option has one."""
-    prompt = query.get("prompt") if isinstance(query, Mapping) else None
+    prompt = task.get("prompt") if isinstance(task, Mapping) else None
     if not prompt or isinstance(prompt, (str, bytes)):
         return None
     texts = [str(m.get("content", "")) for m in prompt if isinstance(m, Mapping)]
@@ -474,3 +502,6 @@ def _finite(value: Any) -> float | None:
     except (TypeError, ValueError):
         return None
     return number if math.isfinite(number) else None
+
+
+__getattr__ = module_aliases(__name__, {"PROTOCOLS": "_PROTOCOLS", "REWARDS": "METRICS"})

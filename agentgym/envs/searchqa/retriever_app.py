@@ -3,7 +3,7 @@
 One server per cluster (or node) holds the index once and answers every env's searches::
 
     agentgym serve-retriever corpus.jsonl --host 0.0.0.0 --port 8000
-    gymnasium.make("SearchQA-v0", retriever="http://head-node:8000/retrieve", questions=...)
+    gymnasium.make("SearchQA-v0", retriever="http://head-node:8000/retrieve", tasks=...)
 
 ``POST /retrieve`` takes ``{"queries": [str, ...], "topk": int | null, "return_scores": bool}``
 (``topk`` null or 0 means the server's ``--topk``) and answers ``{"result": [...]}``, one list per

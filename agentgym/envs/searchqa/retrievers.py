@@ -1,8 +1,8 @@
-"""The retriever protocol, its hit record, and the HTTP client for a Search-R1 ``/retrieve`` server.
+"""The retriever interface, its hit record, and the HTTP client for a Search-R1 ``/retrieve`` API.
 
 A retriever maps queries to ranked passages. Two implementations ship: ``BM25Retriever``
 (in-process, ``agentgym.envs.searchqa.bm25``) and ``HttpRetriever`` (this module), which speaks
-the Search-R1 / FlashRAG retrieval-server contract::
+the Search-R1 / FlashRAG retriever API::
 
     POST /retrieve  {"queries": [...], "topk": k, "return_scores": true}
     ->              {"result": [[{"document": {...}, "score": s}, ...], ...]}

@@ -31,12 +31,14 @@ from pathlib import Path
 from agentgym.envs.searchqa._kb import MIN_PASSAGES, build_kb
 from agentgym.envs.searchqa._passages import render_passages
 from agentgym.envs.searchqa._questions import Draft, draw_profile, draw_short
-from agentgym.envs.searchqa.data import Passage, Question
+from agentgym.envs.searchqa.data import Passage, QATask
+from agentgym._deprecated import alias, warn_renamed
 from agentgym.errors import ConfigError
 
 __all__ = ["SIZES", "SPLITS", "SyntheticWorld", "draw_world", "write_world", "synthetic_world_folder",
            "cache_base", "CACHE_ENV_VAR"]
 
+alias("SyntheticWorld attribute", "questions", "tasks")
 SIZES = {"small": 1_000, "default": 5_000, "large": 50_000}
 SPLITS = ("train", "validation", "test")
 GENERATOR_VERSION = "1"
@@ -49,11 +51,17 @@ class SyntheticWorld:
     size: int
     seed: int
     passages: list[Passage]
-    questions: list[Question]
-    """Every question, short and long form; ``metadata["split"]`` names its split."""
+    tasks: list[QATask]
+    """Every task, short and long form; ``metadata["split"]`` names its split."""
 
-    def split(self, name: str, long_form: bool = False) -> list[Question]:
-        return [q for q in self.questions if q.metadata["split"] == name and q.long_form == long_form]
+    def split(self, name: str, long_form: bool = False) -> list[QATask]:
+        return [t for t in self.tasks if t.metadata["split"] == name and t.long_form == long_form]
+
+    @property
+    def questions(self) -> list[QATask]:
+        """Deprecated: ``tasks``."""
+        warn_renamed("SyntheticWorld.questions", "SyntheticWorld.tasks")
+        return self.tasks
 
 
 def resolve_size(size: str | int) -> int:
@@ -90,7 +98,7 @@ def _draw(make, n: int, seen: set[str]) -> list[Draft]:
     return out
 
 
-def _assign_splits(drafts: list[Draft], ids: dict[str, str], answer_type: str) -> list[Question]:
+def _assign_splits(drafts: list[Draft], ids: dict[str, str], answer_type: str) -> list[QATask]:
     bounds = [round(len(drafts) * sum(_SPLIT_SHARES[:i + 1])) for i in range(len(SPLITS))]
     out, start = [], 0
     for split, end in zip(SPLITS, bounds, strict=True):
@@ -98,7 +106,7 @@ def _assign_splits(drafts: list[Draft], ids: dict[str, str], answer_type: str) -
             metadata = {"answer_type": answer_type, "type": d.kind, "split": split,
                         "supporting_doc_ids": [ids[name] for name in d.support]}
             prefix = split if answer_type == "short" else f"{split}-long"
-            out.append(Question(f"{prefix}-{n}", d.question, tuple(d.answers), metadata))
+            out.append(QATask(f"{prefix}-{n}", d.question, tuple(d.answers), metadata))
         start = end
     return out
 
@@ -117,7 +125,7 @@ def write_world(world: SyntheticWorld, folder: str | os.PathLike[str]) -> Path:
                 for q in world.split(split, long_form):
                     f.write(json.dumps(q.to_row(), ensure_ascii=False) + "\n")
     meta = {"generator": "agentgym.envs.searchqa.synthetic", "version": GENERATOR_VERSION, "size": world.size,
-            "seed": world.seed, "passages": len(world.passages), "questions": len(world.questions)}
+            "seed": world.seed, "passages": len(world.passages), "questions": len(world.tasks)}
     (folder / "world.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
     return folder
 

@@ -1,5 +1,5 @@
-"""TravelPlanner (Xie et al., ICML 2024): the env, its world, queries and tools, the evaluator,
-the exact solver, the query generator and the scripted actions (the agents are ``agentgym.agents``).
+"""TravelPlanner (Xie et al., ICML 2024): the env, its world, tasks and tools, the evaluator,
+the exact solver, the task generator and the scripted actions (the agents are ``agentgym.agents``).
 
 Every name loads on first use, so importing one part (the world, say) does not pull in the env,
 its reward code or the search code.
@@ -11,10 +11,10 @@ from agentgym._lazy import lazy_names as _lazy_names
 _LAZY = {
     "TravelPlannerEnv": "agentgym.envs.travelplanner.env",
     **dict.fromkeys(("EvaluationReport", "Metrics", "aggregate", "evaluate"), "agentgym.envs.travelplanner.evaluation"),
-    **dict.fromkeys(("LocalConstraint", "TravelQuery", "load_queries"), "agentgym.envs.travelplanner.queries"),
+    **dict.fromkeys(("LocalConstraint", "TravelTask", "load_tasks"), "agentgym.envs.travelplanner.tasks"),
     "World": "agentgym.envs.travelplanner.world",
     "solve": "agentgym.envs.travelplanner.solver",
-    "generate_queries": "agentgym.envs.travelplanner.generator",
+    "generate_tasks": "agentgym.envs.travelplanner.generator",
     "GeneratorConfig": "agentgym.envs.travelplanner.generator",
     **dict.fromkeys(("solver_actions", "gold_plan_actions"), "agentgym.envs.travelplanner.scripted"),
 }
@@ -22,4 +22,6 @@ _LAZY = {
 
 __all__ = list(_LAZY)
 _lazy_getattr, __dir__ = _lazy_names(__name__, {**_LAZY, "OracleAgent": "agentgym.envs.travelplanner.oracle"}, __all__)
-__getattr__ = _module_aliases(__name__, {"reference_plan_actions": "gold_plan_actions"}, _lazy_getattr)
+__getattr__ = _module_aliases(__name__, {"reference_plan_actions": "gold_plan_actions", "TravelQuery": "TravelTask",
+                                         "load_queries": "load_tasks", "generate_queries": "generate_tasks"},
+                              _lazy_getattr)

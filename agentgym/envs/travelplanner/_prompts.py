@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from agentgym.core.tools import ToolBox
-from agentgym.envs.travelplanner.queries import TravelQuery
+from agentgym.envs.travelplanner.tasks import TravelTask
 
 __all__ = ["first_observation"]
 
@@ -42,15 +42,15 @@ Given information: {reference}
 Query: {query}"""
 
 
-def first_observation(query: TravelQuery, tools: ToolBox, fmt: str, reference: list[dict[str, Any]] | None) -> str:
+def first_observation(task: TravelTask, tools: ToolBox, fmt: str, reference: list[dict[str, Any]] | None) -> str:
     submit = (
         "Submit the plan with Finish[<plan JSON>] (or <answer><plan JSON></answer>); GiveUp[reason] ends the episode."
         if fmt == "react"
         else "Submit the plan as <answer><plan JSON></answer>; the give_up tool ends the episode."
     )
     if reference is not None:
-        return _SOLE.format(submit=submit, plan_format=PLAN_FORMAT, reference=str(reference), query=query.query)
-    return _TOOL_USE.format(tools=_tool_text(tools, fmt), submit=submit, plan_format=PLAN_FORMAT, query=query.query)
+        return _SOLE.format(submit=submit, plan_format=PLAN_FORMAT, reference=str(reference), query=task.text)
+    return _TOOL_USE.format(tools=_tool_text(tools, fmt), submit=submit, plan_format=PLAN_FORMAT, query=task.text)
 
 
 def _tool_text(tools: ToolBox, fmt: str) -> str:

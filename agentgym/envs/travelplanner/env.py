@@ -8,14 +8,17 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
+from agentgym._deprecated import RenamedKeys, alias, warn_renamed
+from agentgym._toolbox import clip
 from agentgym.core.env import TextEnv, require_choice
+from agentgym.core.tasks import TASK_OPTION_RENAMES, pick_task
 from agentgym.core.parsing import FORMATS, Answer, Call, GiveUp, parse_action
 from agentgym.core.tools import Tool, ToolBox
 from agentgym.core.types import ActionError, ErrorCode, StepInfo, ToolCall, ToolResult
 from agentgym.envs.travelplanner._prompts import first_observation
-from agentgym.envs.travelplanner.evaluation import EVALUATIONS, evaluate
+from agentgym.envs.travelplanner.evaluation import EVALUATORS, evaluate
 from agentgym.envs.travelplanner.plan import ParsedPlan, parse_plan
-from agentgym.envs.travelplanner.queries import QUERIES_ENV_VAR, TravelQuery, load_queries
+from agentgym.envs.travelplanner.tasks import TravelTask, load_tasks, tasks_from_environment
 from agentgym.envs.travelplanner.reference import reference_information
 from agentgym.envs.travelplanner.tools import Notebook, search_tools
 from agentgym.envs.travelplanner.world import World
@@ -24,6 +27,10 @@ from agentgym.errors import ConfigError, DataError
 __all__ = ["TravelPlannerEnv", "MODES"]
 
 MODES = ("tool-use", "sole-planning")
+_RENAMED_KWARGS = RenamedKeys("TravelPlannerEnv kwarg", {"queries": "tasks", "evaluation": "evaluator"})
+alias("TravelPlannerEnv attribute", "evaluation", "evaluator")
+alias("TravelPlannerEnv attribute", "query", "task")
+alias("TravelPlannerEnv attribute", "queries", "tasks")
 _SEARCHES: weakref.WeakKeyDictionary[World, tuple[Tool, ...]] = weakref.WeakKeyDictionary()
 
 
@@ -37,10 +44,10 @@ def tools_for(world: World, notebook: Notebook | None = None) -> ToolBox:
 
 
 class TravelPlannerEnv(TextEnv):
-    """Plan a multi-day trip that satisfies a traveller's query, using a sandbox travel database.
+    """Plan a multi-day trip that satisfies a traveller's request, using a sandbox travel database.
 
     ## Description
-    Each episode is one TravelPlanner query: an origin, a destination city (3-day trips) or
+    Each episode is one TravelPlanner task (the benchmark's query): an origin, a destination city (3-day trips) or
     state (5- and 7-day trips visiting 2 or 3 of its cities), dates, the number of people, a
     budget and local constraints (house rule, cuisine, room type, transportation). The agent
     gathers flights, accommodations, restaurants, attractions and distances with tools
@@ -65,12 +72,12 @@ class TravelPlannerEnv(TextEnv):
     shown as pandas ``to_string(index=False)`` renders them.
 
     ## Observation
-    Text: the instructions and query after ``reset``; the tool's result, or a one-line error
+    Text: the instructions and the task after ``reset``; the tool's result, or a one-line error
     saying what was wrong and how to fix it, after ``step``.
 
     ## Rewards
     0 on every step but the last; on submission, 1.0 if the plan passes every constraint
-    (final pass) under the ``evaluation`` evaluator, else 0.0. Override ``terminal_reward`` for another
+    (final pass) under the ``evaluator``, else 0.0. Override ``terminal_reward`` for another
     terminal signal; ``info["evaluation"]`` holds the full report. With ``reward=`` (a preset
     such as ``planner_r1/dense``, or a reward spec) the last step pays the shaped reward instead,
     with its breakdown in ``info["reward"]`` (see ``docs/rewards.md``).
@@ -86,19 +93,19 @@ class TravelPlannerEnv(TextEnv):
     ## Arguments
     * ``database``: a world folder in the official layout (holding ``database/``), a ``World``,
       or None for ``$AGENTGYM_TRAVELPLANNER_DB`` or else the embedded synthetic world.
-    * ``queries``: a split name of the world (``train``, ``validation``, ``test``), a query
-      file (jsonl, json, csv, parquet), ``hf:SPLIT``, or a list of rows; None for
-      ``$AGENTGYM_TRAVELPLANNER_QUERIES`` or else ``train``.
+    * ``tasks``: a split name of the world (``train``, ``validation``, ``test``), a task
+      file (jsonl, json, csv, parquet, in the benchmark's query format), ``hf:SPLIT``, or a list
+      of rows or ``TravelTask``; None for ``$AGENTGYM_TRAVELPLANNER_TASKS`` or else ``train``.
     * ``mode``: ``tool-use`` (default) or ``sole-planning``.
     * ``action_format``: ``react`` (default) or ``json``.
-    * ``evaluation``: ``strict`` (default; no loopholes, for training) or ``official``
+    * ``evaluator``: ``strict`` (default; no loopholes, for training) or ``official``
       (the official evaluator's verdicts, for leaderboard-comparable numbers).
     * ``reward``: None (the final-pass reward above), or a reward preset name or spec.
     * ``max_turns``, ``max_action_chars``, ``cache_dir``, ``render_mode`` (``ansi``).
 
     ## Reset options
-    ``{"query_index": i}``, ``{"query_id": "train-3"}`` or ``{"query": row_or_TravelQuery}``;
-    otherwise the query is drawn with the env's seeded generator. ``{"training_step": n}`` (and
+    ``{"task_index": i}``, ``{"task_id": "train-3"}`` or ``{"task": row_or_TravelTask}``;
+    otherwise the task is drawn with the env's seeded generator. ``{"training_step": n}`` (and
     optionally ``"total_steps"``) sets the training step for scheduled rewards.
 
     ## Version history
@@ -106,15 +113,17 @@ class TravelPlannerEnv(TextEnv):
     """
 
     reward_provides: ClassVar[frozenset[str]] = frozenset({"travelplanner"})
+    renamed_kwargs: ClassVar[RenamedKeys] = _RENAMED_KWARGS
+    renamed_options: ClassVar[RenamedKeys] = TASK_OPTION_RENAMES
 
     def __init__(
         self,
         *,
         database: str | os.PathLike[str] | World | None = None,
-        queries: str | os.PathLike[str] | Sequence[Mapping[str, Any] | TravelQuery] | None = None,
+        tasks: str | os.PathLike[str] | Sequence[Mapping[str, Any] | TravelTask] | None = None,
         mode: str = "tool-use",
         action_format: str = "react",
-        evaluation: str = "strict",
+        evaluator: str = "strict",
         max_turns: int = 30,
         max_action_chars: int = 1_000_000,
         cache_dir: str | os.PathLike[str] | None = None,
@@ -123,14 +132,14 @@ class TravelPlannerEnv(TextEnv):
         super().__init__(max_turns=max_turns, max_action_chars=max_action_chars, render_mode=render_mode)
         require_choice("mode", mode, MODES)
         require_choice("action_format", action_format, FORMATS)
-        require_choice("evaluation", evaluation, EVALUATIONS)
-        self.mode, self.action_format, self.evaluation = mode, action_format, evaluation
+        require_choice("evaluator", evaluator, EVALUATORS)
+        self.mode, self.action_format, self.evaluator = mode, action_format, evaluator
         # json actions end at a closing tag; react's Finish[<plan JSON>] nests brackets, so no string is safe.
         self.stop_strings = ("</tool_call>", "</answer>") if action_format == "json" else ()
         self.world = database if isinstance(database, World) else _open_world(database, cache_dir)
-        self.queries = _load(queries, self.world.root)
-        self._index = {q.id: i for i, q in enumerate(self.queries)}
-        self._query: TravelQuery | None = None
+        self.tasks = _load(tasks, self.world.root)
+        self._ids = {t.id: i for i, t in enumerate(self.tasks)}
+        self._task: TravelTask | None = None
         self._notebook = Notebook()
         self._answer: str | None = None
 
@@ -141,39 +150,57 @@ class TravelPlannerEnv(TextEnv):
         return tools_for(self.world, self._notebook) if self.mode == "tool-use" else ToolBox([])
 
     @property
-    def query(self) -> TravelQuery | None:
-        """The current episode's query."""
-        return self._query
+    def task(self) -> TravelTask | None:
+        """The current episode's task."""
+        return self._task
+
+    @property
+    def query(self) -> TravelTask | None:
+        """Deprecated: ``task``."""
+        warn_renamed("TravelPlannerEnv.query", "TravelPlannerEnv.task")
+        return self._task
+
+    @property
+    def evaluation(self) -> str:
+        """Deprecated: ``evaluator``."""
+        warn_renamed("TravelPlannerEnv.evaluation", "TravelPlannerEnv.evaluator")
+        return self.evaluator
+
+    @property
+    def queries(self) -> list[TravelTask]:
+        """Deprecated: ``tasks``."""
+        warn_renamed("TravelPlannerEnv.queries", "TravelPlannerEnv.tasks")
+        return self.tasks
 
     # -- episode -----------------------------------------------------------------------------
-    def _start(self, options: dict[str, Any]) -> tuple[str, StepInfo]:
-        self._query = self._pick(options)
+    def on_reset(self, options: dict[str, Any]) -> tuple[str, StepInfo]:
+        self._task = pick_task(options, self.tasks, self._ids, self.np_random, _read_task)
         self._notebook = Notebook()
         self._answer = None
         reference = None
         if self.mode == "sole-planning":
-            reference = list(self._query.reference_information or ()) or reference_information(
-                self._query, self.world, tools_for(self.world))
-        text = first_observation(self._query, self.tools, self.action_format, reference)
-        return text, StepInfo(turn=0, task_id=self._query.id)
+            reference = list(self._task.reference_information or ()) or reference_information(
+                self._task, self.world, tools_for(self.world))
+        text = first_observation(self._task, self.tools, self.action_format, reference)
+        return text, StepInfo(turn=0, task_id=self._task.id)
 
-    def _act(self, action: str) -> tuple[str, float, bool, StepInfo]:
+    def on_step(self, action: str) -> tuple[str, float, bool, StepInfo]:
         # Actions over max_action_chars never get here (TextEnv.step answers them).
         parsed = parse_action(action, self.tools, self.action_format)
         if isinstance(parsed, ActionError):
-            return self._invalid(parsed)
+            return self.on_invalid_action(parsed)
         if isinstance(parsed, Call):
             return self._call(parsed)
         return self._finish(parsed)
 
-    def _invalid(self, error: ActionError) -> tuple[str, float, bool, StepInfo]:
+    def on_invalid_action(self, error: ActionError) -> tuple[str, float, bool, StepInfo]:
         return error.message, 0.0, False, self._info(action="invalid", error=error)
 
     def _call(self, call: Call) -> tuple[str, float, bool, StepInfo]:
         tool = call.tool
         result = tool.run(*call.arguments.values())
         self._notebook.remember(tool, result)
-        error = None if result.ok else ActionError(code=result.error, message=_clip(result.content))
+        error = None if result.ok else ActionError(code=result.error, message=clip(result.content, 300))
         info = self._info(action="tool", tool_call=ToolCall(name=tool.action, arguments=call.arguments),
                           tool_result=_summary(result), error=error)
         return result.content, 0.0, False, info
@@ -183,7 +210,7 @@ class TravelPlannerEnv(TextEnv):
         self._answer = None if gave_up else parsed.text
         # The model's text is read leniently (fences, <answer>, literals) by either evaluator.
         plan = None if gave_up else parse_plan(parsed.text)
-        report = evaluate(plan, self._query, self.world, evaluation=self.evaluation)
+        report = evaluate(plan, self._task, self.world, evaluator=self.evaluator)
         reward = self.terminal_reward(report)
         error = None
         if not gave_up and not report.delivered:
@@ -199,55 +226,42 @@ class TravelPlannerEnv(TextEnv):
         return 1.0 if report.final_pass else 0.0
 
     def reward_context(self) -> dict[str, Any]:
-        """The query, the submitted plan text, and an evaluator for the reward terms' evaluations."""
-        query, world = self._query, self.world
-        return {"task": query, "answer": self._answer,
-                "evaluate": lambda plan, evaluation: evaluate(
-                    plan if isinstance(plan, ParsedPlan) else parse_plan(plan), query, world, evaluation=evaluation
+        """The task, the submitted plan text, and the evaluator, for reward terms that want a report
+        of their own evaluator (``evaluate(plan, evaluator)``)."""
+        task, world = self._task, self.world
+        return {"task": task, "answer": self._answer,
+                "evaluate": lambda plan, evaluator: evaluate(
+                    plan if isinstance(plan, ParsedPlan) else parse_plan(plan), task, world, evaluator=evaluator
                 ).model_dump(mode="json")}
 
     # -- helpers -----------------------------------------------------------------------------
     def _info(self, **fields: Any) -> StepInfo:
-        return StepInfo(turn=self.turn, task_id=self._query.id if self._query else None, **fields)
-
-    def _pick(self, options: dict[str, Any]) -> TravelQuery:
-        unknown = set(options) - {"query_index", "query_id", "query"}
-        if unknown:
-            raise ConfigError("options", sorted(unknown), ["query_index", "query_id", "query"])
-        if "query" in options:
-            q = options["query"]
-            return q if isinstance(q, TravelQuery) else TravelQuery.from_row(q, id="custom")
-        if "query_id" in options:
-            if options["query_id"] not in self._index:
-                raise ConfigError("query_id", options["query_id"], f"an id of the loaded queries, e.g. {self.queries[0].id!r}")
-            return self.queries[self._index[options["query_id"]]]
-        if "query_index" in options:
-            i = options["query_index"]
-            if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < len(self.queries):
-                raise ConfigError("query_index", i, f"an int in [0, {len(self.queries) - 1}]")
-            return self.queries[i]
-        return self.queries[int(self.np_random.integers(len(self.queries)))]
+        return StepInfo(turn=self.turn, task_id=self._task.id if self._task else None, **fields)
 
 
-def _load(queries: Any, root: Path) -> list[TravelQuery]:
-    if queries is None:
-        queries = os.environ.get(QUERIES_ENV_VAR) or "train"
-    if isinstance(queries, (list, tuple)) and all(isinstance(q, TravelQuery) for q in queries):
-        loaded = list(queries)
+def _load(tasks: Any, root: Path) -> list[TravelTask]:
+    if tasks is None:
+        tasks = tasks_from_environment() or "train"
+    if isinstance(tasks, (list, tuple)) and all(isinstance(t, TravelTask) for t in tasks):
+        loaded = list(tasks)
     else:
-        loaded = load_queries(queries, world_root=root)
+        loaded = load_tasks(tasks, world_root=root)
     if not loaded:
-        raise DataError(f"no queries in {queries!r}")
+        raise DataError(f"no tasks in {tasks!r}")
     return loaded
 
 
-def _clip(text: str, limit: int = 300) -> str:
-    return text if len(text) <= limit else text[:limit] + " ..."
+def _read_task(task: Any) -> TravelTask:
+    if isinstance(task, TravelTask):
+        return task
+    if isinstance(task, Mapping):
+        return TravelTask.from_row(task, id="custom")
+    raise ConfigError("task", task, "a TravelTask or a row of the TravelPlanner dataset")
 
 
 def _summary(result: ToolResult) -> ToolResult:
     # info carries a bounded preview; the full text is the observation itself.
-    return result.model_copy(update={"content": _clip(result.content, 500)})
+    return result.model_copy(update={"content": clip(result.content, 500)})
 
 
 def _final_text(report: Any, gave_up: bool) -> str:

@@ -15,14 +15,14 @@ from __future__ import annotations
 from itertools import permutations
 from typing import Any
 
-from agentgym.envs.travelplanner.queries import TravelQuery
+from agentgym.envs.travelplanner.tasks import TravelTask
 from agentgym.envs.travelplanner.tools import distance_matrix, strip_state
 from agentgym.envs.travelplanner.world import World
 
 __all__ = ["reference_information", "route_of_plan"]
 
 
-def reference_information(query: TravelQuery, world: World, tools, *, max_candidates: int = 4) -> list[dict[str, Any]]:
+def reference_information(query: TravelTask, world: World, tools, *, max_candidates: int = 4) -> list[dict[str, Any]]:
     """``[{'Description': ..., 'Content': ...}]`` entries, in the official order."""
     route = route_of_plan(query)
     if route is not None:
@@ -41,7 +41,7 @@ def reference_information(query: TravelQuery, world: World, tools, *, max_candid
     return entries
 
 
-def route_of_plan(query: TravelQuery) -> tuple[list[str], list[tuple[str, str, str]]] | None:
+def route_of_plan(query: TravelTask) -> tuple[list[str], list[tuple[str, str, str]]] | None:
     """Visited cities and (from, to, date) legs of the query's annotated plan, if it has one."""
     if not query.annotated_plan:
         return None
@@ -57,7 +57,7 @@ def route_of_plan(query: TravelQuery) -> tuple[list[str], list[tuple[str, str, s
     return cities, legs
 
 
-def _candidate_route(query: TravelQuery, world: World, max_candidates: int):
+def _candidate_route(query: TravelTask, world: World, max_candidates: int):
     if query.visiting_city_number <= 1:
         cities = [query.dest]
     else:

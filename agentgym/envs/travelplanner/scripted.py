@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from agentgym.envs.travelplanner.queries import TravelQuery
+from agentgym.envs.travelplanner.tasks import TravelTask
 from agentgym.envs.travelplanner.solver import solve
 from agentgym.envs.travelplanner.tools import TOOLS, strip_state
 from agentgym.envs.travelplanner.world import World
@@ -30,7 +30,7 @@ _TOOLS = {tool.action: tool for tool in TOOLS}  # names and parameters as the en
 Call = tuple[str, tuple[str, ...]]
 
 
-def solver_actions(query: TravelQuery, world: World, action_format: str = "react", *, tools: bool = True,
+def solver_actions(query: TravelTask, world: World, action_format: str = "react", *, tools: bool = True,
                    time_limit: float | None = 30.0) -> list[str]:
     """Every action of a solver episode: the lookups (``tools=True``), then the submission."""
     result = solve(query, world, must_pass="both", time_limit=time_limit)
@@ -39,7 +39,7 @@ def solver_actions(query: TravelQuery, world: World, action_format: str = "react
     return plan_actions(query, result.plan, action_format, tools=tools)
 
 
-def plan_actions(query: TravelQuery, plan: list[dict[str, Any]] | tuple[dict[str, Any], ...],
+def plan_actions(query: TravelTask, plan: list[dict[str, Any]] | tuple[dict[str, Any], ...],
                  action_format: str = "react", *, tools: bool = True) -> list[str]:
     """Look up through the tools everything ``plan`` uses (``tools=True``), then submit it."""
     calls = _lookups(query, plan) if tools else []
@@ -48,7 +48,7 @@ def plan_actions(query: TravelQuery, plan: list[dict[str, Any]] | tuple[dict[str
     return [_format(name, args, action_format) for name, args in calls] + [submit]
 
 
-def gold_plan_actions(query: TravelQuery, action_format: str = "react", *, tools: bool = True) -> list[str]:
+def gold_plan_actions(query: TravelTask, action_format: str = "react", *, tools: bool = True) -> list[str]:
     """The actions that gather the gold (annotated) plan's information and submit it.
 
     With ``tools=False`` (sole-planning mode) only the submission is returned.
@@ -58,7 +58,7 @@ def gold_plan_actions(query: TravelQuery, action_format: str = "react", *, tools
     return plan_actions(query, query.annotated_plan[: query.days], action_format, tools=tools)
 
 
-def _lookups(query: TravelQuery, plan: list[dict[str, Any]] | tuple[dict[str, Any], ...]) -> list[Call]:
+def _lookups(query: TravelTask, plan: list[dict[str, Any]] | tuple[dict[str, Any], ...]) -> list[Call]:
     legs = _legs(plan)
     route = list(dict.fromkeys(b for _, _, b, _ in legs if b != query.org))
     calls: list[Call] = [("CitySearch", (query.dest,))] if query.visiting_city_number > 1 else []

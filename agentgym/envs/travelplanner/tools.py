@@ -19,7 +19,7 @@ from agentgym._memo import memoize
 from agentgym.core.tools import Param, Tool, ToolBox
 from agentgym.core.types import ErrorCode, ToolResult
 from agentgym.envs.travelplanner.world import Flight, World
-from agentgym.envs.travelplanner.world._render import render_table
+from agentgym.envs.travelplanner.world import render_table
 
 __all__ = ["make_toolbox", "search_tools", "TOOLS", "SEARCH_TOOLS", "NOTEBOOK_TOOL", "distance_cost", "Notebook", "strip_state",
            "CACHE_BYTES"]

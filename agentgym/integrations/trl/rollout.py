@@ -219,7 +219,7 @@ def rollout_func(env_id: str, **kwargs: Any) -> AgentGymRollout:
         train_on_observations: a control that must learn less (``controls``): ``env_mask`` 1 everywhere.
         layout: ``"chat"`` (each observation a chat message, a cut turn closed by the end-of-turn
             token) or ``"search-r1"``: Search-R1's token layout (``search_r1_layout``; envs playing
-            ``protocol="search-r1"`` only, any other is a ``ConfigError``).
+            ``action_format="search-r1"`` only, any other is a ``ConfigError``).
         max_observation_tokens: with ``layout="search-r1"``, each observation's tokens are cut to
             this many (Search-R1's ``max_obs_length``).
     """
@@ -232,7 +232,7 @@ def task_dataset(env_id: str, *, seeds: Sequence[int] | None = None, options: Se
     as a user message that carries its task (``TASK_KEY``), for ``GRPOTrainer(train_dataset=...)``.
 
     Give ``seeds`` (each resets the env with that seed) and/or ``options`` (reset options such as
-    ``{"query_index": 3}``); both given, they pair up."""
+    ``{"task_index": 3}``); both given, they pair up."""
     from datasets import Dataset
 
     if seeds is None and options is None:

@@ -40,7 +40,7 @@ class EnvPart(_Strict):
 
 class TasksPart(_Strict):
     count: int = Field(ge=1)
-    """Tasks in the dataset: reset options ``{"query_index": i}`` for i < count."""
+    """Tasks in the dataset: reset options ``{"task_index": i}`` for i < count."""
 
 
 class ConstraintPart(_Strict):
@@ -73,7 +73,7 @@ class RolloutPart(_Strict):
     response_length: int | None = Field(default=None, ge=1)
     constraint: ConstraintPart | None = None
     layout: Literal["chat", "search-r1"] = "chat"
-    """``search-r1``: Search-R1's token layout (envs playing ``protocol: search-r1``)."""
+    """``search-r1``: Search-R1's token layout (envs playing ``action_format: search-r1``)."""
     max_observation_tokens: int = Field(default=500, ge=1)
     """With ``layout: search-r1``: observation tokens kept (Search-R1's ``max_obs_length``)."""
 
@@ -185,9 +185,9 @@ def _env_text(recipe: TrlRecipe) -> list[str]:
             for stop in getattr(env.unwrapped, "stop_strings", ()):
                 opening = stop.replace("</", "<", 1)
                 texts.append(opening + " " + stop)
-            question = getattr(env.unwrapped, "question", None)
-            if question is not None:  # SearchQA: what a search for the question returns
-                reply, *_ = env.step(f"<search>{question.question}</search>")
+            question = getattr(env.unwrapped, "task", None)
+            if hasattr(question, "golden_answers"):  # SearchQA: what a search for the question returns
+                reply, *_ = env.step(f"<search>{question.text}</search>")
                 texts.append(reply)
     finally:
         env.close()
@@ -198,7 +198,7 @@ def _env_text(recipe: TrlRecipe) -> list[str]:
 
 
 def _task_options(recipe: TrlRecipe) -> list[dict[str, Any]]:
-    return [{"query_index": i} for i in range(recipe.tasks.count)]
+    return [{"task_index": i} for i in range(recipe.tasks.count)]
 
 
 def train(name: str, overrides: Sequence[str] = (), *, echo: Callable[[str], None] = print) -> list[dict[str, Any]]:

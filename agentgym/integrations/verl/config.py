@@ -72,7 +72,7 @@ class AgentGymConfig(BaseModel):
     the rollout server as stop strings, and any tokens after the action are cut before training."""
     layout: Literal["chat", "search-r1"] = "chat"
     """How turns become tokens. ``chat``: each observation is a chat message (the template's turn
-    tokens around it). ``search-r1`` (envs playing ``protocol="search-r1"``): Search-R1's layout, one
+    tokens around it). ``search-r1`` (envs playing ``action_format="search-r1"``): Search-R1's layout, one
     continuous response: each turn decoded, cut where Search-R1 cuts it and tokenized again (no
     end-of-turn token), each observation's raw tokens appended (loss mask 0), cut to
     ``max_observation_tokens``; no rollout log-probs (verl recomputes them, as Search-R1 does)."""
@@ -115,7 +115,7 @@ class EnvTask:
         reward = config.reward if config.reward is not None else decode_json_field(info.get("reward"))
         options = _mapping("extra_info.reset_options", decode_json_field(info.get("reset_options")))
         if info.get("query_index") is not None:
-            options["query_index"] = _int("extra_info.query_index", info["query_index"])
+            options["task_index"] = _int("extra_info.query_index", info["query_index"])
         seed = info.get("seed")
         return cls(env_id, kwargs, options, None if seed is None else _int("extra_info.seed", seed), reward or None,
                    config.remote_url, config.remote_token)

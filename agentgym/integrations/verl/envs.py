@@ -2,7 +2,7 @@
 
 Rows prepared by Search-R1 itself (``data_source``, ``prompt``, ``reward_model.ground_truth.target``,
 ``extra_info = {split, index}``, no ``env_id``) are accepted as they are: ``row_extra_info`` maps
-them onto ``SearchQA-v0`` with ``protocol="search-r1"`` (``SEARCH_R1_ROW_DEFAULTS``), the row's
+them onto ``SearchQA-v0`` with ``action_format="search-r1"`` (``SEARCH_R1_ROW_DEFAULTS``), the row's
 question, id, prompt and gold answers played through the reset option ``query``. The corpus or retriever
 comes from the run's ``agentgym.env_kwargs``, as for agentgym's own rows.
 
@@ -31,7 +31,7 @@ from agentgym.integrations.verl.config import AgentGymConfig, EnvTask
 __all__ = ["EnvPool", "ENV_POOL", "run_off_loop", "row_extra_info", "SEARCH_R1_ROW_DEFAULTS",
            "reset_options", "total_steps_of", "training_step_of"]
 
-SEARCH_R1_ROW_DEFAULTS = {"env_id": "SearchQA-v0", "env_kwargs": {"protocol": "search-r1"}}
+SEARCH_R1_ROW_DEFAULTS = {"env_id": "SearchQA-v0", "env_kwargs": {"action_format": "search-r1"}}
 """What a Search-R1-prepared row (no ``extra_info.env_id``) is played as."""
 
 T = TypeVar("T")
@@ -120,7 +120,7 @@ def row_extra_info(row: Mapping[str, Any]) -> dict[str, Any]:
                 "golden_answers": golds, "prompt": _messages(row.get("raw_prompt", row.get("prompt"))),
                 **({"question": text} if text is not None else {}),
                 **({"data_source": source} if isinstance(source, str) else {})}
-    options = {**(_decoded(info.get("reset_options")) or {}), "query": question}
+    options = {**(_decoded(info.get("reset_options")) or {}), "task": question}
     return {**info, "env_id": SEARCH_R1_ROW_DEFAULTS["env_id"],
             "env_kwargs": json.dumps({**SEARCH_R1_ROW_DEFAULTS["env_kwargs"],
                                       **(_decoded(info.get("env_kwargs")) or {})}),

@@ -243,11 +243,11 @@ def _corpus(rows: list[dict[str, Any]]) -> list[str]:
     """The env's own text for the tokenizer: prompts, the passages a search returns, both actions."""
     import gymnasium
 
-    env = gymnasium.make("SearchQA-v0", questions="train", **ENV_KWARGS)
+    env = gymnasium.make("SearchQA-v0", tasks="train", **ENV_KWARGS)
     texts = [m["content"] for row in rows for m in row["prompt"]]
     try:
         for row in rows:
-            env.reset(options={"query_index": row["extra_info"]["query_index"]})
+            env.reset(options={"task_index": row["extra_info"]["query_index"]})
             question = row["extra_info"]["question"]
             texts += [env.step(f"<search> {question} </search>")[0], f"<search> {question} </search>",
                       f"<answer> {row['reward_model']['ground_truth']['target'][0]} </answer>"]

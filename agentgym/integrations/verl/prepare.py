@@ -42,8 +42,8 @@ SEARCH_R1_DATA_SOURCES = ("nq", "triviaqa", "popqa", "hotpotqa", "2wikimultihopq
 """The datasets Search-R1's trainer scores with ``qa_em``; verl's dispatcher knows them as ``searchR1_<name>``."""
 _SPLITS = {"train": "train", "dev": "dev", "val": "dev", "validation": "dev", "test": "test"}
 
-QUERY_KWARG = {"TravelPlanner-v0": "queries", "SearchQA-v0": "questions", "SearchQA-LongForm-v0": "questions"}
-"""The env kwarg that takes a split name or a query file, per env."""
+QUERY_KWARG = {"TravelPlanner-v0": "tasks", "SearchQA-v0": "tasks", "SearchQA-LongForm-v0": "tasks"}
+"""The env kwarg that takes a split name or a task file, per env."""
 
 
 def prepare_rows(env_id: str, *, split: str | None = None, queries: str | os.PathLike[str] | None = None,
@@ -98,23 +98,23 @@ def read_parquet(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
 
 def _row(env: Any, env_id: str, index: int, kwargs: dict[str, Any], reward: Any, system_prompt: str | None,
          agent_name: str, data_source: str | None, split: str | None, *, override: bool) -> dict[str, Any]:
-    observation, info = env.reset(options={"query_index": index})
+    observation, info = env.reset(options={"task_index": index})
     prompt = ([{"role": "system", "content": system_prompt}] if system_prompt else []) + [
         {"role": "user", "content": observation}]
     extra_info = {"index": index, "split": split, "env_id": env_id, "env_kwargs": json.dumps(kwargs, sort_keys=True),
                   "query_index": index, "reward": json.dumps(reward), "task_id": str(info.get("task_id"))}
-    question = getattr(env.unwrapped, "question", None)
-    if question is None:  # TravelPlanner: no gold plan; the env evaluates against the query
+    question = getattr(env.unwrapped, "task", None)
+    if not hasattr(question, "golden_answers"):  # TravelPlanner: no gold plan; the env evaluates against the task
         source, reward_model = env_id, {"style": "env", "ground_truth": str(info.get("task_id"))}
         return {"prompt": prompt, "data_source": source, "reward_model": reward_model, "extra_info": extra_info,
                 "agent_name": agent_name, "ability": "agentgym"}
     # search QA: Search-R1's row layout, so its trainer and qa_em (and verl's) read agentgym rows too
     source = (data_source if override else question.data_source or data_source) or env_id
     golds = [str(a) for a in question.golden_answers]
-    extra_info["question"] = question.question
+    extra_info["question"] = question.text
     return {"prompt": prompt, "data_source": source, "ability": "fact-reasoning",
             "reward_model": {"style": "rule", "ground_truth": {"target": golds}}, "extra_info": extra_info,
-            "agent_name": agent_name, "id": question.id, "question": question.question, "golden_answers": golds}
+            "agent_name": agent_name, "id": question.id, "question": question.text, "golden_answers": golds}
 
 
 def _split_of(file_name: str) -> str:
@@ -146,10 +146,9 @@ def _source_of_file(questions: Sequence[Any], path: Any) -> str | None:
 
 def _tasks(env: Any) -> Sequence[Any]:
     inner = env.unwrapped
-    for name in ("queries", "questions"):
-        tasks = getattr(inner, name, None)
-        if tasks is not None:
-            return tasks
+    tasks = getattr(inner, "tasks", None)
+    if tasks is not None:
+        return tasks
     raise ConfigError("env_id", inner.spec.id if inner.spec else type(inner).__name__, "an env with a task list")
 
 

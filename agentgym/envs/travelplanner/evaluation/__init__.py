@@ -3,10 +3,12 @@
 (``submissions``).
 """
 
+from agentgym._deprecated import module_aliases as _module_aliases
+from agentgym.envs.travelplanner.evaluation._hard import RULE_TEXT, room_type_ok
 from agentgym.envs.travelplanner.evaluation._evaluate import (
     COMMONSENSE,
     ERROR_PREFIX,
-    EVALUATIONS,
+    EVALUATORS,
     HARD,
     OFFICIAL_METRIC_NAMES,
     EvaluationReport,
@@ -21,5 +23,8 @@ from agentgym.envs.travelplanner.evaluation._evaluate import (
 
 __all__ = [
     "evaluate", "official_plan", "aggregate", "Verdict", "EvaluationReport", "MetricSet", "Metrics",
-    "COMMONSENSE", "HARD", "EVALUATIONS", "OFFICIAL_METRIC_NAMES", "hard_denominator", "ERROR_PREFIX",
+    "COMMONSENSE", "HARD", "EVALUATORS", "OFFICIAL_METRIC_NAMES", "hard_denominator", "ERROR_PREFIX",
+    "RULE_TEXT", "room_type_ok",
 ]
+
+__getattr__ = _module_aliases(__name__, {"EVALUATIONS": "EVALUATORS"})

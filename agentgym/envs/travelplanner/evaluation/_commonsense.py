@@ -29,9 +29,9 @@ from __future__ import annotations
 from typing import Any
 
 from agentgym._memo import memoize
-from agentgym.envs.travelplanner.world._index import WorldIndex
+from agentgym.envs.travelplanner.world.index import WorldIndex
 from agentgym.envs.travelplanner._plan_text import before_paren, from_to, mode_of
-from agentgym.envs.travelplanner.queries import TravelQuery
+from agentgym.envs.travelplanner.tasks import TravelTask
 
 __all__ = ["CHECKS", "flight_number", "route_for", "filled"]
 
@@ -49,7 +49,7 @@ def filled(value: Any) -> bool:
     return bool(value) and value != "-"
 
 
-def _span(q: TravelQuery, days: list[Any]) -> range:
+def _span(q: TravelTask, days: list[Any]) -> range:
     return range(min(q.days, len(days)))  # Q11
 
 
@@ -89,7 +89,7 @@ def route_for(unit: Any, value: Any) -> tuple[Any, Any]:
 
 
 # -- 1. Reasonable City Route ---------------------------------------------------------------
-def reasonable_city(q: TravelQuery, days: list[Any], ix: WorldIndex) -> Result:
+def reasonable_city(q: TravelTask, days: list[Any], ix: WorldIndex) -> Result:
     cities: list[Any] = []
     for i in _span(q, days):
         entry = current_city(days[i]["current_city"])
@@ -130,7 +130,7 @@ def _valid_sequence(cities: list[Any]) -> bool:
 
 
 # -- 2. Diverse Restaurants / 3. Diverse Attractions -----------------------------------------
-def diverse_restaurants(q: TravelQuery, days: list[Any], ix: WorldIndex) -> Result:
+def diverse_restaurants(q: TravelTask, days: list[Any], ix: WorldIndex) -> Result:
     seen: list[Any] = []  # a list, as upstream: values need not be hashable
     for i in _span(q, days):
         unit = days[i]
@@ -145,7 +145,7 @@ def diverse_restaurants(q: TravelQuery, days: list[Any], ix: WorldIndex) -> Resu
     return True, "no restaurant is repeated"
 
 
-def diverse_attractions(q: TravelQuery, days: list[Any], ix: WorldIndex) -> Result:
+def diverse_attractions(q: TravelTask, days: list[Any], ix: WorldIndex) -> Result:
     seen: set[str] = set()
     for i in _span(q, days):
         unit = days[i]
@@ -158,7 +158,7 @@ def diverse_attractions(q: TravelQuery, days: list[Any], ix: WorldIndex) -> Resu
 
 
 # -- 4. Minimum Nights Stay -------------------------------------------------------------------
-def minimum_nights(q: TravelQuery, days: list[Any], ix: WorldIndex) -> Result:
+def minimum_nights(q: TravelTask, days: list[Any], ix: WorldIndex) -> Result:
     stays: list[Any] = []
     for i in _span(q, days):
         unit = days[i]
@@ -184,7 +184,7 @@ def _runs(values: list[Any]) -> list[tuple[Any, int]]:
 
 
 # -- 5. Non-conflicting Transportation --------------------------------------------------------
-def transport_conflict(q: TravelQuery, days: list[Any], ix: WorldIndex) -> Result:
+def transport_conflict(q: TravelTask, days: list[Any], ix: WorldIndex) -> Result:
     first = days[0]["transportation"]  # day 1 = the first entry of the list
     if not filled(first):
         return False, "day 1 has no transportation"
@@ -200,7 +200,7 @@ def transport_conflict(q: TravelQuery, days: list[Any], ix: WorldIndex) -> Resul
 
 
 # -- 6. Within Current City ----------------------------------------------------------------
-def within_current_city(q: TravelQuery, days: list[Any], ix: WorldIndex) -> Result:
+def within_current_city(q: TravelTask, days: list[Any], ix: WorldIndex) -> Result:
     for i in _span(q, days):
         unit = days[i]
         entry = current_city(unit["current_city"])
@@ -245,7 +245,7 @@ def _names_any(allowed: Any, text: Any) -> bool:
 
 
 # -- 7. Within Sandbox --------------------------------------------------------------------
-def within_sandbox(q: TravelQuery, days: list[Any], ix: WorldIndex) -> Result:
+def within_sandbox(q: TravelTask, days: list[Any], ix: WorldIndex) -> Result:
     for i in _span(q, days):
         unit = days[i]
         bad = _sandbox_transport(unit, ix) or _sandbox_venues(unit, ix)
@@ -309,7 +309,7 @@ def _sandbox_venues(unit: Any, ix: WorldIndex) -> str | None:
 
 
 # -- 8. Complete Information ------------------------------------------------------------------
-def not_absent(q: TravelQuery, days: list[Any], ix: WorldIndex) -> Result:
+def not_absent(q: TravelTask, days: list[Any], ix: WorldIndex) -> Result:
     span = _span(q, days)
     present = sum(1 for i in span if days[i] != {} and days[i]["current_city"] != _PLACEHOLDER_DAY)
     if present != q.days:
@@ -332,7 +332,7 @@ def not_absent(q: TravelQuery, days: list[Any], ix: WorldIndex) -> Result:
     return True, "every required entry is present"
 
 
-def _city_count(q: TravelQuery, days: list[Any]) -> str | None:
+def _city_count(q: TravelTask, days: list[Any]) -> str | None:
     cities: set[Any] = set()
     for i in _span(q, days):
         entry = current_city(days[i]["current_city"])
@@ -345,7 +345,7 @@ def _city_count(q: TravelQuery, days: list[Any]) -> str | None:
     return None
 
 
-def _day_complete(q: TravelQuery, unit: Any, i: int) -> str | None:
+def _day_complete(q: TravelTask, unit: Any, i: int) -> str | None:
     for key in ("transportation", "breakfast", "lunch", "dinner", "attraction", "accommodation"):
         if key not in unit:
             return f"no {key} key"

@@ -1,17 +1,17 @@
 """The TravelPlanner evaluator: 8 commonsense and 5 hard constraints, official metrics.
 
-``evaluate(plan, query, world, evaluation=...)`` checks one plan and never raises on the plan:
+``evaluate(plan, task, world, evaluator=...)`` checks one plan and never raises on the plan:
 
-* ``evaluation="official"`` reproduces the official evaluator's verdicts, quirks included. Where the
+* ``evaluator="official"`` reproduces the official evaluator's verdicts, quirks included. Where the
   official code would raise and abort the whole run, the check that raised fails with an
   ``evaluation_error: ...`` reason (and ``report.error`` says so); the other checks still run.
-* ``evaluation="strict"`` closes the loopholes (exact names, stay days checked, last attraction
+* ``evaluator="strict"`` closes the loopholes (exact names, stay days checked, last attraction
   counted, unknown modes rejected, ...). See ``docs/travelplanner-evaluation.md`` for the table.
 
 Hard constraints run only when the plan was delivered and ``is_not_absent`` and
 ``is_valid_information_in_sandbox`` both passed, as upstream; otherwise ``report.hard`` is None.
 
-``aggregate(reports, queries)`` gives the six official metrics with the official denominators,
+``aggregate(reports, tasks)`` gives the six official metrics with the official denominators,
 plus breakdowns by level and by trip length.
 """
 
@@ -22,21 +22,23 @@ from typing import Any, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
+from agentgym._deprecated import alias, module_aliases, renamed_kwargs, warn_renamed
 from agentgym._memo import Memo
+from agentgym._toolbox import require_choice
 from agentgym.envs.travelplanner.evaluation import _commonsense, _hard, _strict, _strict_hard
-from agentgym.envs.travelplanner.world._index import index_for
+from agentgym.envs.travelplanner.world.index import index_for
 from agentgym.envs.travelplanner.evaluation._strict_plan import read_plan
 from agentgym.envs.travelplanner.plan import ParsedPlan, Plan, parse_plan
-from agentgym.envs.travelplanner.queries import TravelQuery
+from agentgym.envs.travelplanner.tasks import TravelTask
 from agentgym.envs.travelplanner.world import World
 from agentgym.errors import ConfigError
 
 __all__ = [
     "evaluate", "official_plan", "aggregate", "Verdict", "EvaluationReport", "MetricSet", "Metrics",
-    "COMMONSENSE", "HARD", "EVALUATIONS", "OFFICIAL_METRIC_NAMES", "hard_denominator",
+    "COMMONSENSE", "HARD", "EVALUATORS", "OFFICIAL_METRIC_NAMES", "hard_denominator",
 ]
 
-EVALUATIONS = ("official", "strict")
+EVALUATORS = ("official", "strict")
 """The evaluators: ``official`` (the leaderboard's verdicts, quirks included) and ``strict``."""
 COMMONSENSE = tuple(_commonsense.CHECKS)
 HARD = tuple(_hard.CHECKS)
@@ -65,8 +67,9 @@ class EvaluationReport(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    evaluation: Literal["official", "strict"] = Field(validation_alias=AliasChoices("evaluation", "mode"))
-    """The evaluator that wrote the report (dumps from 0.1.0 named it ``mode``; they still load)."""
+    evaluator: Literal["official", "strict"] = Field(validation_alias=AliasChoices("evaluator", "evaluation", "mode"))
+    """The evaluator that wrote the report (dumps from 0.1.0 named it ``mode``, from 0.1.x
+    ``evaluation``; they still load)."""
     delivered: bool
     commonsense: dict[str, Verdict]
     hard: dict[str, Verdict] | None
@@ -85,6 +88,12 @@ class EvaluationReport(BaseModel):
     error: str | None = None
     """Why the plan was not delivered, or which check hit an input the official code cannot read."""
 
+    @property
+    def evaluation(self) -> str:
+        """Deprecated: ``evaluator``."""
+        warn_renamed("EvaluationReport.evaluation", "EvaluationReport.evaluator")
+        return self.evaluator
+
     def to_official(self) -> dict[str, Any]:
         """``{delivered, commonsense: {name: bool|None}, hard: {name: bool|None} | None, final_pass, error}``."""
         return {
@@ -102,27 +111,26 @@ class EvaluationReport(BaseModel):
         return out
 
 
-def evaluate(plan: Any, query: TravelQuery | Mapping[str, Any], world: World, *,
-             evaluation: str = "official") -> EvaluationReport:
-    """Check ``plan`` against ``query`` in ``world``.
+@renamed_kwargs({"evaluation": "evaluator", "query": "task"})
+def evaluate(plan: Any, task: TravelTask | Mapping[str, Any], world: World, *,
+             evaluator: str = "official") -> EvaluationReport:
+    """Check ``plan`` against ``task`` in ``world``.
 
     A :class:`ParsedPlan` (how the env passes the model's text, read leniently by ``parse_plan``)
     is taken as it is. Any other value is read as that evaluator reads a submission: the
     ``"official"`` evaluator takes only a list of day objects is a plan (:func:`official_plan`); the
     ``"strict"`` one every shape ``parse_plan`` reads is accepted."""
-    if evaluation not in EVALUATIONS:
-        raise ConfigError("evaluation", evaluation, EVALUATIONS)
-    if not isinstance(query, TravelQuery):
-        query = TravelQuery.from_row(query, id="query")
+    require_choice("evaluator", evaluator, EVALUATORS)
+    query = task if isinstance(task, TravelTask) else TravelTask.from_row(task, id="task")
     if isinstance(plan, ParsedPlan):
         parsed = plan
     else:
-        parsed = official_plan(plan) if evaluation == "official" else parse_plan(plan)
+        parsed = official_plan(plan) if evaluator == "official" else parse_plan(plan)
     if not parsed.delivered:
-        return _undelivered(evaluation, query, parsed.reason or "no plan")
+        return _undelivered(evaluator, query, parsed.reason or "no plan")
     ix = index_for(world)
     days = parsed.days
-    if evaluation == "official":
+    if evaluator == "official":
         subject: Any = days
         checks, hard_checks = _commonsense.CHECKS, _hard.CHECKS
     else:
@@ -133,7 +141,7 @@ def evaluate(plan: Any, query: TravelQuery | Mapping[str, Any], world: World, *,
     hard = None
     if commonsense["is_not_absent"].passed and commonsense["is_valid_information_in_sandbox"].passed:
         hard = {name: _run(name, fn, query, subject, ix, errors) for name, fn in hard_checks.items()}
-    return _report(evaluation, query, commonsense, hard, errors[0] if errors else None)
+    return _report(evaluator, query, commonsense, hard, errors[0] if errors else None)
 
 
 def official_plan(value: Any) -> ParsedPlan:
@@ -164,14 +172,14 @@ def _not_a_plan(what: str) -> ParsedPlan:
     return ParsedPlan(days=None, delivered=False, reason=reason)
 
 
-def _safe_read(query: TravelQuery, days: list[Any], ix: Any) -> Any:
+def _safe_read(query: TravelTask, days: list[Any], ix: Any) -> Any:
     try:
         return read_plan(query, days, ix)
     except Exception as exc:  # noqa: BLE001 - strict reading must not raise; fail every check instead
         return exc
 
 
-def _run(name: str, fn: Callable[..., tuple[bool | None, str]], query: TravelQuery, subject: Any,
+def _run(name: str, fn: Callable[..., tuple[bool | None, str]], query: TravelTask, subject: Any,
          ix: Any, errors: list[str]) -> Verdict:
     try:
         if isinstance(subject, Exception):
@@ -202,20 +210,20 @@ def _line(text: str, limit: int = 240) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _undelivered(evaluation: str, query: TravelQuery, reason: str) -> EvaluationReport:
+def _undelivered(evaluator: str, query: TravelTask, reason: str) -> EvaluationReport:
     verdict = Verdict.model_construct(passed=False, reason=f"plan not delivered: {reason}")
     commonsense = {name: verdict for name in COMMONSENSE}
-    return _report(evaluation, query, commonsense, None, reason, delivered=False)
+    return _report(evaluator, query, commonsense, None, reason, delivered=False)
 
 
-def _report(evaluation: str, query: TravelQuery, commonsense: dict[str, Verdict], hard: dict[str, Verdict] | None,
+def _report(evaluator: str, query: TravelTask, commonsense: dict[str, Verdict], hard: dict[str, Verdict] | None,
             error: str | None, *, delivered: bool = True) -> EvaluationReport:
     c_passed, c_pass = _tally(commonsense)
     h_passed, h_pass = (0, False) if hard is None else _tally(hard)
     c_pass = c_pass and delivered
     applicable = applicable_hard(query)
     return _construct(EvaluationReport, {
-        "evaluation": evaluation, "delivered": delivered, "commonsense": commonsense, "hard": hard,
+        "evaluator": evaluator, "delivered": delivered, "commonsense": commonsense, "hard": hard,
         "commonsense_pass": c_pass, "hard_pass": h_pass, "final_pass": c_pass and h_pass,
         "commonsense_passed": c_passed, "hard_passed": h_passed, "hard_applicable": applicable,
         "commonsense_micro": c_passed / len(COMMONSENSE), "hard_micro": h_passed / applicable if applicable else 0.0,
@@ -246,14 +254,14 @@ def _construct(cls: type[BaseModel], values: dict[str, Any]) -> Any:
     return m
 
 
-def applicable_hard(query: TravelQuery) -> int:
+def applicable_hard(query: TravelTask) -> int:
     """The budget plus every local constraint the query sets (what the per-plan hard micro divides by)."""
     lc = query.local_constraint
     return 1 + (lc.house_rule is not None) + bool(lc.cuisine) + (lc.room_type is not None) \
         + (lc.transportation is not None)
 
 
-def hard_denominator(query: TravelQuery) -> int:
+def hard_denominator(query: TravelTask) -> int:
     """The query's share of the official hard-micro denominator.
 
     Upstream counts, per query, the budget plus: at ``hard`` level every set local constraint;
@@ -301,31 +309,38 @@ class MetricSet(BaseModel):
 class Metrics(MetricSet):
     """Aggregate metrics plus the same six metrics per level and per trip length."""
 
-    evaluation: str | None = Field(default=None, validation_alias=AliasChoices("evaluation", "mode"))
+    evaluator: str | None = Field(default=None, validation_alias=AliasChoices("evaluator", "evaluation", "mode"))
     """The evaluator of every report, or None when they mix evaluators."""
+
+    @property
+    def evaluation(self) -> str | None:
+        """Deprecated: ``evaluator``."""
+        warn_renamed("Metrics.evaluation", "Metrics.evaluator")
+        return self.evaluator
     by_level: dict[str, MetricSet] = {}
     by_days: dict[int, MetricSet] = {}
 
 
-def aggregate(reports: Sequence[EvaluationReport], queries: Sequence[TravelQuery]) -> Metrics:
-    """The official metrics of ``reports`` (``reports[i]`` is the plan for ``queries[i]``).
+@renamed_kwargs({"queries": "tasks"})
+def aggregate(reports: Sequence[EvaluationReport], tasks: Sequence[TravelTask]) -> Metrics:
+    """The official metrics of ``reports`` (``reports[i]`` is the plan for ``tasks[i]``).
 
-    Denominators as upstream: N = the number of queries (45 / 180 / 1000 on the real splits),
+    Denominators as upstream: N = the number of tasks (45 / 180 / 1000 on the real splits),
     8N for commonsense micro, and the sum of ``hard_denominator`` for hard micro. Missing or
     undelivered plans count as failures.
     """
-    if len(reports) != len(queries):
-        raise ConfigError("reports", f"{len(reports)} reports", f"one report per query ({len(queries)})")
-    pairs = list(zip(reports, queries, strict=True))
+    if len(reports) != len(tasks):
+        raise ConfigError("reports", f"{len(reports)} reports", f"one report per task ({len(tasks)})")
+    pairs = list(zip(reports, tasks, strict=True))
     by_level: dict[str, list] = {}
     by_days: dict[int, list] = {}
     for r, q in pairs:
         by_level.setdefault(q.level or "unknown", []).append((r, q))
         by_days.setdefault(q.days, []).append((r, q))
-    evaluations = {r.evaluation for r in reports}
+    evaluators = {r.evaluator for r in reports}
     return Metrics(
         **_metric_set(pairs).model_dump(),
-        evaluation=evaluations.pop() if len(evaluations) == 1 else None,
+        evaluator=evaluators.pop() if len(evaluators) == 1 else None,
         by_level={k: _metric_set(v) for k, v in sorted(by_level.items(), key=lambda kv: _level_order(kv[0]))},
         by_days={k: _metric_set(v) for k, v in sorted(by_days.items())},
     )
@@ -335,7 +350,7 @@ def _level_order(level: str) -> int:
     return {"easy": 0, "medium": 1, "hard": 2}.get(level, 3)
 
 
-def _metric_set(pairs: list[tuple[EvaluationReport, TravelQuery]]) -> MetricSet:
+def _metric_set(pairs: list[tuple[EvaluationReport, TravelTask]]) -> MetricSet:
     n = len(pairs)
     delivered = sum(r.delivered for r, _ in pairs)
     c_passed = sum(r.commonsense_passed for r, _ in pairs if r.delivered)
@@ -360,3 +375,8 @@ def _metric_set(pairs: list[tuple[EvaluationReport, TravelQuery]]) -> MetricSet:
 
 def _ratio(a: int, b: int) -> float:
     return a / b if b else 0.0
+
+
+alias("EvaluationReport attribute", "evaluation", "evaluator")
+alias("Metrics attribute", "evaluation", "evaluator")
+__getattr__ = module_aliases(__name__, {"EVALUATIONS": "EVALUATORS"})

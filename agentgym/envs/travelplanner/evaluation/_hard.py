@@ -20,9 +20,9 @@ from __future__ import annotations
 from typing import Any
 
 from agentgym.envs.travelplanner.evaluation._commonsense import _OfficialCrash, filled, flight_number, route_for
-from agentgym.envs.travelplanner.world._index import WorldIndex, ceil_div
+from agentgym.envs.travelplanner.world.index import WorldIndex, ceil_div
 from agentgym.envs.travelplanner._plan_text import name_city
-from agentgym.envs.travelplanner.queries import TravelQuery
+from agentgym.envs.travelplanner.tasks import TravelTask
 
 __all__ = ["CHECKS", "RULE_TEXT", "ROOM_TYPE_ROW", "total_cost"]
 
@@ -35,12 +35,12 @@ RULE_TEXT = {
 ROOM_TYPE_ROW = {"shared room": "Shared room", "private room": "Private room", "entire room": "Entire home/apt"}
 
 
-def _span(q: TravelQuery, days: list[Any]) -> range:
+def _span(q: TravelTask, days: list[Any]) -> range:
     return range(min(q.days, len(days)))
 
 
 # -- Budget ---------------------------------------------------------------------------------
-def total_cost(q: TravelQuery, days: list[Any], ix: WorldIndex) -> Any:
+def total_cost(q: TravelTask, days: list[Any], ix: WorldIndex) -> Any:
     """The official total: transport, meals and one night per day listing an accommodation."""
     people = q.people_number
     total: Any = 0
@@ -82,7 +82,7 @@ def _transport_cost(unit: Any, value: str, people: int, ix: WorldIndex) -> Any:
     return 0
 
 
-def valid_cost(q: TravelQuery, days: list[Any], ix: WorldIndex) -> Result:
+def valid_cost(q: TravelTask, days: list[Any], ix: WorldIndex) -> Result:
     total = total_cost(q, days, ix)
     if total <= q.budget:
         return True, f"total cost {total:g} is within the budget {q.budget}"
@@ -90,7 +90,7 @@ def valid_cost(q: TravelQuery, days: list[Any], ix: WorldIndex) -> Result:
 
 
 # -- Room rule / room type: the first matching row of each listed accommodation -------------------
-def _stays(q: TravelQuery, days: list[Any], ix: WorldIndex):
+def _stays(q: TravelTask, days: list[Any], ix: WorldIndex):
     for i in _span(q, days):
         value = days[i]["accommodation"]
         if value and value != "-":
@@ -99,7 +99,7 @@ def _stays(q: TravelQuery, days: list[Any], ix: WorldIndex):
                 yield i, value, row
 
 
-def valid_room_rule(q: TravelQuery, days: list[Any], ix: WorldIndex) -> Result:
+def valid_room_rule(q: TravelTask, days: list[Any], ix: WorldIndex) -> Result:
     rule = q.local_constraint.house_rule
     if rule is None:
         return None, "the query has no house rule"
@@ -110,7 +110,7 @@ def valid_room_rule(q: TravelQuery, days: list[Any], ix: WorldIndex) -> Result:
     return True, f"every accommodation allows {rule}"
 
 
-def valid_room_type(q: TravelQuery, days: list[Any], ix: WorldIndex) -> Result:
+def valid_room_type(q: TravelTask, days: list[Any], ix: WorldIndex) -> Result:
     wanted = q.local_constraint.room_type
     if wanted is None:
         return None, "the query has no room type"
@@ -121,6 +121,7 @@ def valid_room_type(q: TravelQuery, days: list[Any], ix: WorldIndex) -> Result:
 
 
 def room_type_ok(wanted: str, actual: Any) -> bool:
+    """Whether a listing's room type ``actual`` is the room type a task wants, as the official check reads it."""
     if wanted == "not shared room":
         return actual != "Shared room"
     target = ROOM_TYPE_ROW.get(wanted)
@@ -128,7 +129,7 @@ def room_type_ok(wanted: str, actual: Any) -> bool:
 
 
 # -- Cuisine ----------------------------------------------------------------------------------
-def valid_cuisine(q: TravelQuery, days: list[Any], ix: WorldIndex) -> Result:
+def valid_cuisine(q: TravelTask, days: list[Any], ix: WorldIndex) -> Result:
     wanted = q.local_constraint.cuisine
     if not wanted:
         return None, "the query has no cuisine"
@@ -152,7 +153,7 @@ def valid_cuisine(q: TravelQuery, days: list[Any], ix: WorldIndex) -> Result:
 
 
 # -- Transportation ---------------------------------------------------------------------------
-def valid_transportation(q: TravelQuery, days: list[Any], ix: WorldIndex) -> Result:
+def valid_transportation(q: TravelTask, days: list[Any], ix: WorldIndex) -> Result:
     rule = q.local_constraint.transportation
     if rule is None:
         return None, "the query has no transportation constraint"

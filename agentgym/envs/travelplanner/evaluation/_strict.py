@@ -10,17 +10,17 @@ counts without a trailing ``;``, unknown transport modes fail, and no input rais
 from __future__ import annotations
 
 from agentgym.envs.travelplanner.evaluation._commonsense import _valid_sequence
-from agentgym.envs.travelplanner.world._index import WorldIndex
+from agentgym.envs.travelplanner.world.index import WorldIndex
 from agentgym.envs.travelplanner._plan_text import norm, strict_route_in
 from agentgym.envs.travelplanner.evaluation._strict_plan import MEALS, Day, StrictPlan, Venue, city_of, transport_route
-from agentgym.envs.travelplanner.queries import TravelQuery
+from agentgym.envs.travelplanner.tasks import TravelTask
 
 __all__ = ["CHECKS", "first_problem"]
 
 Result = tuple[bool | None, str]
 
 
-def first_problem(q: TravelQuery, plan: StrictPlan) -> str | None:
+def first_problem(q: TravelTask, plan: StrictPlan) -> str | None:
     """Why the plan's day list cannot be walked (too short, or an unreadable day), if so."""
     for day in plan.days:
         if day.problem:
@@ -31,7 +31,7 @@ def first_problem(q: TravelQuery, plan: StrictPlan) -> str | None:
 
 
 # -- 1. Reasonable City Route ---------------------------------------------------------------
-def reasonable_city(q: TravelQuery, plan: StrictPlan, ix: WorldIndex) -> Result:
+def reasonable_city(q: TravelTask, plan: StrictPlan, ix: WorldIndex) -> Result:
     problem = first_problem(q, plan)
     if problem:
         return False, problem
@@ -52,7 +52,7 @@ def reasonable_city(q: TravelQuery, plan: StrictPlan, ix: WorldIndex) -> Result:
     return True, "the route is a closed loop from the origin through the destination"
 
 
-def _outside_destination(q: TravelQuery, interior: list[str], ix: WorldIndex) -> str | None:
+def _outside_destination(q: TravelTask, interior: list[str], ix: WorldIndex) -> str | None:
     dest_city, dest_state = ix.canon_city(q.dest), ix.canon_state(q.dest)
     if dest_city is not None and (dest_state is None or q.visiting_city_number == 1):
         bad = [c for c in interior if c != dest_city]
@@ -65,7 +65,7 @@ def _outside_destination(q: TravelQuery, interior: list[str], ix: WorldIndex) ->
 
 
 # -- 2. Diverse Restaurants / 3. Diverse Attractions -----------------------------------------
-def diverse_restaurants(q: TravelQuery, plan: StrictPlan, ix: WorldIndex) -> Result:
+def diverse_restaurants(q: TravelTask, plan: StrictPlan, ix: WorldIndex) -> Result:
     seen: set[str] = set()
     for day in plan.days:
         for meal in MEALS:
@@ -77,7 +77,7 @@ def diverse_restaurants(q: TravelQuery, plan: StrictPlan, ix: WorldIndex) -> Res
     return True, "no restaurant is repeated"
 
 
-def diverse_attractions(q: TravelQuery, plan: StrictPlan, ix: WorldIndex) -> Result:
+def diverse_attractions(q: TravelTask, plan: StrictPlan, ix: WorldIndex) -> Result:
     seen: set[str] = set()
     for day in plan.days:
         for v in day.attractions:
@@ -88,7 +88,7 @@ def diverse_attractions(q: TravelQuery, plan: StrictPlan, ix: WorldIndex) -> Res
 
 
 # -- 4. Minimum Nights Stay -------------------------------------------------------------------
-def minimum_nights(q: TravelQuery, plan: StrictPlan, ix: WorldIndex) -> Result:
+def minimum_nights(q: TravelTask, plan: StrictPlan, ix: WorldIndex) -> Result:
     runs: list[list] = []  # [venue or None, nights]
     for day in plan.days:
         if "accommodation" in day.missing_keys:
@@ -106,7 +106,7 @@ def minimum_nights(q: TravelQuery, plan: StrictPlan, ix: WorldIndex) -> Result:
 
 
 # -- 5. Non-conflicting Transportation --------------------------------------------------------
-def transport_conflict(q: TravelQuery, plan: StrictPlan, ix: WorldIndex) -> Result:
+def transport_conflict(q: TravelTask, plan: StrictPlan, ix: WorldIndex) -> Result:
     if not plan.days:
         return False, "the plan has no day 1"
     if plan.days[0].problem:
@@ -121,7 +121,7 @@ def transport_conflict(q: TravelQuery, plan: StrictPlan, ix: WorldIndex) -> Resu
 
 
 # -- 6. Within Current City ----------------------------------------------------------------
-def within_current_city(q: TravelQuery, plan: StrictPlan, ix: WorldIndex) -> Result:
+def within_current_city(q: TravelTask, plan: StrictPlan, ix: WorldIndex) -> Result:
     for day in plan.days:
         if day.problem:
             continue  # is_not_absent / is_reasonable_visiting_city report unreadable days
@@ -169,7 +169,7 @@ def _in_cities(v: Venue, allowed: tuple[str, ...]) -> bool:
 
 
 # -- 7. Within Sandbox --------------------------------------------------------------------
-def within_sandbox(q: TravelQuery, plan: StrictPlan, ix: WorldIndex) -> Result:
+def within_sandbox(q: TravelTask, plan: StrictPlan, ix: WorldIndex) -> Result:
     for day in plan.days:
         if day.problem:
             continue
@@ -181,7 +181,7 @@ def within_sandbox(q: TravelQuery, plan: StrictPlan, ix: WorldIndex) -> Result:
     return True, "every entry exists in the database"
 
 
-def _sandbox_transport(q: TravelQuery, day: Day, ix: WorldIndex) -> str | None:
+def _sandbox_transport(q: TravelTask, day: Day, ix: WorldIndex) -> str | None:
     if not day.transport:
         return None
     low = day.transport.lower()
@@ -228,7 +228,7 @@ def _sandbox_venues(day: Day) -> str | None:
 
 
 # -- 8. Complete Information ------------------------------------------------------------------
-def not_absent(q: TravelQuery, plan: StrictPlan, ix: WorldIndex) -> Result:
+def not_absent(q: TravelTask, plan: StrictPlan, ix: WorldIndex) -> Result:
     problem = first_problem(q, plan)
     if problem:
         return False, problem
@@ -245,7 +245,7 @@ def not_absent(q: TravelQuery, plan: StrictPlan, ix: WorldIndex) -> Result:
     return True, "every required entry is present"
 
 
-def _day_complete(q: TravelQuery, day: Day) -> str | None:
+def _day_complete(q: TravelTask, day: Day) -> str | None:
     if day.missing_keys:
         return f"no {day.missing_keys[0]} key"
     if day.route is not None and not day.transport:

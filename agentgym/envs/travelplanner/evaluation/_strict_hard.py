@@ -10,17 +10,17 @@ from __future__ import annotations
 from typing import Any
 
 from agentgym.envs.travelplanner.evaluation._hard import RULE_TEXT, room_type_ok
-from agentgym.envs.travelplanner.world._index import WorldIndex, ceil_div
+from agentgym.envs.travelplanner.world.index import WorldIndex, ceil_div
 from agentgym.envs.travelplanner.evaluation._strict import flight_number_strict
 from agentgym.envs.travelplanner.evaluation._strict_plan import MEALS, Day, StrictPlan, city_of, transport_route
-from agentgym.envs.travelplanner.queries import TravelQuery
+from agentgym.envs.travelplanner.tasks import TravelTask
 
 __all__ = ["CHECKS", "total_cost"]
 
 Result = tuple[bool | None, str]
 
 
-def total_cost(q: TravelQuery, plan: StrictPlan, ix: WorldIndex) -> Any:
+def total_cost(q: TravelTask, plan: StrictPlan, ix: WorldIndex) -> Any:
     people = q.people_number
     total: Any = 0
     for day in plan.days:
@@ -35,7 +35,7 @@ def total_cost(q: TravelQuery, plan: StrictPlan, ix: WorldIndex) -> Any:
     return total
 
 
-def _transport_cost(q: TravelQuery, day: Day, ix: WorldIndex) -> Any:
+def _transport_cost(q: TravelTask, day: Day, ix: WorldIndex) -> Any:
     route = transport_route(day, ix) if day.transport else None
     if route is None:
         return 0
@@ -52,7 +52,7 @@ def _transport_cost(q: TravelQuery, day: Day, ix: WorldIndex) -> Any:
     return 0
 
 
-def valid_cost(q: TravelQuery, plan: StrictPlan, ix: WorldIndex) -> Result:
+def valid_cost(q: TravelTask, plan: StrictPlan, ix: WorldIndex) -> Result:
     total = total_cost(q, plan, ix)
     if total <= q.budget:
         return True, f"total cost {total:g} is within the budget {q.budget}"
@@ -65,7 +65,7 @@ def _stays(plan: StrictPlan):
             yield day, day.hotel
 
 
-def valid_room_rule(q: TravelQuery, plan: StrictPlan, ix: WorldIndex) -> Result:
+def valid_room_rule(q: TravelTask, plan: StrictPlan, ix: WorldIndex) -> Result:
     rule = q.local_constraint.house_rule
     if rule is None:
         return None, "the query has no house rule"
@@ -76,7 +76,7 @@ def valid_room_rule(q: TravelQuery, plan: StrictPlan, ix: WorldIndex) -> Result:
     return True, f"every accommodation allows {rule}"
 
 
-def valid_room_type(q: TravelQuery, plan: StrictPlan, ix: WorldIndex) -> Result:
+def valid_room_type(q: TravelTask, plan: StrictPlan, ix: WorldIndex) -> Result:
     wanted = q.local_constraint.room_type
     if wanted is None:
         return None, "the query has no room type"
@@ -87,7 +87,7 @@ def valid_room_type(q: TravelQuery, plan: StrictPlan, ix: WorldIndex) -> Result:
     return True, f"every accommodation's room type is {wanted}"
 
 
-def valid_cuisine(q: TravelQuery, plan: StrictPlan, ix: WorldIndex) -> Result:
+def valid_cuisine(q: TravelTask, plan: StrictPlan, ix: WorldIndex) -> Result:
     wanted = q.local_constraint.cuisine
     if not wanted:
         return None, "the query has no cuisine"
@@ -104,7 +104,7 @@ def valid_cuisine(q: TravelQuery, plan: StrictPlan, ix: WorldIndex) -> Result:
     return True, f"every wanted cuisine is served ({', '.join(wanted)})"
 
 
-def valid_transportation(q: TravelQuery, plan: StrictPlan, ix: WorldIndex) -> Result:
+def valid_transportation(q: TravelTask, plan: StrictPlan, ix: WorldIndex) -> Result:
     rule = q.local_constraint.transportation
     if rule is None:
         return None, "the query has no transportation constraint"

@@ -10,11 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentgym.envs.travelplanner.world._index import WorldIndex
+from agentgym.envs.travelplanner.world.index import WorldIndex
 from agentgym.envs.travelplanner._plan_text import (
     is_blank, mode_of, norm, strict_name_city, strict_pieces, strict_route, strict_route_in, strip_suffix,
 )
-from agentgym.envs.travelplanner.queries import TravelQuery
+from agentgym.envs.travelplanner.tasks import TravelTask
 
 __all__ = ["Venue", "Day", "StrictPlan", "read_plan", "FIELDS", "MEALS"]
 
@@ -72,7 +72,7 @@ class StrictPlan:
     length: int  # len(plan)
 
 
-def read_plan(q: TravelQuery, raw_days: list[Any], ix: WorldIndex) -> StrictPlan:
+def read_plan(q: TravelTask, raw_days: list[Any], ix: WorldIndex) -> StrictPlan:
     n = min(q.days, len(raw_days))
     return StrictPlan(days=[_read_day(i, raw_days[i], ix) for i in range(n)], length=len(raw_days))
 

@@ -19,16 +19,18 @@ from rich.table import Table
 from agentgym.envs.travelplanner.evaluation._evaluate import (
     OFFICIAL_METRIC_NAMES, EvaluationReport, Metrics, aggregate, evaluate,
 )
+from agentgym._deprecated import renamed_kwargs
 from agentgym.envs.travelplanner.plan import ParsedPlan
-from agentgym.envs.travelplanner.queries import SPLITS, TravelQuery, load_queries
+from agentgym.envs.travelplanner.tasks import SPLITS, TravelTask, load_tasks
 from agentgym.envs.travelplanner.world import World
 from agentgym.errors import DataError
 
 __all__ = ["read_submission", "run", "print_metrics", "to_json"]
 
 
+@renamed_kwargs({"evaluation": "evaluator"})
 def run(submission: Path, *, queries: str | None = None, database: Path | None = None,
-        evaluation: str = "official", foreign_queries: bool = False) -> dict[str, Any]:
+        evaluator: str = "official", foreign_queries: bool = False) -> dict[str, Any]:
     """Evaluate a submission file; the data behind the CLI output.
 
     Queries set in cities the world does not have were written for another world (e.g. real
@@ -55,13 +57,13 @@ def run(submission: Path, *, queries: str | None = None, database: Path | None =
     elif len(lines) > len(qs):
         warnings.append(f"the submission has {len(lines)} lines for {len(qs)} queries; the extra lines are ignored")
     plans = [lines[i] if i < len(lines) else None for i in range(len(qs))]
-    reports = [evaluate(plan, q, world, evaluation=evaluation) for plan, q in zip(plans, qs, strict=True)]
-    return {"evaluation": evaluation, "queries": qs, "reports": reports, "metrics": aggregate(reports, qs),
+    reports = [evaluate(plan, q, world, evaluator=evaluator) for plan, q in zip(plans, qs, strict=True)]
+    return {"evaluator": evaluator, "queries": qs, "reports": reports, "metrics": aggregate(reports, qs),
             "lines": lines, "database": str(world.root), "submission": str(submission),
             "query_source": queries, "warnings": warnings}
 
 
-def _in_world(query: TravelQuery, world: World) -> bool:
+def _in_world(query: TravelTask, world: World) -> bool:
     # The destination of a multi-city trip is a state.
     return query.org in world.city_set and (query.dest in world.city_set or query.dest in world.states)
 
@@ -130,7 +132,7 @@ def _unreadable_notes(unreadable: list[int]) -> list[str]:
     return notes
 
 
-def _queries(source: str | None, lines: list[Any], world: World) -> list[TravelQuery]:
+def _queries(source: str | None, lines: list[Any], world: World) -> list[TravelTask]:
     if source is None:
         return _embedded(lines, "the submission")
     path = Path(source)
@@ -138,10 +140,10 @@ def _queries(source: str | None, lines: list[Any], world: World) -> list[TravelQ
         rows = read_submission(path)
         if rows and all(isinstance(r, dict) and isinstance(r.get("query"), dict) for r in rows):
             return _embedded(rows, str(path))
-    return load_queries(source, world_root=world.root)
+    return load_tasks(source, world_root=world.root)
 
 
-def _embedded(rows: list[Any], where: str) -> list[TravelQuery]:
+def _embedded(rows: list[Any], where: str) -> list[TravelTask]:
     out = []
     for i, row in enumerate(rows):
         if isinstance(row, ParsedPlan):  # a line that is not JSON
@@ -149,7 +151,7 @@ def _embedded(rows: list[Any], where: str) -> list[TravelQuery]:
                             "queries from elsewhere")
         if not (isinstance(row, dict) and isinstance(row.get("query"), dict)):
             raise DataError(f"plan {i + 1} of {where} carries no query object; pass --queries")
-        out.append(TravelQuery.from_row(row["query"], id=str(row.get("id") or f"line-{i + 1}")))
+        out.append(TravelTask.from_row(row["query"], id=str(row.get("id") or f"line-{i + 1}")))
     return out
 
 
@@ -163,7 +165,7 @@ def _nearby_world(queries: str | None, submission: Path) -> Path | None:
 
 
 def print_metrics(console: Console, metrics: Metrics, database: str) -> None:
-    title = f"TravelPlanner ({metrics.evaluation} evaluation, {metrics.n_queries} queries)"
+    title = f"TravelPlanner ({metrics.evaluator} evaluator, {metrics.n_queries} queries)"
     table = Table(title=title, caption=database)
     table.add_column("metric")
     table.add_column("value", justify="right")
@@ -199,12 +201,12 @@ def print_metrics(console: Console, metrics: Metrics, database: str) -> None:
 def to_json(result: dict[str, Any]) -> dict[str, Any]:
     metrics: Metrics = result["metrics"]
     return {
-        "evaluation": result["evaluation"],
+        "evaluator": result["evaluator"],
         "database": result["database"],
         "submission": result["submission"],
         "queries": result["query_source"],
         "metrics": metrics.official(),
-        "counts": metrics.model_dump(exclude={"by_level", "by_days", "evaluation"}),
+        "counts": metrics.model_dump(exclude={"by_level", "by_days", "evaluator"}),
         "by_level": {k: v.official() | {"n_queries": v.n_queries} for k, v in metrics.by_level.items()},
         "by_days": {str(k): v.official() | {"n_queries": v.n_queries} for k, v in metrics.by_days.items()},
         "plans": [_entry(i, q, r, result["lines"])
@@ -212,7 +214,7 @@ def to_json(result: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _entry(i: int, q: TravelQuery, report: EvaluationReport, lines: list[Any]) -> dict[str, Any]:
+def _entry(i: int, q: TravelTask, report: EvaluationReport, lines: list[Any]) -> dict[str, Any]:
     line = lines[i] if i < len(lines) else None
     idx = line.get("idx") if isinstance(line, dict) else None
     return {"index": i, "idx": idx, "id": q.id, "level": q.level, "days": q.days,

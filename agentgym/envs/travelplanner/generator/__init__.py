@@ -1,12 +1,12 @@
-"""Procedural TravelPlanner queries, each with a reference plan that passes by construction.
+"""Procedural TravelPlanner tasks, each with a reference plan that passes by construction.
 
-``generate_queries(world, n, seed=...)`` draws query specs at the official level mix (see
+``generate_tasks(world, n, seed=...)`` draws task specs at the official level mix (see
 ``_draw``), solves each one exactly for its cheapest plan (``solver.solve`` with ``must_pass="both"``,
 budget ignored, with a node limit so the result does not depend on machine speed), and prices
-the query from it: ``budget = ceil(cost * (1 + slack) / 100) * 100`` with the slack drawn
+the task from it: ``budget = ceil(cost * (1 + slack) / 100) * 100`` with the slack drawn
 uniformly from ``[budget_slack_min, budget_slack_max]``. Specs without a plan are redrawn.
-The reference plan becomes the row's ``annotated_plan``, so every generated query passes
-both evaluators (``strict`` and ``official``) with its own plan, and the query text is
+The reference plan becomes the row's ``annotated_plan``, so every generated task passes
+both evaluators (``strict`` and ``official``) with its own plan, and the task text is
 rendered from the fields in varied phrasings.
 
 Rows are in the Hugging Face field format, ordered like the official splits (easy 3/5/7,
@@ -32,15 +32,17 @@ from agentgym.envs.travelplanner.generator._draw import (
     draw_spec,
 )
 from agentgym.envs.travelplanner.generator._text import query_text
-from agentgym.envs.travelplanner.queries import TravelQuery
+from agentgym.envs.travelplanner.tasks import TravelTask
 from agentgym.envs.travelplanner.solver import solve
 from agentgym.envs.travelplanner.world import World
+from agentgym._deprecated import module_aliases
+from agentgym._toolbox import is_int
 from agentgym.errors import ConfigError, DataError
 
-__all__ = ["GeneratorConfig", "generate_queries", "QueryGenerator", "LEVELS", "TRIP_DAYS", "QUERY_FIELDS"]
+__all__ = ["GeneratorConfig", "generate_tasks", "TaskGenerator", "LEVELS", "TRIP_DAYS", "TASK_FIELDS"]
 
-QUERY_FIELDS = ("org", "dest", "days", "visiting_city_number", "date", "people_number", "local_constraint",
-                "budget", "query", "level", "annotated_plan", "reference_information")
+TASK_FIELDS = ("org", "dest", "days", "visiting_city_number", "date", "people_number", "local_constraint",
+               "budget", "query", "level", "annotated_plan", "reference_information")
 GROUPS = tuple((level, days) for level in LEVELS for days in TRIP_DAYS)
 
 
@@ -71,8 +73,8 @@ class GeneratorConfig(BaseModel):
         return self
 
 
-class QueryGenerator:
-    """Draws, solves and renders queries on one world with one random generator."""
+class TaskGenerator:
+    """Draws, solves and renders tasks on one world with one random generator."""
 
     def __init__(self, world: World, *, seed: int | np.random.Generator = 0,
                  config: GeneratorConfig | None = None) -> None:
@@ -83,9 +85,9 @@ class QueryGenerator:
         self.seen: set[tuple] = set()
         self.attempts = 0
 
-    def query(self, level: str, days: int) -> dict[str, Any]:
+    def task(self, level: str, days: int) -> dict[str, Any]:
         """One row of the given level and trip length; raises DataError when the world has
-        no feasible query of that kind within ``max_attempts`` draws."""
+        no feasible task of that kind within ``max_attempts`` draws."""
         if level not in LEVELS or days not in CITIES_FOR_DAYS:
             raise ConfigError("group", (level, days), [f"({lv!r}, {d})" for lv, d in GROUPS])
         cfg = self.config
@@ -100,12 +102,12 @@ class QueryGenerator:
             if row is not None:
                 self.seen.add(spec.key)
                 return row
-        raise DataError(f"no feasible {level} {days}-day query after {cfg.max_attempts} attempts; "
+        raise DataError(f"no feasible {level} {days}-day task after {cfg.max_attempts} attempts; "
                         f"the world is too sparse (too few flights, roads or venues for such trips)")
 
     def _priced(self, spec: Spec) -> dict[str, Any] | None:
         meta = _meta(spec, budget=0, text="")
-        result = solve(TravelQuery.from_row(meta), self.world, must_pass="both", ignore_budget=True,
+        result = solve(TravelTask.from_row(meta), self.world, must_pass="both", ignore_budget=True,
                        time_limit=None, node_limit=self.config.node_limit)
         if not (result.solved and result.optimal):
             return None
@@ -115,23 +117,23 @@ class QueryGenerator:
         padded = result.plan + [{} for _ in range(max(7, spec.days) - len(result.plan))]
         row = {**meta, "date": repr(list(spec.dates)), "local_constraint": repr(spec.constraint),
                "annotated_plan": repr([meta, padded]), "reference_information": ""}
-        return {k: row[k] for k in QUERY_FIELDS}
+        return {k: row[k] for k in TASK_FIELDS}
 
     def groups(self, per_group: int) -> Iterator[dict[str, Any]]:
         """``per_group`` rows of each (level, days) group, in the official split order."""
         for level, days in GROUPS:
             for _ in range(per_group):
-                yield self.query(level, days)
+                yield self.task(level, days)
 
 
-def generate_queries(world: World, n: int | None = None, *, per_group: int | None = None,
-                     seed: int | np.random.Generator = 0,
-                     config: GeneratorConfig | None = None) -> list[dict[str, Any]]:
-    """``n`` queries spread evenly over the nine (level, days) groups (the first ``n % 9``
+def generate_tasks(world: World, n: int | None = None, *, per_group: int | None = None,
+                   seed: int | np.random.Generator = 0,
+                   config: GeneratorConfig | None = None) -> list[dict[str, Any]]:
+    """``n`` task rows spread evenly over the nine (level, days) groups (the first ``n % 9``
     groups get one more), or ``per_group`` of each; ordered easy 3/5/7, medium 3/5/7, hard 3/5/7."""
     if (n is None) == (per_group is None):
         raise ConfigError("n", n, "exactly one of n and per_group")
-    gen = QueryGenerator(world, seed=seed, config=config)
+    gen = TaskGenerator(world, seed=seed, config=config)
     if per_group is not None:
         if per_group < 0:
             raise ConfigError("per_group", per_group, "an int >= 0")
@@ -139,7 +141,7 @@ def generate_queries(world: World, n: int | None = None, *, per_group: int | Non
     if n < 0:
         raise ConfigError("n", n, "an int >= 0")
     counts = [n // len(GROUPS) + (i < n % len(GROUPS)) for i in range(len(GROUPS))]
-    return [gen.query(level, days) for (level, days), count in zip(GROUPS, counts) for _ in range(count)]
+    return [gen.task(level, days) for (level, days), count in zip(GROUPS, counts) for _ in range(count)]
 
 
 def _meta(spec: Spec, *, budget: int, text: str) -> dict[str, Any]:
@@ -149,6 +151,10 @@ def _meta(spec: Spec, *, budget: int, text: str) -> dict[str, Any]:
 
 
 def _seed(seed: Any) -> int:
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+    if not (is_int(seed) or isinstance(seed, np.integer)) or seed < 0:
         raise ConfigError("seed", seed, "a non-negative int or a numpy Generator")
     return int(seed)
+
+
+__getattr__ = module_aliases(__name__, {"QueryGenerator": "TaskGenerator", "QUERY_FIELDS": "TASK_FIELDS",
+                                        "generate_queries": "generate_tasks"})

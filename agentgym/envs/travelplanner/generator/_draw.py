@@ -15,9 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from agentgym.envs.travelplanner.world._index import index_for
-from agentgym.envs.travelplanner.queries import CUISINES, HOUSE_RULES
-from agentgym.envs.travelplanner.solver._problem import writable_city
+from agentgym.envs.travelplanner.world.index import index_for
+from agentgym.envs.travelplanner.tasks import CUISINES, HOUSE_RULES
+from agentgym.envs.travelplanner.solver import writable_city
 from agentgym.envs.travelplanner.world import World
 
 __all__ = ["Spec", "Atlas", "draw_spec", "LEVELS", "TRIP_DAYS", "CITIES_FOR_DAYS"]

@@ -27,15 +27,16 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from agentgym.envs.travelplanner.queries import TravelQuery
-from agentgym.envs.travelplanner.solver._problem import MUST_PASS, read_problem
+from agentgym._deprecated import renamed_kwargs
+from agentgym.envs.travelplanner.tasks import TravelTask
+from agentgym.envs.travelplanner.solver._problem import MUST_PASS, read_problem, writable_city
 from agentgym.envs.travelplanner.solver._render import render_plan
 from agentgym.envs.travelplanner.solver._search import Search
 from agentgym.envs.travelplanner.solver._transport import REGIMES
 from agentgym.envs.travelplanner.world import World
 from agentgym.errors import ConfigError
 
-__all__ = ["solve", "SolveResult", "SolveStats", "MUST_PASS", "STATUSES"]
+__all__ = ["solve", "SolveResult", "SolveStats", "MUST_PASS", "STATUSES", "writable_city"]
 
 STATUSES = ("solved", "infeasible", "timeout")
 
@@ -73,20 +74,21 @@ class SolveResult(BaseModel):
         return self.status == "solved"
 
 
-def solve(query: TravelQuery | Mapping[str, Any], world: World, *, time_limit: float | None = 30.0,
+@renamed_kwargs({"query": "task"})
+def solve(task: TravelTask | Mapping[str, Any], world: World, *, time_limit: float | None = 30.0,
           node_limit: int | None = None, must_pass: str = "strict", ignore_budget: bool = False) -> SolveResult:
-    """The cheapest plan for ``query`` in ``world`` that passes the evaluators ``must_pass`` names.
+    """The cheapest plan for ``task`` in ``world`` that passes the evaluators ``must_pass`` names.
 
     ``must_pass``: ``strict`` (the plan passes strict evaluation; proofs hold for strict) or
     ``both`` (it also passes official evaluation: only venues and flights both evaluators
     read the same way are used). ``time_limit`` (seconds) and ``node_limit`` stop the search
     early; a node limit keeps results independent of machine speed. ``ignore_budget`` finds
-    the cheapest plan whatever the query's budget (the generator prices queries this way).
+    the cheapest plan whatever the task's budget (the generator prices tasks this way).
     """
     if must_pass not in MUST_PASS:
         raise ConfigError("must_pass", must_pass, MUST_PASS)
     start = time.perf_counter()
-    q = query if isinstance(query, TravelQuery) else TravelQuery.from_row(query, id="custom")
+    q = task if isinstance(task, TravelTask) else TravelTask.from_row(task, id="custom")
     problem = read_problem(q, world, must_pass=must_pass, ignore_budget=ignore_budget)
     search = Search(problem, time_limit=time_limit, node_limit=node_limit)
     if problem.issue is None:

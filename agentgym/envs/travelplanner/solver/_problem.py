@@ -14,9 +14,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from agentgym.envs.travelplanner.evaluation._hard import RULE_TEXT
-from agentgym.envs.travelplanner.world._index import WorldIndex, index_for
-from agentgym.envs.travelplanner.queries import TravelQuery
+from agentgym.envs.travelplanner.evaluation import RULE_TEXT
+from agentgym.envs.travelplanner.world.index import WorldIndex, index_for
+from agentgym.envs.travelplanner.tasks import TravelTask
 from agentgym.envs.travelplanner.world import World
 
 __all__ = ["Problem", "read_problem", "MUST_PASS", "BANNED_TRANSPORT"]
@@ -32,7 +32,7 @@ _UNWRITABLE = re.compile(r"\bfrom\s|\sto\s|[,;\n]|\([^()]*\)\s*$", re.IGNORECASE
 class Problem:
     """The query in solver terms. ``issue`` says why no plan can exist, when that is clear upfront."""
 
-    query: TravelQuery
+    query: TravelTask
     world: World
     ix: WorldIndex
     must_pass: str
@@ -58,7 +58,7 @@ class Problem:
         return self.dates[day] if 0 <= day < len(self.dates) else None
 
 
-def read_problem(query: TravelQuery, world: World, *, must_pass: str, ignore_budget: bool) -> Problem:
+def read_problem(query: TravelTask, world: World, *, must_pass: str, ignore_budget: bool) -> Problem:
     ix = index_for(world)
     lc = query.local_constraint
     org = ix.canon_city(query.org) or query.org
@@ -86,7 +86,7 @@ def writable_city(name: str, must_pass: str, ix: WorldIndex) -> bool:
     return True
 
 
-def _shape_issue(q: TravelQuery) -> str | None:
+def _shape_issue(q: TravelTask) -> str | None:
     if q.visiting_city_number < 1:
         return f"visiting_city_number is {q.visiting_city_number}; a trip visits at least one city"
     if q.days < q.visiting_city_number + 1:
@@ -97,7 +97,7 @@ def _shape_issue(q: TravelQuery) -> str | None:
     return None
 
 
-def _origin_issue(q: TravelQuery, ix: WorldIndex, org: str, must_pass: str) -> str | None:
+def _origin_issue(q: TravelTask, ix: WorldIndex, org: str, must_pass: str) -> str | None:
     if ix.canon_city(q.org) is None:
         return f"the origin {q.org!r} is not a city of the world"
     if not writable_city(org, must_pass, ix) or (must_pass == "both" and org != q.org):
@@ -105,7 +105,7 @@ def _origin_issue(q: TravelQuery, ix: WorldIndex, org: str, must_pass: str) -> s
     return None
 
 
-def _candidates(q: TravelQuery, ix: WorldIndex, org: str, must_pass: str) -> tuple[str, ...]:
+def _candidates(q: TravelTask, ix: WorldIndex, org: str, must_pass: str) -> tuple[str, ...]:
     """Cities the strict route check accepts inside the trip (``_outside_destination``)."""
     world = ix.world
     dest_city, dest_state = ix.canon_city(q.dest), ix.canon_state(q.dest)

@@ -19,8 +19,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from agentgym.envs.travelplanner.evaluation._hard import room_type_ok
-from agentgym.envs.travelplanner.world._index import ceil_div
+from agentgym.envs.travelplanner.evaluation import room_type_ok
+from agentgym.envs.travelplanner.world.index import ceil_div
 from agentgym.envs.travelplanner._plan_text import name_city
 from agentgym.envs.travelplanner.solver._meals import CityMeals, cuisine_mask
 from agentgym.envs.travelplanner.solver._problem import Problem

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from agentgym.envs.travelplanner.world._cache import install, is_valid
+from agentgym.envs.travelplanner.world.cache import install, is_valid
 from agentgym.envs.travelplanner.synthetic._generate import generate_world
 from agentgym.envs.travelplanner.world import DATABASE_ENV_VAR, World, cache_base
 

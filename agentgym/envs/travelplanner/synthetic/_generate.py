@@ -17,7 +17,7 @@ from agentgym.envs.travelplanner.synthetic._geography import (
     place_cities,
 )
 from agentgym.envs.travelplanner.synthetic._model import DrawnWorld
-from agentgym.envs.travelplanner.synthetic._queries import make_splits
+from agentgym.envs.travelplanner.synthetic._tasks import make_splits
 from agentgym.envs.travelplanner.synthetic._roads import first_roads, make_roads
 from agentgym.envs.travelplanner.synthetic._scale import WorldScale, check_seed, resolve_scale
 from agentgym.envs.travelplanner.synthetic._venues import make_attractions, make_hotels, make_restaurants

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
+from agentgym._toolbox import is_int
 from agentgym.envs.travelplanner.synthetic._vocab import STATES
 from agentgym.errors import ConfigError
 
@@ -81,7 +82,7 @@ def resolve_scale(scale: str | WorldScale) -> WorldScale:
 
 
 def check_seed(seed: Any) -> int:
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+    if not (is_int(seed) or isinstance(seed, np.integer)) or seed < 0:
         raise ConfigError("seed", seed, "a non-negative int")
     return int(seed)
 

@@ -1,6 +1,8 @@
 """The TravelPlanner database: open the CSV tables (parsed once into a cache), index them, render them.
 
-``World`` holds one database; ``WorldIndex`` (``index_for``) the lookups the evaluator and solver share.
+``World`` holds one database; ``index.WorldIndex`` (``index.index_for``) the lookups the evaluator,
+the solver and the generator share; ``render_table`` shows a table as the official tools do;
+``cache`` keeps parsed worlds (the synthetic world installs itself there).
 """
 
 from agentgym.envs.travelplanner.world._database import (
@@ -14,6 +16,7 @@ from agentgym.envs.travelplanner.world._database import (
     World,
     cache_base,
 )
+from agentgym.envs.travelplanner.world._render import render_table
 
 __all__ = [
     "World",
@@ -25,4 +28,5 @@ __all__ = [
     "DATABASE_ENV_VAR",
     "CACHE_ENV_VAR",
     "cache_base",
+    "render_table",
 ]

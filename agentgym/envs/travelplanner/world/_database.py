@@ -22,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from agentgym.envs.travelplanner.world._cache import install, is_valid
+from agentgym.envs.travelplanner.world.cache import install, is_valid
 from agentgym.envs.travelplanner.world._csv import read_table
 from agentgym.envs.travelplanner.world._flights import FlightTable, build_flight_table
 from agentgym.envs.travelplanner.world._render import render_table

@@ -175,7 +175,8 @@ def _final_action(env: Any, row: dict[str, Any]) -> str:
     words, so partial-credit terms compute their statistics (an exact match short-cuts BLEU, and
     would not show that its dependency is missing)."""
     inner = getattr(env, "unwrapped", env)
-    query = getattr(inner, "query", None)
+    task = getattr(inner, "task", None)
+    query = task if hasattr(task, "annotated_plan") else None  # TravelPlanner's task
     if query is not None and getattr(query, "annotated_plan", None):
         from agentgym.envs.travelplanner.scripted import gold_plan_actions
 

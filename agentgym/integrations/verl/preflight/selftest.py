@@ -150,10 +150,10 @@ def _rows_and_actions() -> tuple[list[dict[str, Any]], dict[int, list[str]]]:
     tp = prepare_rows("TravelPlanner-v0", split="train", limit=2, env_kwargs={"action_format": "json"},
                       reward="planner_r1/dense")
     sq = prepare_rows("SearchQA-v0", split="train", limit=2)
-    env = gymnasium.make("TravelPlanner-v0", queries="train", action_format="json")
+    env = gymnasium.make("TravelPlanner-v0", tasks="train", action_format="json")
     actions: dict[int, list[str]] = {}
     for i, row in enumerate(tp):
-        query = env.unwrapped.queries[row["extra_info"]["query_index"]]
+        query = env.unwrapped.tasks[row["extra_info"]["query_index"]]
         actions[i] = gold_plan_actions(query, "json", tools=False)
     for j, row in enumerate(sq):
         actions[len(tp) + j] = [f"<answer>{gold_answer(row)}</answer>"]

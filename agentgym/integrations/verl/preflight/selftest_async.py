@@ -301,9 +301,9 @@ def _config(model_dir: Path, n: int) -> Any:
         f"actor_rollout_ref.model.path={model_dir}", "actor_rollout_ref.rollout.name=vllm",
         f"actor_rollout_ref.rollout.n={n}", "actor_rollout_ref.rollout.calculate_log_probs=true",
         "data.train_batch_size=3", "data.max_prompt_length=4096", "data.max_response_length=1024",
-        # agentgym's protocol: its turn cut skips actions inside <think>, which the scripted turns exercise
+        # the tags action format: its turn cut skips actions inside <think>, which the scripted turns exercise
         # (Search-R1's reads tags in thoughts as actions: the first turn's musing would be its answer).
-        "agentgym.env_kwargs.protocol=agentgym",
+        "agentgym.env_kwargs.action_format=tags",
         "agentgym.max_turns=2", "agentgym.max_observation_chars=1000", "trainer.n_gpus_per_node=1",
         "trainer.v1.sampler.max_off_policy_threshold=2", "actor_rollout_ref.rollout.tensor_model_parallel_size=1"])
 

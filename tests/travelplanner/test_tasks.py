@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agentgym import DataError
-from agentgym.envs.travelplanner.queries import TravelQuery, load_queries
+from agentgym.envs.travelplanner.tasks import TravelTask, load_tasks
 
 
 def _rows(real_travelplanner, split="validation"):
@@ -19,7 +19,7 @@ def _rows(real_travelplanner, split="validation"):
 
 
 def test_train_rows_parse_with_plans_and_reference_information(real_travelplanner):
-    queries = load_queries("train", world_root=real_travelplanner)
+    queries = load_tasks("train", world_root=real_travelplanner)
     assert len(queries) == 45 and {q.level for q in queries} == {"easy", "medium", "hard"}
     assert all(q.annotated_plan and len(q.annotated_plan) == q.days for q in queries)
     assert all(len(q.date) == q.days for q in queries)
@@ -42,8 +42,8 @@ def test_every_file_type_gives_the_same_queries(real_travelplanner, tmp_path, su
         import pyarrow.parquet as pq
 
         pq.write_table(pa.Table.from_pylist(rows), path)
-    expected = load_queries(real_travelplanner / "queries" / "validation.jsonl")
-    assert [q.model_dump(exclude={"id"}) for q in load_queries(path)] == [q.model_dump(exclude={"id"}) for q in expected]
+    expected = load_tasks(real_travelplanner / "queries" / "validation.jsonl")
+    assert [q.model_dump(exclude={"id"}) for q in load_tasks(path)] == [q.model_dump(exclude={"id"}) for q in expected]
 
 
 def test_hf_datasets_loading_on_a_local_copy_of_the_dataset_repo(real_travelplanner, tmp_path, monkeypatch):
@@ -58,19 +58,19 @@ def test_hf_datasets_loading_on_a_local_copy_of_the_dataset_repo(real_travelplan
     monkeypatch.setenv("AGENTGYM_TRAVELPLANNER_HF", str(tmp_path))
     monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    loaded = load_queries("hf:validation")
+    loaded = load_tasks("hf:validation")
     assert len(loaded) == 180 and loaded[5].id == "validation-5"
-    assert loaded[5].model_dump(exclude={"id"}) == TravelQuery.from_row(rows[5]).model_dump(exclude={"id"})
+    assert loaded[5].model_dump(exclude={"id"}) == TravelTask.from_row(rows[5]).model_dump(exclude={"id"})
 
 
 def test_bad_sources_raise_data_errors(tmp_path):
-    with pytest.raises(DataError, match="no query file"):
-        load_queries(tmp_path / "missing.jsonl")
+    with pytest.raises(DataError, match="no task file"):
+        load_tasks(tmp_path / "missing.jsonl")
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"org": "A", "dest": "B", "days": 3, "visiting_city_number": 1, '
                    '"date": "__import__(\'os\')", "people_number": 1, "budget": 1}\n')
     with pytest.raises(DataError, match="date"):
-        load_queries(bad)
+        load_tasks(bad)
 
 
 @given(st.text(max_size=80))
@@ -78,7 +78,7 @@ def test_literal_fields_never_evaluate_code(text):
     row = {"org": "A", "dest": "B", "days": 3, "visiting_city_number": 1, "date": text,
            "people_number": 1, "budget": 100, "local_constraint": text}
     try:
-        TravelQuery.from_row(row)
+        TravelTask.from_row(row)
     except DataError:
         pass
 
@@ -86,7 +86,7 @@ def test_literal_fields_never_evaluate_code(text):
 def test_envs_on_one_query_file_share_the_parsed_queries(real_travelplanner, tmp_path):
     path = tmp_path / "train.jsonl"
     path.write_bytes((real_travelplanner / "queries" / "train.jsonl").read_bytes())
-    first, second = load_queries(path), load_queries(path)
+    first, second = load_tasks(path), load_tasks(path)
     assert first is not second and all(a is b for a, b in zip(first, second))
     path.write_text(path.read_text().splitlines()[0] + "\n")  # an edited file is read again
-    assert len(load_queries(path)) == 1
+    assert len(load_tasks(path)) == 1

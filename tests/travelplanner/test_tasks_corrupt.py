@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentgym.envs.travelplanner.queries import TravelQuery, load_queries
+from agentgym.envs.travelplanner.tasks import TravelTask, load_tasks
 from agentgym.errors import DataError
 
 ROW = {"org": "Austin", "dest": "Dallas", "days": 3, "visiting_city_number": 1,
@@ -37,7 +37,7 @@ def _csv(path, rows, fields=None):
 
 def _raises(path, *parts):
     with pytest.raises(DataError) as info:
-        load_queries(path)
+        load_tasks(path)
     assert type(info.value) is DataError
     message = str(info.value)
     for part in (str(path), *parts):
@@ -86,7 +86,7 @@ def test_json_and_parquet_errors(tmp_path):
         path = tmp_path / "q.json"
         path.write_text(text)
         with pytest.raises(DataError) as info:
-            load_queries(path)
+            load_tasks(path)
         assert type(info.value) is DataError and str(path) in str(info.value)
     path = tmp_path / "r.json"
     path.write_text(json.dumps([ROW, {**ROW, "date": "nope("}]))
@@ -103,8 +103,8 @@ def test_any_bytes_give_queries_or_a_data_error(tmp_path, data, suffix):
     path = tmp_path / f"fuzz.{suffix}"
     path.write_bytes(json.dumps(ROW).encode() + b"\n" + data if suffix == "jsonl" else data)
     try:
-        queries = load_queries(path)
+        queries = load_tasks(path)
     except DataError as exc:
         assert type(exc) is DataError and str(path) in str(exc)
     else:
-        assert all(isinstance(q, TravelQuery) for q in queries)
+        assert all(isinstance(q, TravelTask) for q in queries)

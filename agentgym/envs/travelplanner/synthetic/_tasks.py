@@ -1,8 +1,8 @@
-"""The query splits, drawn by the procedural generator on the world just written.
+"""The task splits, drawn by the procedural generator on the world just written.
 
 The tables are written first (their bytes do not depend on the queries); the world is then
 opened from them (building the usual table cache, which later opens of the folder reuse), and
-``generator.QueryGenerator`` continues with the same random generator: each query is drawn at
+``generator.TaskGenerator`` continues with the same random generator: each task is drawn at
 the official level mix, solved exactly for its cheapest plan (the reference plan), and priced
 from it with the scale's budget slack.
 """
@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from agentgym.envs.travelplanner.generator import GeneratorConfig, QueryGenerator
+from agentgym.envs.travelplanner.generator import GeneratorConfig, TaskGenerator
 from agentgym.envs.travelplanner.synthetic._scale import WorldScale
 from agentgym.envs.travelplanner.world import World
 from agentgym.errors import DataError
@@ -28,7 +28,7 @@ def make_splits(root: Path, sc: WorldScale, rng: np.random.Generator) -> dict[st
     per_group = {"train": sc.train_per_group, "validation": sc.validation_per_group, "test": sc.test_per_group}
     world = World.open(root)
     try:
-        generator = QueryGenerator(world, seed=rng, config=config)
+        generator = TaskGenerator(world, seed=rng, config=config)
         return {split: list(generator.groups(count)) for split, count in per_group.items()}
     except DataError as exc:
         raise DataError(f"{exc}; raise route_fraction or distance_pair_fraction") from None

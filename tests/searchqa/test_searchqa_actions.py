@@ -1,4 +1,4 @@
-"""The tag protocol and the JSON format are read as documented, and never raise."""
+"""The tags and JSON action formats are read as documented, and never raise."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from agentgym.core.parsing import Answer, GiveUp
 from agentgym.core.types import ActionError
-from agentgym.envs.searchqa.protocol import Search, clean_text, read_action
+from agentgym.envs.searchqa.actions import Search, clean_text, read_action
 
 TAGS = {
     "<search>capital of Qirand</search>": Search("capital of Qirand"),

@@ -14,17 +14,17 @@ from hypothesis import strategies as st
 
 from agentgym.envs.travelplanner.evaluation import evaluate
 from agentgym.envs.travelplanner.generator import (
-    QUERY_FIELDS,
+    TASK_FIELDS,
     GeneratorConfig,
-    QueryGenerator,
-    generate_queries,
+    TaskGenerator,
+    generate_tasks,
 )
-from agentgym.envs.travelplanner.queries import (
+from agentgym.envs.travelplanner.tasks import (
     CUISINES,
     HOUSE_RULES,
     ROOM_TYPES,
-    TravelQuery,
-    load_queries,
+    TravelTask,
+    load_tasks,
 )
 from agentgym.envs.travelplanner.solver import solve
 from agentgym.envs.travelplanner.synthetic import generate_world
@@ -42,16 +42,16 @@ def embedded() -> World:
 
 @pytest.fixture(scope="module")
 def many(embedded):
-    return generate_queries(embedded, per_group=30, seed=11)
+    return generate_tasks(embedded, per_group=30, seed=11)
 
 
-def check_row(row: dict, world: World, slack_max: float = 0.4) -> TravelQuery:
+def check_row(row: dict, world: World, slack_max: float = 0.4) -> TravelTask:
     """Fields, level rules and the reference plan passing both evaluators within the budget."""
-    assert tuple(row) == QUERY_FIELDS and row["reference_information"] == ""
-    q = TravelQuery.from_row(row, id="generated")
+    assert tuple(row) == TASK_FIELDS and row["reference_information"] == ""
+    q = TravelTask.from_row(row, id="generated")
     lc = ast.literal_eval(row["local_constraint"])
     meta, plan = ast.literal_eval(row["annotated_plan"])
-    assert meta == {**{k: row[k] for k in QUERY_FIELDS[:10]}, "date": list(q.date), "local_constraint": lc}
+    assert meta == {**{k: row[k] for k in TASK_FIELDS[:10]}, "date": list(q.date), "local_constraint": lc}
     assert len(plan) == 7 and all(d == {} for d in plan[q.days:])
     assert q.visiting_city_number == {3: 1, 5: 2, 7: 3}[q.days] and len(q.date) == q.days
     local = {k for k in ("house rule", "cuisine", "room type") if lc[k] is not None}
@@ -64,9 +64,9 @@ def check_row(row: dict, world: World, slack_max: float = 0.4) -> TravelQuery:
     assert lc["house rule"] in (None, *HOUSE_RULES) and lc["room type"] in (None, *ROOM_TYPES)
     assert lc["cuisine"] is None or set(lc["cuisine"]) <= set(CUISINES)
     for evaluation in ("strict", "official"):
-        report = evaluate(list(q.annotated_plan), q, world, evaluation=evaluation)
+        report = evaluate(list(q.annotated_plan), q, world, evaluator=evaluation)
         assert report.final_pass, (evaluation, report.failures())
-    assert q.budget % 100 == 0 and q.org in q.query and q.dest in q.query and f"${q.budget:,}" in q.query
+    assert q.budget % 100 == 0 and q.org in q.text and q.dest in q.text and f"${q.budget:,}" in q.text
     return q
 
 
@@ -75,13 +75,13 @@ def test_hundreds_of_generated_queries_pass_both_modes(many, embedded):
     queries = [check_row(r, embedded) for r in many]
     hard = [q for q in queries if q.level == "hard"]
     assert all(q.local_constraint.transportation is not None for q in hard)  # default share 1.0
-    assert len({q.query for q in queries}) == len(queries)
+    assert len({q.text for q in queries}) == len(queries)
     assert len({(q.org, q.dest, q.date, q.people_number) for q in queries}) == len(queries)
 
 
 def test_budgets_come_from_the_cheapest_plan(many, embedded):
     for row in many[::17]:
-        q = TravelQuery.from_row(row)
+        q = TravelTask.from_row(row)
         cheapest = solve(q, embedded, must_pass="both", ignore_budget=True)
         assert cheapest.plan == list(q.annotated_plan)
         assert cheapest.cost <= q.budget <= cheapest.cost * 1.4 + 100
@@ -96,16 +96,16 @@ def test_the_mix_of_phrasings_and_transport(many):
 
 
 def test_the_same_seed_gives_the_same_queries(embedded):
-    a = generate_queries(embedded, 12, seed=3)
-    assert a == generate_queries(embedded, 12, seed=3)
-    assert a != generate_queries(embedded, 12, seed=4)
+    a = generate_tasks(embedded, 12, seed=3)
+    assert a == generate_tasks(embedded, 12, seed=3)
+    assert a != generate_tasks(embedded, 12, seed=4)
     counts = Counter((r["level"], r["days"]) for r in a)
     assert [counts[g] for g in GROUPS] == [2, 2, 2, 1, 1, 1, 1, 1, 1]
 
 
 def test_the_bundled_queries_come_from_the_generator(embedded):
     for split in ("train", "validation", "test"):
-        for q in load_queries(split, world_root=embedded.root)[::23]:
+        for q in load_tasks(split, world_root=embedded.root)[::23]:
             assert solve(q, embedded, must_pass="both", ignore_budget=True).plan == list(q.annotated_plan)
 
 
@@ -114,7 +114,7 @@ def test_the_bundled_queries_come_from_the_generator(embedded):
 def test_any_seed_on_any_tiny_world_gives_passing_queries(tmp_path_factory, world_seed, seed):
     world = World.open(generate_world(tmp_path_factory.mktemp("tiny"), seed=world_seed, scale="tiny"))
     config = GeneratorConfig(budget_slack_min=0.0, budget_slack_max=0.0, hard_transport_share=0.5)
-    for row in generate_queries(world, per_group=1, seed=seed, config=config):
+    for row in generate_tasks(world, per_group=1, seed=seed, config=config):
         q = check_row(row, world)
         assert q.budget - 100 < solve(q, world, must_pass="both").cost <= q.budget
 
@@ -125,9 +125,9 @@ def test_a_world_without_roads_or_flights_is_too_sparse(tmp_path):
                          "FlightDate,OriginCityName,DestCityName,Distance"),
                         ("googleDistanceMatrix/distance.csv", "origin,destination,cost,duration,distance")):
         (root / "database" / rel).write_text(header + "\n")
-    gen = QueryGenerator(World.open(root), config=GeneratorConfig(max_attempts=20))
+    gen = TaskGenerator(World.open(root), config=GeneratorConfig(max_attempts=20))
     with pytest.raises(DataError, match="too sparse"):
-        gen.query("easy", 3)
+        gen.task("easy", 3)
 
 
 @pytest.mark.parametrize("kwargs, field", [
@@ -140,9 +140,9 @@ def test_a_world_without_roads_or_flights_is_too_sparse(tmp_path):
 ])
 def test_bad_arguments_name_the_field(embedded, kwargs, field):
     with pytest.raises(ConfigError, match=rf"^{field}="):
-        generate_queries(embedded, **kwargs)
+        generate_tasks(embedded, **kwargs)
 
 
 def test_an_unknown_group_is_refused(embedded):
     with pytest.raises(ConfigError, match="^group="):
-        QueryGenerator(embedded).query("impossible", 3)
+        TaskGenerator(embedded).task("impossible", 3)

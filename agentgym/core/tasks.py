@@ -1,0 +1,45 @@
+"""The reset options that choose an episode's task, read the same way by every env.
+
+``reset(options={"task_index": i})``, ``{"task_id": "train-3"}`` or ``{"task": row_or_task}``;
+with none of them, the task is drawn with the env's seeded generator.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
+
+import numpy as np
+
+from agentgym._deprecated import RenamedKeys
+from agentgym._toolbox import require_int
+from agentgym.errors import ConfigError
+
+__all__ = ["TASK_OPTIONS", "TASK_OPTION_RENAMES", "pick_task"]
+
+T = TypeVar("T")
+
+TASK_OPTIONS = ("task_index", "task_id", "task")
+TASK_OPTION_RENAMES = RenamedKeys("reset option", {"query_index": "task_index", "query_id": "task_id",
+                                                   "query": "task"})
+
+
+def pick_task(options: Mapping[str, Any], tasks: Sequence[T], ids: Mapping[str, int],
+              rng: np.random.Generator, read: Callable[[Any], T]) -> T:
+    """The task ``options`` name among ``tasks`` (``ids``: id -> position), or a seeded draw.
+
+    ``read`` turns the ``task`` option (a task object or a row) into a task, raising
+    ``ConfigError`` when it cannot.
+    """
+    unknown = set(options) - set(TASK_OPTIONS)
+    if unknown:
+        raise ConfigError("options", sorted(unknown), list(TASK_OPTIONS))
+    if "task" in options:
+        return read(options["task"])
+    if "task_id" in options:
+        if options["task_id"] not in ids:
+            raise ConfigError("task_id", options["task_id"], f"an id of the loaded tasks, e.g. {tasks[0].id!r}")
+        return tasks[ids[options["task_id"]]]
+    if "task_index" in options:
+        return tasks[require_int("task_index", options["task_index"], low=0, high=len(tasks) - 1)]
+    return tasks[int(rng.integers(len(tasks)))]
