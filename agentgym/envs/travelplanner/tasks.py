@@ -23,7 +23,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from agentgym._deprecated import alias, module_aliases, warn_renamed
-from agentgym._literal import LiteralError, literal_eval
+from agentgym.envs.travelplanner._literal import LiteralError, literal_eval
 from agentgym.errors import DataError, DependencyNotInstalled
 
 __all__ = ["LocalConstraint", "TravelTask", "load_tasks", "tasks_from_environment", "TASKS_ENV_VAR", "SPLITS"]
