@@ -22,7 +22,7 @@ def test_the_gold_agent_by_its_old_name_warns_and_still_passes():
     with pytest.warns(AgentGymDeprecationWarning, match="travelplanner_gold_agent"):
         factory = agents.travelplanner_reference_agent
     assert factory is agents.travelplanner_gold_agent
-    assert run_episode(env, factory(env), options={"query_index": 0}).total_reward == 1.0
+    assert run_episode(env, factory(env), options={"task_index": 0}).total_reward == 1.0
 
 
 def test_the_gold_plan_actions_by_their_old_name_warn():
