@@ -18,6 +18,7 @@ from agentgym.envs.travelplanner.evaluation import COMMONSENSE, HARD, Evaluation
 from agentgym.envs.travelplanner.oracle import OracleAgent
 from agentgym.envs.travelplanner.world import DATABASE_ENV_VAR
 from agentgym.errors import DependencyNotInstalled
+from agentgym.rewards.shaper import RewardBreakdown
 
 __all__ = ["DemoResult", "run_demo", "TRAVEL_PRESET", "QA_PRESET"]
 
@@ -157,9 +158,10 @@ def _pass_rates(reports: list[EvaluationReport]) -> tuple[dict[str, float], dict
 def _term_means(played: list[dict[str, Any]]) -> tuple[dict[str, float], float]:
     raws: dict[str, list[float]] = defaultdict(list)
     for episode in played:
-        for name, term in ((episode["reward"] or {}).get("terms") or {}).items():
-            if not term.get("abstained"):
-                raws[name].append(float(term["raw"]))
+        breakdown = RewardBreakdown.from_info(episode)
+        for name, term in (breakdown.terms if breakdown else {}).items():
+            if not term.abstained and term.raw is not None:
+                raws[name].append(term.raw)
     return {name: _mean(v) for name, v in raws.items()}, _mean(p["return"] for p in played)
 
 

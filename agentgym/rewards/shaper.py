@@ -12,12 +12,13 @@ from __future__ import annotations
 import math
 import warnings
 from bisect import bisect_right
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from agentgym.errors import ConfigError
+from agentgym._toolbox import is_number, short
+from agentgym.errors import ConfigError, DataError
 from agentgym.rewards._base import LinearWeight, TermSpec, check_training_step
 from agentgym.rewards._registry import TERMS, Abstain
 from agentgym.rewards.episode import Episode, input_getter
@@ -89,13 +90,37 @@ class RewardBreakdown:
         return {"total": self.total, "outcome": self.outcome, "stage": self.stage, "training_step": self.training_step,
                 "terms": terms, "abstained": bool(reasons) and not valued, "abstain_reasons": reasons}
 
-    def to_metrics(self, prefix: str = "reward") -> dict[str, float]:
-        """Flat floats with a fixed key set (NaN for a missing raw value), e.g. verl's reward_extra_info."""
-        out = {prefix: self.total, f"{prefix}/outcome": self.outcome}
-        for name, t in self.terms.items():
-            out[f"{prefix}/{name}/raw"] = math.nan if t.raw is None else t.raw
-            out[f"{prefix}/{name}/contribution"] = t.contribution
-        return out
+    @classmethod
+    def from_info(cls, info: Mapping[str, Any]) -> RewardBreakdown | None:
+        """The breakdown a shaped step's ``info`` carries under ``reward``; None on an unshaped step.
+
+        The one reader of ``info["reward"]``: a dict that is not a breakdown raises ``DataError``."""
+        data = info.get("reward")
+        return None if data is None else cls.from_dict(data)
+
+    @classmethod
+    def from_dict(cls, data: Any) -> RewardBreakdown:
+        """The breakdown :meth:`to_dict` wrote (``info["reward"]``, a stored episode's ``reward``)."""
+        try:
+            terms = {str(name): _term_from_dict(t) for name, t in data["terms"].items()}
+            step = data.get("training_step")
+            return cls(_real(data["total"]), _real(data["outcome"]), terms, data.get("stage"),
+                       None if step is None else int(step))
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise DataError(f"not a reward breakdown ({type(exc).__name__}: {short(str(exc))}): "
+                            f"expected the dict RewardBreakdown.to_dict() writes, got {short(data)}") from None
+
+
+def _term_from_dict(data: Mapping[str, Any]) -> TermValue:
+    raw = data["raw"]
+    return _tuple(TermValue, (None if raw is None else _real(raw), _real(data["weight"]), _real(data["contribution"]),
+                              data["abstained"] is True, data.get("reason")))
+
+
+def _real(value: Any) -> float:
+    if not is_number(value):
+        raise ValueError(f"{short(value)} is not a finite number")
+    return float(value)
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,7 +7,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agentgym._toolbox import is_number
 from agentgym.agents.base import EpisodeLog
+from agentgym.rewards.shaper import RewardBreakdown
 
 __all__ = ["EpisodeRecord"]
 
@@ -57,7 +59,7 @@ class EpisodeRecord(BaseModel):
             total_reward=log.total_reward, turns=len(log.actions), terminated=log.terminated,
             truncated=log.truncated or agent_error is not None, terminated_reason=last.get("terminated_reason"),
             success=False if agent_error else _success(evaluation), score=_number((evaluation or {}).get("score")),
-            reward_terms=_reward_terms(last.get("reward")),
+            reward_terms=_reward_terms(RewardBreakdown.from_info(last)),
             invalid_actions=sum(1 for info in log.infos if info.get("action") == "invalid"),
             tool_errors=sum(1 for info in log.infos if info.get("action") == "tool" and info.get("error")),
             error_codes=dict(codes), duration_s=round(log.duration_s, 4), usage=dict(usage or {}),
@@ -86,11 +88,8 @@ def _success(evaluation: dict[str, Any] | None) -> bool | None:
 
 
 def _number(value: Any) -> float | None:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    return float(value) if is_number(value) else None
 
 
-def _reward_terms(breakdown: Any) -> dict[str, float | None]:
-    if not isinstance(breakdown, dict) or not isinstance(breakdown.get("terms"), dict):
-        return {}
-    return {name: _number(term.get("raw")) if isinstance(term, dict) else None
-            for name, term in breakdown["terms"].items()}
+def _reward_terms(breakdown: RewardBreakdown | None) -> dict[str, float | None]:
+    return {} if breakdown is None else {name: term.raw for name, term in breakdown.terms.items()}

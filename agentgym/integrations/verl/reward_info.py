@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from agentgym.rewards.shaper import RewardBreakdown
+
 __all__ = ["EpisodeResult", "reward_keys", "term_names_for", "extra_info_from"]
 
 BASE_KEYS = ("score", "outcome", "num_turns", "truncated", "env_failed", "abstained", "masked")
@@ -52,8 +54,13 @@ class EpisodeResult:
     @property
     def abstained(self) -> bool:
         """Every reward term abstained (the reward helper's ``info["reward"]["abstained"]``)."""
-        breakdown = (self.final_info or {}).get("reward") if self.done else None
-        return bool(breakdown.get("abstained")) if isinstance(breakdown, Mapping) else False
+        breakdown = self.breakdown
+        return breakdown is not None and breakdown.all_abstained
+
+    @property
+    def breakdown(self) -> RewardBreakdown | None:
+        """The shaped reward's breakdown, when the episode ended under a reward spec."""
+        return RewardBreakdown.from_info(self.final_info) if self.done and self.final_info else None
 
     @property
     def masked(self) -> bool:
@@ -94,18 +101,21 @@ def score_of(result: EpisodeResult, *, failure_reward: float, unfinished_reward:
 
 def extra_info_from(result: EpisodeResult, term_names: Sequence[str], score: float) -> dict[str, float]:
     """The fixed-key float dict for verl's ``reward_extra_info``."""
-    breakdown = (result.final_info or {}).get("reward") if result.done else None
-    breakdown = breakdown if isinstance(breakdown, Mapping) else {}
-    outcome = breakdown.get("outcome", result.env_return if result.done and result.error is None else 0.0)
+    breakdown = result.breakdown
+    if breakdown is not None:
+        outcome = breakdown.outcome
+    else:
+        outcome = result.env_return if result.done and result.error is None else 0.0
     info = {"score": float(score), "outcome": _finite(outcome), "num_turns": float(result.num_turns),
             "truncated": 0.0 if result.terminated else 1.0, "env_failed": 0.0 if result.error is None else 1.0,
             "abstained": float(result.abstained), "masked": float(result.masked)}
-    terms = breakdown.get("terms") or {}
+    terms = breakdown.terms if breakdown is not None else {}
     for name in term_names:
-        term = terms.get(name) or {}
-        info[f"term/{name}"] = _finite(term.get("raw"))
+        term = terms.get(name)
+        info[f"term/{name}"] = 0.0 if term is None or term.raw is None else term.raw
     for name in term_names:
-        info[f"term/{name}/abstained"] = 1.0 if (terms.get(name) or {}).get("abstained") else 0.0
+        term = terms.get(name)
+        info[f"term/{name}/abstained"] = 1.0 if term is not None and term.abstained else 0.0
     return info
 
 
