@@ -85,7 +85,7 @@ class TextEnv(gymnasium.Env[str, str]):
         observation, info = self._start(_without_schedule(options))
         self._done = False
         self._last_observation = observation
-        return observation, info.to_info()
+        return observation, self._to_info(info)
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         if not isinstance(action, str):
@@ -105,7 +105,7 @@ class TextEnv(gymnasium.Env[str, str]):
             info = info.model_copy(update={"terminated_reason": "max_turns"})
         self._done = terminated or truncated
         self._last_observation = observation
-        return observation, float(reward), terminated, truncated, info.to_info()
+        return observation, float(reward), terminated, truncated, self._to_info(info)
 
     def render(self) -> str | None:
         return self._last_observation if self.render_mode == "ansi" else None
@@ -114,6 +114,17 @@ class TextEnv(gymnasium.Env[str, str]):
     def turn(self) -> int:
         """Actions taken so far in the current episode."""
         return self._turn
+
+    def step_info_of(self, info: dict[str, Any]) -> StepInfo | None:
+        """The ``StepInfo`` this env made ``info`` from, when ``info`` is the dict its last ``reset`` or
+        ``step`` returned (wrappers in this process read the record instead of parsing it again); else None."""
+        kept = self.__dict__.get("_kept_info")
+        return kept[1] if kept is not None and kept[0] is info else None
+
+    def _to_info(self, info: StepInfo) -> dict[str, Any]:
+        out = info.to_info()
+        self._kept_info = (out, info)
+        return out
 
     # -- what reward terms read -------------------------------------------------------------
     def reward_context(self) -> dict[str, Any]:
