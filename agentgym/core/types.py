@@ -9,7 +9,9 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from agentgym._deprecated import RenamedKeys, alias, warn_renamed
 
 __all__ = [
     "ErrorCode",
@@ -33,6 +35,10 @@ class ErrorCode(StrEnum):
     TOOL_FAILED = "tool_failed"
     RETRIEVER_FAILED = "retriever_failed"
     SEARCH_LIMIT = "search_limit"
+
+
+_INFO_KEYS = RenamedKeys("info key", {"evaluation": "report"})
+alias("StepInfo attribute", "evaluation", "report")
 
 
 class _Record(BaseModel):
@@ -83,9 +89,23 @@ class StepInfo(_Record):
     """The submitted answer (a plan, a short answer), set on the step that submitted it, in every
     action format: what reward terms score, live or offline."""
     task_id: str | None = None
-    evaluation: dict[str, Any] | None = None
-    """The env's final evaluation report (env specific), set on the terminal step."""
+    report: dict[str, Any] | None = None
+    """What the env's evaluator found (env specific: TravelPlanner's ``EvaluationReport``, SearchQA's
+    EM/F1), set on the terminal step. Info dicts of 0.1 call it ``evaluation``; they still read."""
     extra: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _renamed(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "evaluation" in data:
+            return _INFO_KEYS.apply(data, stacklevel=6)
+        return data
+
+    @property
+    def evaluation(self) -> dict[str, Any] | None:
+        """Deprecated spelling of :attr:`report`."""
+        warn_renamed("StepInfo.evaluation", "StepInfo.report")
+        return self.report
 
     @property
     def error_code(self) -> ErrorCode | None:

@@ -117,13 +117,13 @@ def _episode(env: gymnasium.Env, agent: Any, index: int) -> dict[str, Any]:
         total, actions = total + reward, actions + 1
         if terminated or truncated:
             return {"task_id": info["task_id"], "return": total, "actions": actions,
-                    "evaluation": info.get("evaluation"), "reward": info.get("reward")}
+                    "report": info.get("report"), "reward": info.get("reward")}
 
 
 def _travelplanner(env: gymnasium.Env, name: str, agent: Any, episodes: int) -> AgentResult:
     queries = env.unwrapped.queries[:episodes]
     played = [_episode(env, agent, i) for i in range(len(queries))]
-    reports = [EvaluationReport.model_validate(p["evaluation"]) for p in played]
+    reports = [EvaluationReport.model_validate(p["report"]) for p in played]
     result = AgentResult(name=name, episodes=played)
     result.metrics = aggregate(reports, queries).official()
     result.constraint_pass_rates, result.constraint_counts = _pass_rates(reports)
@@ -134,7 +134,7 @@ def _travelplanner(env: gymnasium.Env, name: str, agent: Any, episodes: int) -> 
 def _searchqa(env: gymnasium.Env, agent: Any, episodes: int) -> AgentResult:
     played = [_episode(env, agent, i) for i in range(min(episodes, len(env.unwrapped.questions)))]
     result = AgentResult(name="top-title agent", episodes=played)
-    evaluations = [p["evaluation"] or {} for p in played]
+    evaluations = [p["report"] or {} for p in played]
     result.metrics = {"Exact Match": _mean(e.get("em", 0.0) for e in evaluations),
                       "Token F1": _mean(e.get("f1", 0.0) for e in evaluations),
                       "Retrieval Hit": _mean(float(e.get("retrieval_hit", False)) for e in evaluations)}

@@ -26,7 +26,7 @@ from agentgym.rewards._base import Guards
 __all__ = ["Episode", "input_getter", "step_info"]
 
 _UNSET: Any = object()
-_STEP_FIELDS = frozenset(StepInfo.model_fields)
+_STEP_FIELDS = frozenset((*StepInfo.model_fields, "evaluation"))  # "evaluation": 0.1's name of "report"
 
 Evaluator = Callable[[str | None, str], Mapping[str, Any]]
 """``(answer, evaluation) -> report dict``: re-checks the answer with another evaluator."""
@@ -63,7 +63,7 @@ class Episode:
         self._answer = answer
         self._outcome = outcome
         self._evaluate = evaluate
-        self._reports: dict[str | None, Any] = {}
+        self._reports: dict[Any, Any] = {}
         self._plan: Any = _UNSET
         self._guard: tuple[Guards, str | None] | None = None
 
@@ -89,8 +89,8 @@ class Episode:
 
     @property
     def report(self) -> Mapping[str, Any] | None:
-        """The env's final evaluation report, as it was produced."""
-        return self.steps[-1].evaluation if self.steps else None
+        """The env's final report, as it was produced."""
+        return self.steps[-1].report if self.steps else None
 
     def report_for(self, evaluation: str | None) -> Mapping[str, Any] | None:
         """The final report of ``evaluation`` (re-evaluating when needed and possible)."""
@@ -106,6 +106,14 @@ class Episode:
             found = None
         self._reports[evaluation] = found
         return found
+
+    def report_as(self, evaluation: str | None, read: Callable[[Mapping[str, Any]], Any]) -> Any:
+        """The final report of ``evaluation`` as ``read`` makes it (None when there is none), read once."""
+        key = (evaluation, read)
+        if key not in self._reports:
+            report = self.report_for(evaluation)
+            self._reports[key] = None if report is None else read(report)
+        return self._reports[key]
 
     @property
     def plan(self) -> Any:
@@ -206,6 +214,9 @@ def input_getter(name: str, spec: Any) -> Callable[[Episode, int], Any]:
     """``(episode, training step) -> value`` of the term input ``name`` for the term ``spec``."""
     if name == "report":
         evaluation = getattr(spec, "evaluation", None)  # looked up once: a missing pydantic attribute is slow
+        read = getattr(spec, "read_report", None)
+        if read is not None:
+            return lambda ep, step: ep.report_as(evaluation, read)
         return lambda ep, step: ep.report_for(evaluation)
     if name == "config":
         return lambda ep, step: spec

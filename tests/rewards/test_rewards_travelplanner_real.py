@@ -35,7 +35,7 @@ def episode_for(row, world, env_evaluation="strict"):
     query = TravelQuery.from_row(row["query"], id=row["id"])
     text = json.dumps(row["plan"])
     report = evaluate(parse_plan(text), query, world, evaluation=env_evaluation)  # the env reads model text leniently
-    step = StepInfo(turn=1, action="answer", terminated_reason="answer", evaluation=report.model_dump(mode="json"))
+    step = StepInfo(turn=1, action="answer", terminated_reason="answer", report=report.model_dump(mode="json"))
     return Episode([step], actions=[f"Finish[{text}]"], task=query, answer=text, outcome=float(report.final_pass),
                    evaluate=lambda plan, evaluation: evaluate(parse_plan(plan), query, world,
                                                               evaluation=evaluation).model_dump(mode="json"))
@@ -121,7 +121,7 @@ def test_travelplanner_env_pays_the_preset_through_the_reward_kwarg(real_travelp
             _, reward, terminated, truncated, info = env.step(action)
             if not (terminated or truncated):
                 assert reward == 0.0 and "reward" not in info
-        passed = info["evaluation"]["final_pass"]
+        passed = info["report"]["final_pass"]
         assert info["reward"]["outcome"] == float(passed)
         contributions = sum(t["contribution"] for t in info["reward"]["terms"].values())
         assert reward == info["reward"]["total"] == pytest.approx(contributions)

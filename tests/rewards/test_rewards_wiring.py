@@ -45,7 +45,7 @@ def test_the_reward_is_paid_on_the_last_step_with_its_breakdown():
     assert breakdown["outcome"] == 1.0 and breakdown["training_step"] == 7
     assert set(breakdown["terms"]) == {"schema", "commonsense_micro", "hard_micro", "commonsense_macro",
                                        "hard_macro", "final_pass"}
-    assert info["evaluation"]["final_pass"] is True  # the env's own info is kept
+    assert info["report"]["final_pass"] is True  # the env's own info is kept
 
 
 def test_without_reward_the_env_keeps_its_own_reward():

@@ -118,7 +118,7 @@ def test_an_episode_logged_with_mode_is_shaped_like_one_logged_with_evaluation(t
 
     new = evaluate(list(q.annotated_plan), q, world, evaluation="official").model_dump(mode="json")
     old = {"mode": new.pop("evaluation"), **new}
-    step = StepInfo(turn=1, action="answer", terminated_reason="answer", answer="plan", evaluation=old)
+    step = StepInfo(turn=1, action="answer", terminated_reason="answer", answer="plan", report=old)
     episode = Episode([step], actions=["Finish[plan]"], task=q, evaluate=reevaluate)
     assert episode.report_for("official") is episode.report and calls == []
     assert episode.report_for("strict")["evaluation"] == "strict" and calls == ["strict"]

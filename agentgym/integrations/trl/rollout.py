@@ -14,7 +14,7 @@ stop strings, ``<think>``, the end-of-turn token, budgets, ``max_turns``). It re
     reward_terms      {term: raw value} of the reward spec (0.0 when absent or abstaining)
     reward_info       the fixed-key breakdown verl logs too (``reward_info``): outcome, truncated...
     outcome           1.0 iff the env says the task was solved
-    evaluation        the env's ``info["evaluation"]`` of the last step ({} when none)
+    evaluation        the env's ``info["report"]`` of the last step ({} when none)
     episode           env id, task id, stop reason, actions taken, training step
 
 TRL hands the extra keys to every reward function by name (``rewards.py`` reads them).
@@ -178,7 +178,7 @@ class AgentGymRollout:
                 mask = [1] * len(mask)
             if result.masked:
                 mask = [0] * len(mask)
-            evaluation = (result.final_info or {}).get("evaluation") if result.done else None
+            evaluation = (result.final_info or {}).get("report") if result.done else None
             out["prompt_ids"].append(episode.token_ids[: episode.prompt_length])
             out["completion_ids"].append(completion)
             out["env_mask"].append(mask)
