@@ -6,6 +6,7 @@ pickles, and dumps back to the document it was read from (unset fields left out,
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import (
@@ -121,6 +122,9 @@ class TermSpec(SpecModel):
 
     guarded: ClassVar[bool] = False
     """Whether the term scores the answer's content, and so is zeroed by the answer guards."""
+    read_report: ClassVar[Callable[[Mapping[str, Any]], Any] | None] = None
+    """How the term reads the env's report dict (e.g. into a typed model), once per episode for every
+    term sharing this reader; None: the term gets the dict as the env wrote it."""
     needs: ClassVar[frozenset[str]] = frozenset()
     """What the env must provide beyond the inputs the term's function asks for (those count too:
     ``question``, ``references``, ``plan``); an env lists what it provides in ``reward_provides``."""

@@ -259,3 +259,40 @@ def test_the_schema_term_reads_the_plan_shapes_the_env_accepts(text):
     episode = Episode([answered(1)], actions=[f"Finish[{text}]"], answer=text, task={"days": 1})
     assert raw("schema", episode).raw == 1.0
     assert raw("schema", Episode([answered(1)], actions=["x"], answer=text, task={"days": 2})).raw == 0.0
+
+
+SUMMARY_TERMS = {"commonsense_micro": 7 / 8, "hard_micro": 0.5, "commonsense_macro": 0.0, "hard_macro": 0.0,
+                 "final_pass": 0.0}
+
+
+def _report():
+    from agentgym.envs.travelplanner.evaluation import COMMONSENSE, HARD
+
+    verdicts = {name: {"passed": name != COMMONSENSE[0], "reason": ""} for name in COMMONSENSE}
+    hard = {name: {"passed": None if i > 1 else i == 0, "reason": ""} for i, name in enumerate(HARD)}
+    return {"evaluation": "strict", "delivered": True, "commonsense": verdicts, "hard": hard,
+            "commonsense_pass": False, "hard_pass": False, "final_pass": False, "commonsense_passed": 7,
+            "hard_passed": 1, "hard_applicable": 2, "commonsense_micro": 7 / 8, "hard_micro": 0.5}
+
+
+def test_travelplanner_terms_read_one_typed_report_per_episode(monkeypatch):
+    from agentgym.envs.travelplanner.evaluation import EvaluationReport
+
+    reads = []
+    original = EvaluationReport.model_validate.__func__
+    monkeypatch.setattr(EvaluationReport, "model_validate",
+                        classmethod(lambda cls, *a, **k: reads.append(1) or original(cls, *a, **k)))
+    episode = Episode([StepInfo(turn=1, action="answer", terminated_reason="answer", report=_report())],
+                      actions=["Finish[[]]"], answer="[]")
+    terms = [{"kind": k, "weight": 1.0} for k in SUMMARY_TERMS]
+    result = breakdown(terms + [{"kind": "constraint", "constraint": "valid_cost", "weight": 1.0}], episode)
+    assert {k: t.raw for k, t in result.terms.items()} == {**SUMMARY_TERMS, "valid_cost": 1.0}
+    assert len(reads) == 1  # six terms, one reading of the report
+
+
+@pytest.mark.parametrize("kind", [*SUMMARY_TERMS, "constraint"])
+def test_travelplanner_terms_abstain_on_a_report_that_is_not_travelplanner_s(kind):
+    fields = {"constraint": "valid_cost"} if kind == "constraint" else {}
+    episode = Episode([StepInfo(turn=1, action="answer", report={"em": 1.0})], actions=["x"], answer="x")
+    value = breakdown([{"kind": kind, "weight": 1.0, **fields}], episode).terms
+    assert next(iter(value.values())).reason == "the report is not a TravelPlanner evaluation report"
