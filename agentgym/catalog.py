@@ -1,4 +1,4 @@
-"""What this install offers: env ids, reward presets, training recipes (``agentgym list`` prints it).
+"""What this install offers: env ids, reward presets and terms, training recipes (``agentgym list`` prints it).
 
 Each part is read from the package that owns it (``agentgym.ENV_IDS``, the rewards package's
 ``PRESETS``, the verl and TRL integrations' ``RECIPES``); a part whose package is missing or broken is
@@ -18,14 +18,16 @@ _PRESET_SOURCES = (("agentgym.rewards.presets", "PRESETS"), ("agentgym.rewards",
 _RECIPE_SOURCES = (("agentgym.integrations.verl.train", "RECIPES"), ("agentgym.integrations.verl", "RECIPES"),
                    ("agentgym.integrations.verl.recipes", "RECIPES"))
 _TRL_RECIPE_SOURCES = (("agentgym.integrations.trl.train", "RECIPES"),)
+_TERM_SOURCES = (("agentgym.rewards.spec", "TERM_KINDS"),)
 
 
 def catalog() -> dict[str, Any]:
-    """``{"envs": [...], "reward_presets": [...], "recipes": [...], "notes": {part: why empty}}``."""
+    """``{"envs", "reward_presets", "reward_terms", "recipes": [...], "notes": {part: why empty}}``."""
     notes: dict[str, str] = {}
     from agentgym.registration import ENV_IDS
 
     return {"envs": list(ENV_IDS), "reward_presets": _names(_PRESET_SOURCES, "reward_presets", notes),
+            "reward_terms": _names(_TERM_SOURCES, "reward_terms", notes),
             "recipes": [*(_names(_RECIPE_SOURCES, "recipes", notes) or _recipe_files(notes)),
                         *_names(_TRL_RECIPE_SOURCES, "trl_recipes", notes)], "notes": notes}
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from agentgym.rewards._base import TermSpec
 
-__all__ = ["INPUTS", "TermDef", "TERMS", "term", "Abstain", "abstain", "signature_inputs"]
+__all__ = ["INPUTS", "TermDef", "TERMS", "term", "term_kind", "Abstain", "abstain", "signature_inputs"]
 
 INPUTS = {
     "episode": "the whole Episode",
@@ -59,13 +59,16 @@ class TermDef:
 
     kind: str
     spec: type[TermSpec]
-    fn: TermFn
+    fn: TermFn | None
+    """None for a kind whose spec names its own function (``custom``)."""
     inputs: tuple[str, ...]
     bind: Callable[[TermSpec], dict[str, Any]] | None = None
     """Builds resources the function needs (e.g. the judge client), passed as keyword arguments."""
 
 
 TERMS: dict[str, TermDef] = {}
+"""Every term kind, registered by the modules that define them: the one term catalogue
+(``agentgym.rewards.spec.TERM_SPECS`` and the package's exports are read from it)."""
 
 
 def signature_inputs(fn: Callable[..., Any], *, bound: tuple[str, ...] = ()) -> tuple[str, ...]:
@@ -88,3 +91,10 @@ def term(spec: type[TermSpec], *, bind: Callable[[TermSpec], dict[str, Any]] | N
         return fn
 
     return register
+
+
+def term_kind(spec: type[TermSpec]) -> type[TermSpec]:
+    """Register ``spec``'s kind without a function of its own: each spec names the function (``custom``)."""
+    kind = spec.model_fields["kind"].default
+    TERMS[kind] = TermDef(kind, spec, None, ())
+    return spec

@@ -251,3 +251,17 @@ def test_specs_are_frozen_data():
         spec.normalize = "weights"
     assert hash(spec) == hash(load_spec("planner_r1/dense"))
     assert isinstance(spec, RewardSpec)
+
+
+def test_one_term_catalogue_the_union_the_exports_and_agentgym_list_read_from_the_registry():
+    import typing
+
+    import agentgym.rewards as rewards
+    from agentgym.catalog import catalog
+    from agentgym.rewards._registry import TERMS
+    from agentgym.rewards.spec import TERM_SPECS, Term
+
+    assert set(TERM_KINDS) == set(TERMS) and len(TERM_KINDS) == len(TERMS)
+    assert set(typing.get_args(typing.get_args(Term)[0])) == {d.spec for d in TERMS.values()}
+    assert all(getattr(rewards, spec.__name__) is spec and spec.__name__ in rewards.__all__ for spec in TERM_SPECS)
+    assert catalog()["reward_terms"] == list(TERM_KINDS)
