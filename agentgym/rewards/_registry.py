@@ -13,7 +13,8 @@ from typing import Any
 
 from agentgym.rewards._base import TermSpec
 
-__all__ = ["INPUTS", "TermDef", "TERMS", "term", "term_kind", "Abstain", "abstain", "signature_inputs"]
+__all__ = ["INPUTS", "TermDef", "TERMS", "term", "term_kind", "Abstain", "abstain", "signature_inputs",
+           "READERS", "InputReader", "episode_input"]
 
 INPUTS = {
     "episode": "the whole Episode",
@@ -26,7 +27,6 @@ INPUTS = {
     "answer": "the submitted answer text, or None when nothing was submitted",
     "outcome": "the unshaped outcome: 1.0 iff the task was solved",
     "report": "the env's final evaluation report (a dict), of the term's ``evaluation``",
-    "plan": "the submitted TravelPlanner plan, as parse_plan reads it",
     "config": "the term's own spec (its parameters)",
     "training_step": "the training step the trainer last set (0 when never set)",
 }
@@ -98,3 +98,28 @@ def term_kind(spec: type[TermSpec]) -> type[TermSpec]:
     kind = spec.model_fields["kind"].default
     TERMS[kind] = TermDef(kind, spec, None, ())
     return spec
+
+
+@dataclass(frozen=True)
+class InputReader:
+    """How an env-specific term input is read from an episode (TravelPlanner's ``plan``)."""
+
+    read: Callable[[Any], Any]
+    """``read(episode) -> value``, called at most once per episode."""
+    needs: str
+    """What the env must provide for it (a word of ``reward_provides``)."""
+
+
+READERS: dict[str, InputReader] = {}
+"""Term inputs that an env's term module registers; the generic ``Episode`` knows none by name."""
+
+
+def episode_input(name: str, description: str, *, needs: str) -> Callable[[Callable[[Any], Any]], Callable[[Any], Any]]:
+    """Register ``read(episode)`` as the term input ``name``, read once per episode, for envs that provide ``needs``."""
+
+    def register(read: Callable[[Any], Any]) -> Callable[[Any], Any]:
+        INPUTS[name] = description
+        READERS[name] = InputReader(read, needs)
+        return read
+
+    return register

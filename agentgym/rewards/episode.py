@@ -6,13 +6,13 @@ episode from what it recorded; offline, build it yourself from step infos and ac
     episode = Episode.from_infos(infos, actions=actions, prompt=first_observation,
                                  question=q, references=golds, outcome=1.0)
 
-Everything derived (the answer, the report of another evaluation, the parsed plan, the
-guard verdict) is computed on first use and kept, so terms sharing an input share the work.
+Everything derived (the answer, the report of another evaluation, an env's registered inputs
+such as TravelPlanner's parsed plan, the guard verdict) is computed on first use and kept, so
+terms sharing an input share the work.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
@@ -22,6 +22,7 @@ from pydantic import ValidationError
 from agentgym.core.types import StepInfo
 from agentgym.errors import DataError
 from agentgym.rewards._base import Guards
+from agentgym.rewards._registry import READERS
 
 __all__ = ["Episode", "input_getter", "step_info"]
 
@@ -64,7 +65,7 @@ class Episode:
         self._outcome = outcome
         self._evaluate = evaluate
         self._reports: dict[Any, Any] = {}
-        self._plan: Any = _UNSET
+        self._read: dict[str, Any] = {}
         self._guard: tuple[Guards, str | None] | None = None
 
     @classmethod
@@ -115,15 +116,11 @@ class Episode:
             self._reports[key] = None if report is None else read(report)
         return self._reports[key]
 
-    @property
-    def plan(self) -> Any:
-        """The answer read as a TravelPlanner plan (``ParsedPlan``)."""
-        if self._plan is _UNSET:
-            from agentgym.envs.travelplanner.plan import MAX_PLAN_TEXT, parse_plan
-
-            answer = self.answer
-            self._plan = parse_plan(answer if answer is None or len(answer) > MAX_PLAN_TEXT else _json_list(answer))
-        return self._plan
+    def read(self, name: str) -> Any:
+        """The registered term input ``name`` (e.g. TravelPlanner's ``plan``), read once per episode."""
+        if name not in self._read:
+            self._read[name] = READERS[name].read(self)
+        return self._read[name]
 
     @property
     def outcome(self) -> float:
@@ -154,18 +151,6 @@ class Episode:
 def _evaluation_of(report: Mapping[str, Any], default: str) -> Any:
     """The evaluator that wrote ``report``; reports logged by 0.1.0 name it ``mode``."""
     return report.get("evaluation", report.get("mode", default))
-
-
-def _json_list(text: str) -> Any:
-    """The JSON list ``text`` holds, else ``text``: parse_plan reads a list without scanning the
-    text for answer tags and code fences, which a bare JSON plan does not have."""
-    if not text.lstrip().startswith("["):
-        return text
-    try:
-        value = json.loads(text)
-    except (ValueError, RecursionError):
-        return text
-    return value if isinstance(value, list) else text
 
 
 def _flatten(text: str) -> str:
@@ -224,10 +209,11 @@ def input_getter(name: str, spec: Any) -> Callable[[Episode, int], Any]:
         return lambda ep, step: step
     if name == "episode":
         return lambda ep, step: ep
+    if name in READERS:
+        return lambda ep, step: ep.read(name)
     if name not in _ATTRIBUTE_INPUTS:
         raise KeyError(name)
     return lambda ep, step: getattr(ep, name)
 
 
-_ATTRIBUTE_INPUTS = frozenset(("steps", "actions", "prompt", "task", "question", "references", "answer", "outcome",
-                               "plan"))
+_ATTRIBUTE_INPUTS = frozenset(("steps", "actions", "prompt", "task", "question", "references", "answer", "outcome"))

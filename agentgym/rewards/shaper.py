@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 from agentgym._toolbox import is_number, short
 from agentgym.errors import ConfigError, DataError
 from agentgym.rewards._base import LinearWeight, TermSpec, check_training_step
-from agentgym.rewards._registry import TERMS, Abstain
+from agentgym.rewards._registry import READERS, TERMS, Abstain
 from agentgym.rewards.episode import Episode, input_getter
 from agentgym.rewards._load import load_spec
 from agentgym.rewards.spec import RewardSpec
@@ -365,8 +365,9 @@ def _compile_at(where: str, spec: TermSpec) -> _Compiled:
         raise ConfigError(field, exc.value, exc.allowed) from exc.__cause__
 
 
-# Inputs only some envs can give, and the word their ``reward_provides`` uses for them.
-_INPUT_NEEDS = {"question": "question", "references": "references", "plan": "travelplanner"}
+# Inputs only some envs can give, and the word their ``reward_provides`` uses for them (the
+# registered inputs say their own).
+_INPUT_NEEDS = {"question": "question", "references": "references"}
 
 
 def _compile(spec: TermSpec, where: str) -> _Compiled:
@@ -379,7 +380,8 @@ def _compile(spec: TermSpec, where: str) -> _Compiled:
         if bound:
             fn = _bind(fn, bound)
     gate = None if spec.gate is None else (spec.gate.term, spec.gate.at_least)
-    needs = spec.needs | {_INPUT_NEEDS[name] for name in inputs if name in _INPUT_NEEDS}
+    needs = spec.needs | {_INPUT_NEEDS[name] for name in inputs if name in _INPUT_NEEDS} \
+        | {READERS[name].needs for name in inputs if name in READERS}
     return _Compiled(spec, spec.key, _scorer(fn, tuple(input_getter(name, spec) for name in inputs)),
                      -1.0 if spec.penalty else 1.0, spec.is_guarded(), gate, spec.cap, frozenset(needs), where)
 

@@ -8,6 +8,7 @@ scored like an undelivered plan: every constraint fails, as in the official metr
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any, ClassVar, Literal
 
@@ -15,7 +16,7 @@ from pydantic import AliasChoices, Field, ValidationError, field_validator
 
 from agentgym.errors import ConfigError
 from agentgym.rewards._base import TermSpec
-from agentgym.rewards._registry import Abstain, abstain, term
+from agentgym.rewards._registry import Abstain, abstain, episode_input, term
 
 __all__ = [
     "Schema", "CommonsenseMicro", "HardMicro", "CommonsenseMacro", "HardMacro", "FinalPass", "Constraint",
@@ -56,6 +57,27 @@ def _missing(evaluation: str) -> Abstain:
 
 _NO_REPORT = abstain("no TravelPlanner evaluation report")
 _FOREIGN = abstain("the report is not a TravelPlanner evaluation report")
+
+
+@episode_input("plan", "the submitted TravelPlanner plan, as parse_plan reads it", needs="travelplanner")
+def read_plan(episode: Any) -> Any:
+    """The episode's answer read as a TravelPlanner plan (``ParsedPlan``)."""
+    from agentgym.envs.travelplanner.plan import MAX_PLAN_TEXT, parse_plan
+
+    answer = episode.answer
+    return parse_plan(answer if answer is None or len(answer) > MAX_PLAN_TEXT else _json_list(answer))
+
+
+def _json_list(text: str) -> Any:
+    """The JSON list ``text`` holds, else ``text``: parse_plan reads a list without scanning the
+    text for answer tags and code fences, which a bare JSON plan does not have."""
+    if not text.lstrip().startswith("["):
+        return text
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return text
+    return value if isinstance(value, list) else text
 
 
 class Schema(TermSpec):

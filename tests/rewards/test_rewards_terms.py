@@ -296,3 +296,24 @@ def test_travelplanner_terms_abstain_on_a_report_that_is_not_travelplanner_s(kin
     episode = Episode([StepInfo(turn=1, action="answer", report={"em": 1.0})], actions=["x"], answer="x")
     value = breakdown([{"kind": kind, "weight": 1.0, **fields}], episode).terms
     assert next(iter(value.values())).reason == "the report is not a TravelPlanner evaluation report"
+
+
+def test_the_generic_episode_knows_no_env_and_reads_registered_inputs_once():
+    import ast
+    import inspect
+
+    import agentgym.rewards.episode as episode_module
+    from agentgym.rewards._registry import READERS
+
+    imported = [n.module or "" for n in ast.walk(ast.parse(inspect.getsource(episode_module)))
+                if isinstance(n, ast.ImportFrom)]
+    assert not [m for m in imported if "envs" in m]
+    calls = []
+    original = READERS["plan"]
+    monkeypatch = pytest.MonkeyPatch()
+    monkeypatch.setitem(READERS, "plan", type(original)(lambda ep: calls.append(1) or original.read(ep), original.needs))
+    try:
+        episode = Episode([answered(1, "[]")], actions=["Finish[[]]"])
+        assert episode.read("plan") is episode.read("plan") and calls == [1]
+    finally:
+        monkeypatch.undo()
