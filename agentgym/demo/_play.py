@@ -13,9 +13,9 @@ from typing import Any
 import gymnasium
 
 from agentgym._plotting import PLOT_HINT
-from agentgym.demo._agents import FirstListingAgent, TopTitleAgent
+from agentgym.agents.base import run_episode
+from agentgym.demo._agents import FirstListingAgent, PlayableOracle, TopTitleAgent
 from agentgym.envs.travelplanner.evaluation import COMMONSENSE, HARD, EvaluationReport, aggregate
-from agentgym.envs.travelplanner.oracle import OracleAgent
 from agentgym.envs.travelplanner.world import DATABASE_ENV_VAR
 from agentgym.errors import DependencyNotInstalled
 from agentgym.rewards.shaper import RewardBreakdown
@@ -27,8 +27,8 @@ QA_PRESET = "prs/short"
 
 
 @dataclass
-class AgentResult:
-    """What one agent achieved over its episodes."""
+class AgentSummary:
+    """What one agent achieved over its episodes (its figures, and one line per episode it played)."""
 
     name: str
     metrics: dict[str, float] = field(default_factory=dict)
@@ -42,9 +42,9 @@ class AgentResult:
 
 @dataclass
 class DemoResult:
-    travelplanner: list[AgentResult]
+    travelplanner: list[AgentSummary]
     """Empty when the TravelPlanner part was skipped (see ``skipped``)."""
-    searchqa: AgentResult | None
+    searchqa: AgentSummary | None
     seconds: float
     out_dir: Path
     episodes: int = 0
@@ -103,37 +103,34 @@ def _part(skipped: dict[str, str], name: str, play: Any) -> Any:
         return None
 
 
-def _travelplanner_agents(episodes: int) -> list[AgentResult]:
+def _travelplanner_agents(episodes: int) -> list[AgentSummary]:
     env = gymnasium.make("TravelPlanner-v0", evaluation="official", reward=TRAVEL_PRESET, max_turns=60)
     return [_travelplanner(env, name, agent, episodes) for name, agent in
-            (("oracle", OracleAgent(env)), ("first-listing baseline", FirstListingAgent(env)))]
+            (("oracle", PlayableOracle(env)), ("first-listing baseline", FirstListingAgent(env)))]
 
 
 def _episode(env: gymnasium.Env, agent: Any, index: int) -> dict[str, Any]:
-    observation, info = env.reset(options={"query_index": index})
-    total, actions = 0.0, 0
-    while True:
-        observation, reward, terminated, truncated, info = env.step(agent.act(observation, info))
-        total, actions = total + reward, actions + 1
-        if terminated or truncated:
-            return {"task_id": info["task_id"], "return": total, "actions": actions,
-                    "report": info.get("report"), "reward": info.get("reward")}
+    """One played episode as the demo's ``episodes.jsonl`` line shows it."""
+    log = run_episode(env, agent, options={"query_index": index})
+    last = log.last_info
+    return {"task_id": last["task_id"], "return": log.total_reward, "actions": len(log.actions),
+            "report": last.get("report"), "reward": last.get("reward")}
 
 
-def _travelplanner(env: gymnasium.Env, name: str, agent: Any, episodes: int) -> AgentResult:
+def _travelplanner(env: gymnasium.Env, name: str, agent: Any, episodes: int) -> AgentSummary:
     queries = env.unwrapped.queries[:episodes]
     played = [_episode(env, agent, i) for i in range(len(queries))]
     reports = [EvaluationReport.model_validate(p["report"]) for p in played]
-    result = AgentResult(name=name, episodes=played)
+    result = AgentSummary(name=name, episodes=played)
     result.metrics = aggregate(reports, queries).official()
     result.constraint_pass_rates, result.constraint_counts = _pass_rates(reports)
     result.reward_terms, result.mean_reward = _term_means(played)
     return result
 
 
-def _searchqa(env: gymnasium.Env, agent: Any, episodes: int) -> AgentResult:
+def _searchqa(env: gymnasium.Env, agent: Any, episodes: int) -> AgentSummary:
     played = [_episode(env, agent, i) for i in range(min(episodes, len(env.unwrapped.questions)))]
-    result = AgentResult(name="top-title agent", episodes=played)
+    result = AgentSummary(name="top-title agent", episodes=played)
     evaluations = [p["report"] or {} for p in played]
     result.metrics = {"Exact Match": _mean(e.get("em", 0.0) for e in evaluations),
                       "Token F1": _mean(e.get("f1", 0.0) for e in evaluations),

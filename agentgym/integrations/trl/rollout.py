@@ -35,7 +35,7 @@ import gymnasium
 
 from agentgym.errors import ConfigError
 from agentgym.integrations.turns import (
-    EpisodeResult,
+    RolloutResult,
     TokenStream,
     TurnCut,
     TurnRules,
@@ -43,7 +43,7 @@ from agentgym.integrations.turns import (
     play_episode,
     score_episode,
 )
-from agentgym.integrations.verl.reward_info import term_names_for
+from agentgym.integrations.reward_info import term_names_for
 from agentgym.integrations.verl.search_r1_layout import SearchR1Layout, check_env
 
 __all__ = ["AgentGymRollout", "rollout_func", "task_dataset", "TurnConstraint", "schedule_clock", "TASK_KEY"]
@@ -121,14 +121,14 @@ class AgentGymRollout:
         return output
 
     async def _play_all(self, sampler: Any, rules: TurnRules, envs: list[Any], tasks: list[dict[str, Any]],
-                        step: int | None, total: int | None) -> list[tuple[_Episode, EpisodeResult]]:
+                        step: int | None, total: int | None) -> list[tuple[_Episode, RolloutResult]]:
         sampler.live = len(tasks)
         return list(await asyncio.gather(*(self._play(sampler, rules, env, task, step, total)
                                            for env, task in zip(envs, tasks))))
 
     async def _play(self, sampler: Any, rules: TurnRules, env: Any, task: Mapping[str, Any], step: int | None,
-                    total: int | None) -> tuple[_Episode, EpisodeResult]:
-        result = EpisodeResult()
+                    total: int | None) -> tuple[_Episode, RolloutResult]:
+        result = RolloutResult()
         try:
             observation, _ = env.reset(seed=task.get("seed"), options=self._options(task, step, total) or None)
             episode = _Episode(messages=[{"role": "user", "content": observation}])
@@ -165,7 +165,7 @@ class AgentGymRollout:
         self._idle.extend(envs[: max(0, self._env_max_idle - len(self._idle))])
 
     # -- the output ------------------------------------------------------------------------
-    def _output(self, played: list[tuple[_Episode, EpisodeResult]], step: int | None, sampler: Any) -> dict[str, list]:
+    def _output(self, played: list[tuple[_Episode, RolloutResult]], step: int | None, sampler: Any) -> dict[str, list]:
         out: dict[str, list[Any]] = {k: [] for k in ("prompt_ids", "completion_ids", "env_mask", "shaped_reward",
                                                      "reward_terms", "reward_info", "outcome", "evaluation",
                                                      "episode")}
@@ -178,7 +178,7 @@ class AgentGymRollout:
                 mask = [1] * len(mask)
             if result.masked:
                 mask = [0] * len(mask)
-            evaluation = (result.final_info or {}).get("report") if result.done else None
+            evaluation = result.report
             out["prompt_ids"].append(episode.token_ids[: episode.prompt_length])
             out["completion_ids"].append(completion)
             out["env_mask"].append(mask)
