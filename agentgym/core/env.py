@@ -37,7 +37,7 @@ class TextEnv(gymnasium.Env[str, str]):
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"]}
     reward_provides: ClassVar[frozenset[str]] = frozenset()
     """What the env gives reward terms beyond steps, actions, prompt, task, answer and outcome:
-    ``travelplanner`` (plans and TravelPlanner evaluation reports), ``question``, ``references``.
+    ``travelplanner`` (plans and TravelPlanner evaluation reports), ``task_text``, ``gold_answers``.
     ``make(..., reward=...)`` refuses a term that needs something else."""
     stop_strings: tuple[str, ...] = ()
     """Strings that end a complete action (e.g. ``</answer>``): a trainer may stop generation there.
@@ -129,7 +129,7 @@ class TextEnv(gymnasium.Env[str, str]):
     # -- what reward terms read -------------------------------------------------------------
     def reward_context(self) -> dict[str, Any]:
         """What reward terms need to know of the episode beyond its steps: any of ``task``,
-        ``question``, ``references``, ``answer``, ``outcome``, ``evaluate``. Override in envs."""
+        ``task_text``, ``gold_answers``, ``answer``, ``outcome``, ``evaluate``. Override in envs."""
         return {}
 
     # -- hooks for subclasses ----------------------------------------------------------------

@@ -9,7 +9,7 @@ Name a preset or write a spec, then shape episodes with it::
         {"kind": "format", "weight": 0.2},
         {"kind": "la_bleu", "weight": 0.8, "gate": {"term": "format"}},
     ]})
-    breakdown = shaper.shape(Episode.from_infos(infos, actions=actions, references=golds))
+    breakdown = shaper.shape(Episode.from_infos(infos, actions=actions, gold_answers=golds))
 
 See ``docs/rewards.md`` for the term catalogue, the composition rules and the presets.
 """

@@ -127,7 +127,7 @@ class TermSpec(SpecModel):
     term sharing this reader; None: the term gets the dict as the env wrote it."""
     needs: ClassVar[frozenset[str]] = frozenset()
     """What the env must provide beyond the inputs the term's function asks for (those count too:
-    ``question``, ``references``, ``plan``); an env lists what it provides in ``reward_provides``."""
+    ``task_text``, ``gold_answers``, ``plan``); an env lists what it provides in ``reward_provides``."""
 
     @property
     def key(self) -> str:

@@ -11,9 +11,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from agentgym._deprecated import alias, warn_renamed
 from agentgym.rewards._base import TermSpec
 
-__all__ = ["INPUTS", "TermDef", "TERMS", "term", "term_kind", "Abstain", "abstain", "signature_inputs",
+__all__ = ["INPUTS", "RENAMED_INPUTS", "TermDef", "TERMS", "term", "term_kind", "Abstain", "abstain", "signature_inputs",
            "READERS", "InputReader", "episode_input"]
 
 INPUTS = {
@@ -22,8 +23,8 @@ INPUTS = {
     "actions": "the agent's text for every step, in order",
     "prompt": "the first observation (the task as the agent saw it)",
     "task": "the env's task object (TravelPlanner: the TravelQuery)",
-    "question": "the question (QA envs)",
-    "references": "the reference answers (QA envs), a tuple of str",
+    "task_text": "the task's own words (QA envs: the question)",
+    "gold_answers": "the dataset's gold answers (QA envs), a tuple of str",
     "answer": "the submitted answer text, or None when nothing was submitted",
     "outcome": "the unshaped outcome: 1.0 iff the task was solved",
     "report": "the env's final evaluation report (a dict), of the term's ``evaluation``",
@@ -31,6 +32,11 @@ INPUTS = {
     "training_step": "the training step the trainer last set (0 when never set)",
 }
 """What a term function may ask for, by parameter name."""
+
+RENAMED_INPUTS = {"question": "task_text", "references": "gold_answers"}
+"""Input names of 0.1, still given to a term that asks for them (with a warning), until 0.3."""
+for _old, _new in RENAMED_INPUTS.items():
+    alias("reward input", _old, _new)
 
 
 class Abstain:
@@ -74,6 +80,10 @@ TERMS: dict[str, TermDef] = {}
 def signature_inputs(fn: Callable[..., Any], *, bound: tuple[str, ...] = ()) -> tuple[str, ...]:
     """The episode inputs ``fn`` asks for; raises TypeError for a name that is not an input."""
     names = tuple(p for p in inspect.signature(fn).parameters if p not in bound)
+    for old in (n for n in names if n in RENAMED_INPUTS):
+        warn_renamed(f"the reward input {old!r} (asked for by {getattr(fn, '__name__', fn)!r})",
+                     repr(RENAMED_INPUTS[old]), stacklevel=4)
+    names = tuple(RENAMED_INPUTS.get(n, n) for n in names)
     unknown = [n for n in names if n not in INPUTS]
     if unknown:
         raise TypeError(f"term {getattr(fn, '__name__', fn)!r} asks for {unknown}; "

@@ -4,7 +4,7 @@ The env (or the :class:`~agentgym.rewards.ShapeReward` wrapper) builds it at the
 episode from what it recorded; offline, build it yourself from step infos and actions::
 
     episode = Episode.from_infos(infos, actions=actions, prompt=first_observation,
-                                 question=q, references=golds, outcome=1.0)
+                                 task_text=q, gold_answers=golds, outcome=1.0)
 
 Everything derived (the answer, the report of another evaluation, an env's registered inputs
 such as TravelPlanner's parsed plan, the guard verdict) is computed on first use and kept, so
@@ -22,7 +22,8 @@ from pydantic import ValidationError
 from agentgym.core.types import StepInfo
 from agentgym.errors import DataError
 from agentgym.rewards._base import Guards
-from agentgym.rewards._registry import READERS
+from agentgym._deprecated import RenamedKeys, warn_renamed
+from agentgym.rewards._registry import READERS, RENAMED_INPUTS
 
 __all__ = ["Episode", "input_getter", "step_info"]
 
@@ -41,8 +42,8 @@ class Episode:
         actions: the agent's text for each step, in order.
         prompt: the first observation.
         task: the env's task object (TravelPlanner: the ``TravelQuery``).
-        question: the question (QA envs).
-        references: the reference answers (QA envs).
+        task_text: the task's own words (QA envs: the question; ``question=`` before 0.2).
+        gold_answers: the dataset's gold answers (QA envs; ``references=`` before 0.2).
         answer: the submitted answer; by default the final step's ``StepInfo.answer`` (the env
             records it in every action format), or None when the episode did not end with one.
         outcome: the unshaped outcome (1.0 iff solved); by default the final report's
@@ -52,15 +53,17 @@ class Episode:
     """
 
     def __init__(self, steps: Sequence[StepInfo], *, actions: Sequence[str] = (), prompt: str | None = None,
-                 task: Any = None, question: str | None = None, references: Sequence[str] = (),
+                 task: Any = None, task_text: str | None = None, gold_answers: Sequence[str] = (),
                  answer: str | None = _UNSET, outcome: float | None = None,
-                 evaluate: Evaluator | None = None) -> None:
+                 evaluate: Evaluator | None = None, **renamed: Any) -> None:
+        if renamed:
+            task_text, gold_answers = _renamed_kwargs(renamed, task_text, gold_answers)
         self.steps = steps
         self.actions = actions
         self.prompt = prompt
         self.task = task
-        self.question = question
-        self.references = tuple(references)
+        self.task_text = task_text
+        self.gold_answers = tuple(gold_answers)
         self._answer = answer
         self._outcome = outcome
         self._evaluate = evaluate
@@ -76,6 +79,18 @@ class Episode:
         if steps and steps[0].action == "reset":
             steps = steps[1:]
         return cls(steps, **context)
+
+    @property
+    def question(self) -> str | None:
+        """Deprecated spelling of :attr:`task_text`."""
+        warn_renamed("Episode.question", "Episode.task_text")
+        return self.task_text
+
+    @property
+    def references(self) -> tuple[str, ...]:
+        """Deprecated spelling of :attr:`gold_answers`."""
+        warn_renamed("Episode.references", "Episode.gold_answers")
+        return self.gold_answers
 
     # -- derived inputs ----------------------------------------------------------------------
     @property
@@ -153,6 +168,20 @@ def _evaluation_of(report: Mapping[str, Any], default: str) -> Any:
     return report.get("evaluation", report.get("mode", default))
 
 
+_KWARGS = RenamedKeys("Episode kwarg", RENAMED_INPUTS)
+
+
+def _renamed_kwargs(renamed: dict[str, Any], task_text: Any, gold_answers: Any) -> tuple[Any, Any]:
+    """``task_text`` and ``gold_answers`` given by their 0.1 names (with a warning); any other key is a TypeError."""
+    unknown = sorted(set(renamed) - set(RENAMED_INPUTS))
+    if unknown:
+        raise TypeError(f"Episode() got an unexpected keyword argument {unknown[0]!r}")
+    given = {**({"task_text": task_text} if task_text is not None else {}),
+             **({"gold_answers": gold_answers} if gold_answers else {}), **renamed}
+    moved = _KWARGS.apply(given, stacklevel=5)
+    return moved.get("task_text"), moved.get("gold_answers", ())
+
+
 def _flatten(text: str) -> str:
     return "".join(text.split()).lower()
 
@@ -216,4 +245,4 @@ def input_getter(name: str, spec: Any) -> Callable[[Episode, int], Any]:
     return lambda ep, step: getattr(ep, name)
 
 
-_ATTRIBUTE_INPUTS = frozenset(("steps", "actions", "prompt", "task", "question", "references", "answer", "outcome"))
+_ATTRIBUTE_INPUTS = frozenset(("steps", "actions", "prompt", "task", "task_text", "gold_answers", "answer", "outcome"))

@@ -268,10 +268,10 @@ def judge_for(spec: LLMJudge) -> Judge:
 
 
 @term(LLMJudge, bind=lambda spec: {"judge": judge_for(spec)}, bound=("judge",))
-def llm_judge(question: str | None, references: Sequence[str], answer: str | None, judge: Judge) -> float | Abstain:
-    if not references:
+def llm_judge(task_text: str | None, gold_answers: Sequence[str], answer: str | None, judge: Judge) -> float | Abstain:
+    if not gold_answers:
         return abstain("the episode has no reference answer to judge against")
     if answer is None:
         return 0.0
-    result = judge.score(question or "", references, answer)
+    result = judge.score(task_text or "", gold_answers, answer)
     return result.value if result.value is not None else abstain(result.reason or "judge failed")

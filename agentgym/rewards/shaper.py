@@ -20,7 +20,8 @@ from typing import Any, NamedTuple
 from agentgym._toolbox import is_number, short
 from agentgym.errors import ConfigError, DataError
 from agentgym.rewards._base import LinearWeight, TermSpec, check_training_step
-from agentgym.rewards._registry import READERS, TERMS, Abstain
+from agentgym._deprecated import RenamedKeys
+from agentgym.rewards._registry import READERS, RENAMED_INPUTS, TERMS, Abstain
 from agentgym.rewards.episode import Episode, input_getter
 from agentgym.rewards._load import load_spec
 from agentgym.rewards.spec import RewardSpec
@@ -171,6 +172,7 @@ class Shaper:
         provides = getattr(cls, "reward_provides", None)
         if provides is None:
             return
+        provides = _provided(provides)
         for c in (c for group in self._groups for c in group):
             missing = c.needs - provides
             if missing:
@@ -295,6 +297,16 @@ class Shaper:
         return total
 
 
+_PROVIDES = RenamedKeys("reward_provides", RENAMED_INPUTS)
+
+
+def _provided(provides: frozenset[str]) -> frozenset[str]:
+    """``reward_provides`` in today's words (an env may still say ``question``/``references``)."""
+    if provides.isdisjoint(RENAMED_INPUTS):
+        return provides
+    return frozenset(_PROVIDES.apply(dict.fromkeys(provides), stacklevel=5))
+
+
 def _term_value(c: _Compiled, weight: float, episode: Episode, step: int, values: dict[str, TermValue],
                 guard: str | None) -> TermValue:
     """One term's value: gated off, zeroed by a guard, abstained, or weighted (and capped)."""
@@ -367,7 +379,7 @@ def _compile_at(where: str, spec: TermSpec) -> _Compiled:
 
 # Inputs only some envs can give, and the word their ``reward_provides`` uses for them (the
 # registered inputs say their own).
-_INPUT_NEEDS = {"question": "question", "references": "references"}
+_INPUT_NEEDS = {"task_text": "task_text", "gold_answers": "gold_answers"}
 
 
 def _compile(spec: TermSpec, where: str) -> _Compiled:

@@ -25,14 +25,17 @@ import gymnasium
 
 from agentgym.core.types import StepInfo
 from agentgym.errors import ConfigError
+from agentgym._deprecated import RenamedKeys
 from agentgym.rewards._base import check_training_step
+from agentgym.rewards._registry import RENAMED_INPUTS
 from agentgym.rewards.episode import Episode, step_info
 from agentgym.rewards.shaper import Shaper, build_shaper
 
 __all__ = ["ShapeReward", "pop_training_step", "check_training_step"]
 
-CONTEXT_KEYS = ("task", "question", "references", "answer", "outcome", "evaluate")
+CONTEXT_KEYS = ("task", "task_text", "gold_answers", "answer", "outcome", "evaluate")
 """What an env's ``reward_context()`` may return (see ``TextEnv.reward_context``)."""
+_OLD_CONTEXT = RenamedKeys("reward_context key", RENAMED_INPUTS)
 
 
 class _Recorder:
@@ -63,6 +66,8 @@ class _Recorder:
 
     def episode(self, context: Mapping[str, Any]) -> Episode:
         """The recorded episode, completed by the env's ``reward_context()``."""
+        if not context.keys().isdisjoint(RENAMED_INPUTS):
+            context = _OLD_CONTEXT.apply(context, stacklevel=6)
         unknown = set(context) - set(CONTEXT_KEYS)
         if unknown:
             raise ConfigError("reward_context", sorted(unknown), CONTEXT_KEYS)
@@ -88,7 +93,7 @@ class ShapeReward(gymnasium.Wrapper):
 
     The unshaped outcome is the env's own return over the episode (1.0 iff solved for
     agentgym envs); ``env.unwrapped.reward_context()``, when the env has it, supplies the task,
-    the answer and the references the terms read.
+    the answer and the gold answers the terms read.
     """
 
     def __init__(self, env: gymnasium.Env, reward: Any) -> None:

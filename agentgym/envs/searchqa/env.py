@@ -135,7 +135,7 @@ class SearchQAEnv(TextEnv):
     stop_strings: ClassVar[tuple[str, ...]] = STOP_STRINGS
     """Where a generated turn ends (the tag format's closing tags; each instance sets its own:
     ``search-r1`` stops at ``</search>`` only and declares Search-R1's cut in ``stop_priority``)."""
-    reward_provides: ClassVar[frozenset[str]] = frozenset({"question", "references"})
+    reward_provides: ClassVar[frozenset[str]] = frozenset({"task_text", "gold_answers"})
 
     def __init__(self, *, questions: Any = None, corpus: Any = None, retriever: Retriever | str | None = None,
                  protocol: str = "agentgym", action_format: str = "tags", metric: str = "em", top_k: int = 3, max_searches: int = 4,
@@ -387,8 +387,8 @@ class SearchQAEnv(TextEnv):
 
         The unshaped outcome is exact match (short form) on the submitted answer."""
         question = self._question
-        context: dict[str, Any] = {"task": question, "question": question.question,
-                                   "references": list(question.golden_answers), "answer": self._answer}
+        context: dict[str, Any] = {"task": question, "task_text": question.question,
+                                   "gold_answers": list(question.golden_answers), "answer": self._answer}
         if not self.long_form:
             scored = self._r1.scored_answer() if self.scoring == "transcript" else self._answer
             context["outcome"] = 0.0 if scored is None else exact_match(scored, question.golden_answers)
