@@ -19,13 +19,13 @@ episode finished, ran out of tokens or crashed::
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 from agentgym._deprecated import module_aliases
+from agentgym._toolbox import is_number
 from agentgym.rewards.shaper import RewardBreakdown
 
 __all__ = ["RolloutResult", "reward_keys", "term_names_for", "extra_info_from", "score_of"]
@@ -132,9 +132,5 @@ def extra_info_from(result: RolloutResult, term_names: Sequence[str], score: flo
     return info
 
 
-def _finite(value: Any) -> float:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return 0.0
-    return number if math.isfinite(number) else 0.0
+def _finite(value: float) -> float:
+    return float(value) if is_number(value) else 0.0

@@ -20,6 +20,7 @@ from pydantic import (
     model_validator,
 )
 
+from agentgym._toolbox import is_int
 from agentgym.errors import ConfigError
 
 __all__ = ["SpecModel", "LinearWeight", "Gate", "Guards", "TermSpec", "Number", "NonNegative", "Positive", "Flag",
@@ -38,10 +39,9 @@ Flag = Annotated[bool, Strict()]
 
 def check_training_step(step: Any, total_steps: Any = None) -> tuple[int, int | None]:
     """Validate a training step (int >= 0) and an optional run length (int >= 1), both <= MAX_STEPS."""
-    if isinstance(step, bool) or not isinstance(step, int) or not 0 <= step <= MAX_STEPS:
+    if not is_int(step) or not 0 <= step <= MAX_STEPS:
         raise ConfigError("training_step", step, f"an int in [0, {MAX_STEPS:.0e}]")
-    if total_steps is not None and (isinstance(total_steps, bool) or not isinstance(total_steps, int)
-                                    or not 1 <= total_steps <= MAX_STEPS):
+    if total_steps is not None and (not is_int(total_steps) or not 1 <= total_steps <= MAX_STEPS):
         raise ConfigError("total_steps", total_steps, f"an int in [1, {MAX_STEPS:.0e}], or None")
     return step, total_steps
 
