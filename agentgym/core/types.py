@@ -1,7 +1,8 @@
 """Typed records of what happened in a step: the parsed action, the tool call, its result, errors.
 
 They are pydantic models inside agentgym and plain dicts at the Gymnasium boundary:
-``StepInfo.to_info()`` gives the ``info`` dict and ``StepInfo.from_info(info)`` reads it back.
+``StepInfo.to_info()`` gives the ``info`` dict and ``StepInfo.from_info(info)`` reads it back
+(a wrapper in the env's own process asks the env for the record instead: ``TextEnv.step_info_of``).
 """
 
 from __future__ import annotations

@@ -19,10 +19,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from agentgym._deprecated import RenamedKeys, alias, warn_renamed
 from agentgym.core.types import StepInfo
 from agentgym.errors import DataError
 from agentgym.rewards._base import Guards
-from agentgym._deprecated import RenamedKeys, warn_renamed
 from agentgym.rewards._registry import READERS, RENAMED_INPUTS
 
 __all__ = ["Episode", "input_getter", "step_info"]
@@ -31,7 +31,7 @@ _UNSET: Any = object()
 _STEP_FIELDS = frozenset((*StepInfo.model_fields, "evaluation"))  # "evaluation": 0.1's name of "report"
 
 Evaluator = Callable[[str | None, str], Mapping[str, Any]]
-"""``(answer, evaluation) -> report dict``: re-checks the answer with another evaluator."""
+"""``(answer, evaluator) -> report dict``: re-checks the answer with another evaluator."""
 
 
 class Episode:
@@ -49,7 +49,7 @@ class Episode:
         outcome: the unshaped outcome (1.0 iff solved); by default the final report's
             ``final_pass``, else 0.0.
         evaluate: re-evaluates the answer with another evaluator (TravelPlanner terms use it
-            when their ``evaluation`` differs from the report's, or when no report exists).
+            when their ``evaluator`` differs from the report's, or when no report exists).
     """
 
     def __init__(self, steps: Sequence[StepInfo], *, actions: Sequence[str] = (), prompt: str | None = None,
@@ -108,26 +108,26 @@ class Episode:
         """The env's final report, as it was produced."""
         return self.steps[-1].report if self.steps else None
 
-    def report_for(self, evaluation: str | None) -> Mapping[str, Any] | None:
-        """The final report of ``evaluation`` (re-evaluating when needed and possible)."""
-        if evaluation in self._reports:
-            return self._reports[evaluation]
+    def report_for(self, evaluator: str | None) -> Mapping[str, Any] | None:
+        """The final report of ``evaluator`` (re-evaluating when needed and possible)."""
+        if evaluator in self._reports:
+            return self._reports[evaluator]
         report = self.report
-        if report is not None and (evaluation is None or _evaluation_of(report, evaluation) == evaluation):
+        if report is not None and (evaluator is None or _evaluator_of(report, evaluator) == evaluator):
             found = report
         elif self._evaluate is not None:
             submitted = self.answer if self.steps and self.steps[-1].action == "answer" else None
-            found = self._evaluate(submitted, evaluation or "strict")
+            found = self._evaluate(submitted, evaluator or "strict")
         else:
             found = None
-        self._reports[evaluation] = found
+        self._reports[evaluator] = found
         return found
 
-    def report_as(self, evaluation: str | None, read: Callable[[Mapping[str, Any]], Any]) -> Any:
-        """The final report of ``evaluation`` as ``read`` makes it (None when there is none), read once."""
-        key = (evaluation, read)
+    def report_as(self, evaluator: str | None, read: Callable[[Mapping[str, Any]], Any]) -> Any:
+        """The final report of ``evaluator`` as ``read`` makes it (None when there is none), read once."""
+        key = (evaluator, read)
         if key not in self._reports:
-            report = self.report_for(evaluation)
+            report = self.report_for(evaluator)
             self._reports[key] = None if report is None else read(report)
         return self._reports[key]
 
@@ -163,12 +163,14 @@ class Episode:
         return None
 
 
-def _evaluation_of(report: Mapping[str, Any], default: str) -> Any:
-    """The evaluator that wrote ``report``; reports logged by 0.1.0 name it ``mode``."""
-    return report.get("evaluation", report.get("mode", default))
+def _evaluator_of(report: Mapping[str, Any], default: str) -> Any:
+    """The evaluator that wrote ``report``; older reports name it ``evaluation`` (0.1) or ``mode`` (0.1.0)."""
+    return report.get("evaluator", report.get("evaluation", report.get("mode", default)))
 
 
 _KWARGS = RenamedKeys("Episode kwarg", RENAMED_INPUTS)
+for _old, _new in RENAMED_INPUTS.items():
+    alias("Episode attribute", _old, _new)
 
 
 def _renamed_kwargs(renamed: dict[str, Any], task_text: Any, gold_answers: Any) -> tuple[Any, Any]:
@@ -227,11 +229,11 @@ def step_info(info: StepInfo | Mapping[str, Any]) -> StepInfo:
 def input_getter(name: str, spec: Any) -> Callable[[Episode, int], Any]:
     """``(episode, training step) -> value`` of the term input ``name`` for the term ``spec``."""
     if name == "report":
-        evaluation = getattr(spec, "evaluation", None)  # looked up once: a missing pydantic attribute is slow
+        evaluator = getattr(spec, "evaluator", None)  # looked up once: a missing pydantic attribute is slow
         read = getattr(spec, "read_report", None)
         if read is not None:
-            return lambda ep, step: ep.report_as(evaluation, read)
-        return lambda ep, step: ep.report_for(evaluation)
+            return lambda ep, step: ep.report_as(evaluator, read)
+        return lambda ep, step: ep.report_for(evaluator)
     if name == "config":
         return lambda ep, step: spec
     if name == "training_step":

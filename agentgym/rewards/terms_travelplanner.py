@@ -1,6 +1,6 @@
 """TravelPlanner terms (Planner-R1's process-level rewards) read from the evaluator's report.
 
-Each reads the final ``EvaluationReport`` (typed, read once per episode) of its ``evaluation``: ``strict`` (default,
+Each reads the final ``EvaluationReport`` (typed, read once per episode) of its ``evaluator``: ``strict`` (default,
 no loopholes) or ``official`` (the official evaluator's verdicts). When the env evaluated with
 the other one, the episode re-evaluates the plan. An episode that ended without a plan is
 scored like an undelivered plan: every constraint fails, as in the official metrics.
@@ -12,8 +12,9 @@ import json
 from collections.abc import Mapping
 from typing import Any, ClassVar, Literal
 
-from pydantic import AliasChoices, Field, ValidationError, field_validator
+from pydantic import ValidationError, field_validator, model_validator
 
+from agentgym._deprecated import RenamedKeys
 from agentgym.errors import ConfigError
 from agentgym.rewards._base import TermSpec
 from agentgym.rewards._registry import Abstain, abstain, episode_input, term
@@ -46,13 +47,23 @@ class _ReportTerm(TermSpec):
     guarded = True
     needs = frozenset({"travelplanner"})
     read_report = staticmethod(_typed_report)
-    # ``mode`` is the name 0.1.0 used; it is still read, for one release.
-    evaluation: Literal["strict", "official"] = Field("strict", validation_alias=AliasChoices("evaluation", "mode"))
+    evaluator: Literal["strict", "official"] = "strict"
     """The evaluator whose report the term reads: ``strict`` (no loopholes) or ``official``."""
 
+    @model_validator(mode="before")
+    @classmethod
+    def _renamed(cls, data: Any) -> Any:
+        if isinstance(data, dict) and not data.keys().isdisjoint(_OLD_KEYS.renames):
+            return _OLD_KEYS.apply(data, stacklevel=7)
+        return data
 
-def _missing(evaluation: str) -> Abstain:
-    return abstain(f"no TravelPlanner evaluation report of the {evaluation!r} evaluation")
+
+_OLD_KEYS = RenamedKeys("TravelPlanner reward term key", {"mode": "evaluator", "evaluation": "evaluator"})
+"""``mode`` (0.1.0) and ``evaluation`` (0.1) still name the evaluator, until 0.3."""
+
+
+def _missing(evaluator: str) -> Abstain:
+    return abstain(f"no TravelPlanner evaluation report of the {evaluator!r} evaluator")
 
 
 _NO_REPORT = abstain("no TravelPlanner evaluation report")
@@ -197,7 +208,7 @@ class Constraint(_ReportTerm):
 @term(Constraint)
 def constraint_passed(report: Any, task: Any, config: Constraint) -> float | Abstain:
     if report is None:
-        return _missing(config.evaluation)
+        return _missing(config.evaluator)
     if isinstance(report, Abstain):
         return report
     name = config.constraint

@@ -131,7 +131,7 @@ _number = st.one_of(*[_fine] * 8, _junk)  # mostly usable, so that many specs ge
 _weight = st.one_of(_number, _number, st.fixed_dictionaries(
     {"kind": st.just("linear"), "start": _number, "end": _number, "initial": _number, "final": _number}))
 _extra = st.one_of(st.just({}), st.just({}), st.fixed_dictionaries({}, optional={
-    "evaluation": st.sampled_from(["strict", "official", "x"]),
+    "evaluator": st.sampled_from(["strict", "official", "x"]),
     "constraint": st.sampled_from(["valid_cost", "is_valid_restaurants", "nope"]),
     "max_order": _number, "floor": _number}))
 _term = st.builds(lambda base, extra: {**base, **extra}, st.fixed_dictionaries(

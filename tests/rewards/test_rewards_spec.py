@@ -34,10 +34,10 @@ KIND_FIELDS = {
                                                   "balanced_tags": st.lists(st.sampled_from(["think", "search"]),
                                                                             min_size=1, max_size=2)}),
     "answer_length": st.fixed_dictionaries({}, optional={"unit": st.just("chars")}),
-    "final_pass": st.fixed_dictionaries({}, optional={"evaluation": st.just("official")}),
-    "hard_micro": st.fixed_dictionaries({}, optional={"evaluation": st.just("official")}),
+    "final_pass": st.fixed_dictionaries({}, optional={"evaluator": st.just("official")}),
+    "hard_micro": st.fixed_dictionaries({}, optional={"evaluator": st.just("official")}),
     "constraint": st.fixed_dictionaries({"constraint": st.sampled_from(CONSTRAINTS)},
-                                        optional={"evaluation": st.just("official")}),
+                                        optional={"evaluator": st.just("official")}),
     "la_bleu": st.fixed_dictionaries({}, optional={"max_order": st.integers(1, 3), "floor": positive,
                                                    "length_penalty": st.just("brevity")}),
     "llm_judge": st.fixed_dictionaries({"model": st.just("judge-model")},
@@ -240,8 +240,8 @@ def test_bad_specs_name_the_field_and_the_allowed_values(doc, message):
 
 def test_config_error_carries_field_value_and_allowed():
     with pytest.raises(ConfigError) as caught:
-        load_spec({"terms": [{"kind": "final_pass", "weight": 1, "evaluation": "lenient"}]})
-    assert (caught.value.field, caught.value.value) == ("terms[0].evaluation", "lenient")
+        load_spec({"terms": [{"kind": "final_pass", "weight": 1, "evaluator": "lenient"}]})
+    assert (caught.value.field, caught.value.value) == ("terms[0].evaluator", "lenient")
     assert caught.value.allowed == "'strict' or 'official'"
 
 

@@ -56,7 +56,7 @@ def with_evaluation(spec, evaluation):
     for terms in [doc.get("terms")] + [s["terms"] for s in doc.get("stages", [])]:
         for term in terms or []:
             if term["kind"] != "schema":
-                term["evaluation"] = evaluation
+                term["evaluator"] = evaluation
     return doc
 
 
@@ -135,7 +135,7 @@ def test_terms_of_another_evaluation_than_the_env_re_evaluate_the_plan(real_trav
                  if _passes(row, real_world, "official") and not _passes(row, real_world, "strict"))
     env = gymnasium.make("TravelPlanner-v0", database=real_travelplanner, queries="train", evaluation="official",
                          reward={"terms": [{"kind": "final_pass", "weight": 1.0},
-                                           {"kind": "final_pass", "weight": 0.0, "evaluation": "official",
+                                           {"kind": "final_pass", "weight": 0.0, "evaluator": "official",
                                             "name": "official_pass"}]})
     env.reset(options={"query_index": index})
     for action in reference_plan_actions(env.unwrapped.query):
