@@ -10,7 +10,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from agentgym._deprecated import RenamedKeys, alias, warn_renamed
 
@@ -90,17 +90,12 @@ class StepInfo(_Record):
     """The submitted answer (a plan, a short answer), set on the step that submitted it, in every
     action format: what reward terms score, live or offline."""
     task_id: str | None = None
-    report: dict[str, Any] | None = None
+    # "evaluation": 0.1's name, read by pydantic itself (a Python validator would cost every step).
+    report: dict[str, Any] | None = Field(None, validation_alias=AliasChoices("report", "evaluation"))
     """What the env's evaluator found (env specific: TravelPlanner's ``EvaluationReport``, SearchQA's
-    EM/F1), set on the terminal step. Info dicts of 0.1 call it ``evaluation``; they still read."""
+    EM/F1), set on the terminal step. Info dicts of 0.1 call it ``evaluation``: they still read, with
+    a warning from :meth:`from_info`."""
     extra: dict[str, Any] = Field(default_factory=dict)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _renamed(cls, data: Any) -> Any:
-        if isinstance(data, dict) and "evaluation" in data:
-            return _INFO_KEYS.apply(data, stacklevel=6)
-        return data
 
     @property
     def evaluation(self) -> dict[str, Any] | None:
@@ -119,4 +114,11 @@ class StepInfo(_Record):
     @classmethod
     def from_info(cls, info: dict[str, Any]) -> StepInfo:
         """Read an ``info`` dict produced by :meth:`to_info` back into a ``StepInfo``."""
+        if "evaluation" in info:
+            warn_old_info_keys(info)
         return cls.model_validate(info)
+
+
+def warn_old_info_keys(info: dict[str, Any]) -> None:
+    """Warn that ``info`` is a dict of 0.1 (``evaluation``, now ``report``); ``StepInfo`` still reads it."""
+    _INFO_KEYS.apply({k: None for k in info if k in ("evaluation", "report")}, stacklevel=5)

@@ -20,7 +20,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from agentgym._deprecated import RenamedKeys, alias, warn_renamed
-from agentgym.core.types import StepInfo
+from agentgym.core.types import StepInfo, warn_old_info_keys
 from agentgym.errors import DataError
 from agentgym.rewards._base import Guards
 from agentgym.rewards._registry import READERS, RENAMED_INPUTS
@@ -223,6 +223,8 @@ def step_info(info: StepInfo | Mapping[str, Any]) -> StepInfo:
     """A ``StepInfo`` from an ``info`` dict, ignoring keys other wrappers may have added."""
     if isinstance(info, StepInfo):
         return info
+    if "evaluation" in info:
+        warn_old_info_keys(info)
     return StepInfo.model_validate({k: v for k, v in info.items() if k in _STEP_FIELDS})
 
 

@@ -33,7 +33,7 @@ def travelplanner_official(records: Sequence[EpisodeRecord], env: Any, out: Path
     for record, query in played:
         report = record.report
         plan = parse_plan(record.answer) if record.answer is not None else None
-        if isinstance(report, dict) and report.get("evaluation") == "official":
+        if isinstance(report, dict) and report.get("evaluator", report.get("evaluation")) == "official":
             reports.append(EvaluationReport.model_validate(report))
         else:  # no plan, or the env evaluated strictly: evaluate the answer the official way
             reports.append(evaluate(plan, query, unwrapped.world, evaluation="official"))
