@@ -7,8 +7,9 @@
 
 Everything a user needs is importable from here: the core types, the reward shaping front
 (``ShapeReward``, ``build_shaper``, ``Episode``), the env-server client (``RemoteEnv``,
-``AsyncRemoteEnv``), the contract check ``check_text_env`` and every exception class. Names
-outside ``agentgym.errors`` load on first use, so ``import agentgym`` (and ``agentgym --help``)
+``AsyncRemoteEnv``), the contract check ``check_text_env``, every exception class, and
+``AgentGymDeprecationWarning``: what a renamed name's old spelling warns with, for one release
+(docs/glossary.md). Names outside ``agentgym.errors`` load on first use, so ``import agentgym`` (and ``agentgym --help``)
 stays light.
 """
 
@@ -44,6 +45,7 @@ _LAZY = {
     **dict.fromkeys(("ShapeReward", "build_shaper", "Episode"), "agentgym.rewards"),
     **dict.fromkeys(("RemoteEnv", "AsyncRemoteEnv"), "agentgym.remote"),
     "check_text_env": "agentgym.testing",
+    "AgentGymDeprecationWarning": "agentgym._deprecated",
 }
 
 
@@ -87,6 +89,8 @@ __all__ = [
     "RetrieverError",
     "JudgeReplyError",
     "TrainingAborted",
+    # warnings
+    "AgentGymDeprecationWarning",
 ]
 
 __getattr__, __dir__ = _lazy_names(__name__, _LAZY, __all__)

@@ -3,8 +3,8 @@
 An env *instance* is used by one thread at a time; different instances may be reset and stepped
 in different threads at once. Everything envs share within a process is safe under that: the
 bounded caches (eviction tolerates a key another thread evicted first), literal parsing (one lock
-in ``agentgym._literal``: CPython 3.11's ``ast`` fails on concurrent use, gh-106905), and the
-construction of what instances share (a world, an index), done once under a lock.
+in ``agentgym.envs.travelplanner._literal``: CPython 3.11's ``ast`` fails on concurrent use,
+gh-106905), and the construction of what instances share (a world, an index), done once under a lock.
 ``tests/core/test_env_threads.py`` holds the rule under forced thread switches.
 
 ``agentgym run`` and the verl agent loop await :func:`run_in_env_thread` (one pool per process);

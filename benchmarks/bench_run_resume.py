@@ -21,8 +21,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from agentgym.agents.stub import ChatStub, Fault, replay_policy, travelplanner_reference_scripts
-from agentgym.server.testing import LiveServer
+from agentgym.agents.stub import ChatStub, Fault, replay_policy, travelplanner_gold_scripts
+from agentgym.server.live_server import LiveServer
 
 
 def episodes_in(path: Path) -> list[int]:
@@ -40,7 +40,7 @@ def main() -> None:
     args = parser.parse_args()
     seed = args.seed if args.seed is not None else random.randrange(2**32)
     rng = random.Random(seed)
-    stub = ChatStub(replay_policy(travelplanner_reference_scripts({"action_format": "json"}, args.episodes)))
+    stub = ChatStub(replay_policy(travelplanner_gold_scripts({"action_format": "json"}, args.episodes)))
     stub.inject(*[Fault(delay_s=rng.uniform(0.02, 0.08)) for _ in range(100_000)])
     out = Path(tempfile.mkdtemp(prefix="agentgym-resume-"))
     results = out / "results.jsonl"

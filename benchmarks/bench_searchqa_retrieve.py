@@ -32,7 +32,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).parent))
 
 from agentgym.envs.searchqa import BM25Retriever, draw_world, write_world  # noqa: E402
-from agentgym.envs.searchqa.app import create_app  # noqa: E402
+from agentgym.envs.searchqa.retriever_app import create_app  # noqa: E402
 
 
 def _row(name: str, ours: float, base: float, unit: str, goal: str, ok: bool) -> str:

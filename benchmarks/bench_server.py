@@ -45,8 +45,8 @@ import psutil
 
 import agentgym  # noqa: F401  (registers the env ids)
 
-from agentgym._connection import ConnectionLost, Endpoint, SyncConnection
-from agentgym.envs.travelplanner.oracle import reference_plan_actions
+from agentgym.remote._connection import ConnectionLost, Endpoint, SyncConnection
+from agentgym.envs.travelplanner.scripted import gold_plan_actions
 from agentgym.remote import AsyncRemoteEnv
 
 TOKEN, TENANT_TOKEN = "bench-token", "tenant-token"
@@ -142,7 +142,7 @@ def in_process(sessions: int, seconds: float) -> dict:
     """The baseline: the same episodes stepped in this process, round-robin over ``sessions`` local envs."""
     envs = [gymnasium.make("TravelPlanner-v0") for _ in range(sessions)]
     queries = envs[0].unwrapped.queries
-    scripts = [reference_plan_actions(q, "react") for q in queries if q.annotated_plan]
+    scripts = [gold_plan_actions(q, "react") for q in queries if q.annotated_plan]
     position = [0] * sessions
     for i, env in enumerate(envs):
         env.reset(options={"query_index": i % len(scripts)})
@@ -163,7 +163,7 @@ def in_process(sessions: int, seconds: float) -> dict:
 async def throughput(url: str, sessions: int, seconds: float, warmup: float, server: psutil.Process,
                      coalesce: bool = False) -> dict:
     queries = gymnasium.make("TravelPlanner-v0").unwrapped.queries  # the same queries the server loads
-    scripts = [reference_plan_actions(q, "react") for q in queries if q.annotated_plan]
+    scripts = [gold_plan_actions(q, "react") for q in queries if q.annotated_plan]
     latencies: list[float] = []
     state = {"stop": False, "measuring": False}
     envs = [AsyncRemoteEnv(url, "TravelPlanner-v0", token=TOKEN, coalesce=coalesce) for _ in range(sessions)]

@@ -3,7 +3,7 @@
 * Generation: queries per second of ``generate_queries`` on the embedded world (each query is
   drawn, solved exactly for its cheapest plan, priced and rendered; rejected draws included).
 * Solver, embedded world: time per query (median and p95) by level, on freshly generated
-  queries (solving them against their budgets, as an agent's oracle would).
+  queries (solving them against their budgets, as the solver agent does).
 * Solver, real data: the 45 train queries (and the 180 validation queries) of the real
   database, when ``AGENTGYM_SHARED_DATA``/``../shared/data/travelplanner`` exists.
 * ``--full DIR``: also the validation split of a full-scale synthetic world (312 cities,

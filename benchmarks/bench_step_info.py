@@ -1,6 +1,6 @@
 """Reading a step's record in ShapeReward: the env's own StepInfo against parsing its info dict back.
 
-Plays TravelPlanner-v0's reference plans (embedded world, or ``--data``'s queries and database)
+Plays TravelPlanner-v0's gold plans (embedded world, or ``--data``'s queries and database)
 and, right after each ``env.step``, times what ShapeReward does to get the step's ``StepInfo``:
 ours asks the env for the record it made the dict from (``step_info_of``); the baseline (what
 0.1 did) validates the dict back into a ``StepInfo``. Also printed: a whole ``env.step`` and the
@@ -18,7 +18,7 @@ import time
 from _common import row
 
 from agentgym.envs.travelplanner.env import TravelPlannerEnv
-from agentgym.envs.travelplanner.oracle import reference_plan_actions
+from agentgym.envs.travelplanner.scripted import gold_plan_actions
 from agentgym.rewards.episode import step_info
 
 
@@ -37,7 +37,7 @@ def measure(episodes: int, repeat: int) -> dict[str, list[float]]:
     found: dict[str, list[float]] = {"ours": [], "baseline": [], "step": [], "dump": []}
     for index in range(min(episodes, len(env.queries))):
         env.reset(options={"query_index": index})
-        for action in reference_plan_actions(env.query):
+        for action in gold_plan_actions(env.query):
             t = time.perf_counter()
             _, _, terminated, truncated, info = env.step(action)
             found["step"].append(time.perf_counter() - t)

@@ -15,7 +15,7 @@ import textwrap
 import gymnasium
 
 import agentgym  # noqa: F401  (registers the env ids)
-from agentgym.envs.travelplanner import reference_plan_actions
+from agentgym.envs.travelplanner import gold_plan_actions
 
 
 def shorten(text: str, lines: int = 6) -> str:
@@ -37,7 +37,7 @@ def main() -> None:
     print(f"== {query.id} ({query.level}, {query.days} days, {query.people_number} people, budget ${query.budget})")
     print(f"   {query.query}\n")
     total = 0.0
-    for action in reference_plan_actions(query, args.format, tools=args.mode == "tool-use"):
+    for action in gold_plan_actions(query, args.format, tools=args.mode == "tool-use"):
         observation, reward, terminated, truncated, info = env.step(action)
         total += reward
         print(f"[turn {info['turn']}] {action if len(action) < 120 else action[:117] + '...'}")

@@ -16,12 +16,12 @@ from pathlib import Path
 import gymnasium
 
 import agentgym  # noqa: F401  (registers the env ids)
-from agentgym.envs.travelplanner import reference_plan_actions
+from agentgym.envs.travelplanner import gold_plan_actions
 
 
 def play(env, step: int, break_plan: bool) -> dict:
     env.reset(seed=0, options={"training_step": step})
-    actions = reference_plan_actions(env.unwrapped.query)
+    actions = gold_plan_actions(env.unwrapped.query)
     if break_plan:
         plan = json.loads(actions[-1][len("Finish["):-1])
         day = next(d for d in plan if "-" not in (d["lunch"], d["dinner"]))

@@ -1,5 +1,5 @@
-"""Agents that play agentgym envs: the ``Agent`` protocol, a chat agent for OpenAI-compatible
-endpoints, and a replay adapter for scripted agents. See ``docs/agents.md``.
+"""Agents that play agentgym envs: the ``Agent`` interface, a chat agent for OpenAI-compatible
+endpoints, a replay adapter, and the scripted agents (solver, gold, weak baselines). See ``docs/agents.md``.
 
     agent = OpenAIChatAgent(ChatAgentConfig(base_url="http://127.0.0.1:8000/v1", model="my-model"),
                             tools=function_tools(env))
@@ -7,6 +7,7 @@ endpoints, and a replay adapter for scripted agents. See ``docs/agents.md``.
 """
 
 
+from agentgym._deprecated import module_aliases as _module_aliases
 from agentgym._lazy import lazy_names as _lazy_names
 
 # Names load on first use: the reward judge imports chat_client alone, without the agents.
@@ -14,9 +15,11 @@ _LAZY = {
     **dict.fromkeys(("Agent", "EpisodeLog", "ReplayAgent", "play_episode", "run_episode", "function_tools"),
                     "agentgym.agents.base"),
     **dict.fromkeys(("ChatAgentConfig", "OpenAIChatAgent"), "agentgym.agents.openai_chat"),
-    "travelplanner_reference_agent": "agentgym.agents.reference",
+    **dict.fromkeys(("SolverAgent", "FirstListingAgent", "TopTitleAgent", "travelplanner_gold_agent"),
+                    "agentgym.agents.scripted"),
 }
 
 
 __all__ = list(_LAZY)
-__getattr__, __dir__ = _lazy_names(__name__, _LAZY, __all__)
+_lazy_getattr, __dir__ = _lazy_names(__name__, _LAZY, __all__)
+__getattr__ = _module_aliases(__name__, {"travelplanner_reference_agent": "travelplanner_gold_agent"}, _lazy_getattr)

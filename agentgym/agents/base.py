@@ -1,4 +1,4 @@
-"""The ``Agent`` protocol, and playing one episode of an env with an agent.
+"""The ``Agent`` interface, and playing one episode of an env with an agent.
 
 An agent is anything with ``reset()`` and ``act(observation, info) -> str``; either may be
 ``async``. ``reset()`` starts a new episode; ``act`` is then called with the reset's

@@ -1,7 +1,7 @@
 """A local chat-completions server that plays a scripted policy: for tests and offline demos.
 
-    stub = ChatStub(replay_policy(travelplanner_reference_scripts({"action_format": "json"}, 10)))
-    with LiveServer(stub.app()) as server:          # agentgym.server.testing
+    stub = ChatStub(replay_policy(travelplanner_gold_scripts({"action_format": "json"}, 10)))
+    with LiveServer(stub.app()) as server:          # agentgym.server.live_server
         config = ChatAgentConfig(base_url=server.url + "/v1", model="stub")
         stub.inject(Fault(status=429), Fault(delay_s=2.0))   # the next two requests misbehave
 
@@ -19,9 +19,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from agentgym._deprecated import module_aliases
 from agentgym.errors import DependencyNotInstalled
 
-__all__ = ["ChatStub", "Fault", "Policy", "replay_policy", "travelplanner_reference_scripts"]
+__all__ = ["ChatStub", "Fault", "Policy", "replay_policy", "travelplanner_gold_scripts"]
 
 Policy = Callable[[list[dict[str, Any]], "list[dict[str, Any]] | None"], dict[str, Any]]
 """``(messages, tools) -> assistant message`` (``{"content": ...}`` and/or ``{"tool_calls": [...]}``)."""
@@ -113,12 +114,12 @@ def replay_policy(scripts: Mapping[str, Sequence[str]], *, fallback: str = "Give
     return policy
 
 
-def travelplanner_reference_scripts(env_kwargs: Mapping[str, Any] | None = None,
-                                    count: int | None = None) -> dict[str, list[str]]:
-    """First observation -> reference-plan actions, for the first ``count`` queries of a TravelPlanner env."""
+def travelplanner_gold_scripts(env_kwargs: Mapping[str, Any] | None = None,
+                               count: int | None = None) -> dict[str, list[str]]:
+    """First observation -> gold-plan actions, for the first ``count`` queries of a TravelPlanner env."""
     import gymnasium
 
-    from agentgym.envs.travelplanner.oracle import reference_plan_actions
+    from agentgym.envs.travelplanner.scripted import gold_plan_actions
 
     env = gymnasium.make("TravelPlanner-v0", **dict(env_kwargs or {}))
     unwrapped = env.unwrapped
@@ -126,7 +127,10 @@ def travelplanner_reference_scripts(env_kwargs: Mapping[str, Any] | None = None,
     for index in range(len(unwrapped.queries) if count is None else min(count, len(unwrapped.queries))):
         observation, _ = env.reset(options={"query_index": index})
         if unwrapped.query.annotated_plan:
-            scripts[observation] = reference_plan_actions(unwrapped.query, unwrapped.action_format,
-                                                          tools=unwrapped.mode == "tool-use")
+            scripts[observation] = gold_plan_actions(unwrapped.query, unwrapped.action_format,
+                                                     tools=unwrapped.mode == "tool-use")
     env.close()
     return scripts
+
+
+__getattr__ = module_aliases(__name__, {"travelplanner_reference_scripts": "travelplanner_gold_scripts"})

@@ -93,13 +93,13 @@ class _Command(TyperCommand):
         return pieces + ([self.usage_extra] if self.usage_extra else [])
 
 
-def _plain(command: Any, usage_extra: str = "") -> Any:
+def _with_usage_lines(command: Any, usage_extra: str = "") -> Any:
     # Every command of the tree gets the capitalised usage line.
     if type(command) is TyperCommand:
         command.__class__ = _Command
         command.usage_extra = usage_extra
     for sub in getattr(command, "commands", {}).values():
-        _plain(sub)
+        _with_usage_lines(sub)
     return command
 
 
@@ -110,10 +110,10 @@ def _load(name: str) -> Any:
         target.rich_markup_mode = None
         group = typer.main.get_group(target)
         group.name = name
-        return _plain(group)
+        return _with_usage_lines(group)
     single = typer.Typer(rich_markup_mode=None, add_completion=False)
     single.command(name, context_settings=spec.context_settings)(target)
-    return _plain(typer.main.get_group(single).commands[name], spec.usage_extra)
+    return _with_usage_lines(typer.main.get_group(single).commands[name], spec.usage_extra)
 
 
 def _import(target: str) -> Any:

@@ -27,7 +27,7 @@ def front_door_fields(env_id: str, presets: Path | None, env_kwarg: list[str] | 
                       reward_preset: list[str] | None, import_: list[str] | None, max_sessions: int,
                       session_ttl: float, request_timeout: float, env_calls: str,
                       env_workers: int | None) -> dict[str, Any]:
-    """The ``ServerSettings`` fields a front door for one env takes from its flags (as serve's)."""
+    """The ``ServerConfig`` fields a front door for one env takes from its flags (as serve's)."""
     for module in import_ or ():
         importlib.import_module(module)
     fields: dict[str, Any] = dict(

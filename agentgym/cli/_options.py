@@ -7,7 +7,7 @@ from typing import Any
 
 import typer
 
-from agentgym._console import labeled, plain_console
+from agentgym.cli._console import labeled, plain_console
 
 __all__ = ["deprecated_flag", "parse_env_kwargs"]
 

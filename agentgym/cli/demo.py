@@ -10,8 +10,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from agentgym._console import labeled, plain_console
-from agentgym.demo._play import QA_PRESET, TRAVEL_PRESET, DemoResult, run_demo
+from agentgym.cli._console import labeled, plain_console
+from agentgym.demo import DemoResult, run_demo
 
 __all__ = ["demo"]
 
@@ -42,14 +42,16 @@ def _show(console: Console, result: DemoResult) -> None:
         console.print(_table("TravelPlanner-v0: pass rate per constraint, official evaluator (N: queries it "
                              "was checked on; hard ones only where the query sets them)", names, rates))
         terms = {a.name: {**a.reward_terms, "episode return": a.mean_reward} for a in travel}
-        console.print(_table(f"TravelPlanner-v0: mean reward terms under {TRAVEL_PRESET} (strict evaluator)", names,
+        console.print(_table(f"TravelPlanner-v0: mean reward terms under {result.presets['TravelPlanner-v0']} "
+                             "(strict evaluator)", names,
                              terms, percent=False))
         console.print("The reward terms re-check each plan with the strict evaluator (no loopholes), so e.g. "
                       "hard_micro differs from the official Hard Constraint Micro Pass Rate above.", soft_wrap=True)
     if qa is not None:
         qa_rows = {qa.name: {**qa.metrics, **{f"term {k}": v for k, v in qa.reward_terms.items()},
                              "episode return": qa.mean_reward}}
-        console.print(_table(f"SearchQA-v0: {len(qa.episodes)} questions under {QA_PRESET}", [qa.name], qa_rows,
+        console.print(_table(f"SearchQA-v0: {len(qa.episodes)} questions under {result.presets['SearchQA-v0']}",
+                             [qa.name], qa_rows,
                              percent=False))
     for part, why in result.skipped.items():
         console.print(labeled(f"skipped {part}", "yellow", why))

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import typer
 
-from agentgym._console import labeled, plain_console
+from agentgym.cli._console import labeled, plain_console
 from agentgym.cli._options import deprecated_flag
 from agentgym.envs.travelplanner.evaluation import EVALUATIONS
-from agentgym.envs.travelplanner.queries import SPLITS
 from agentgym.envs.travelplanner.evaluation.submissions import print_metrics, run, to_json
+from agentgym.envs.travelplanner.queries import SPLITS
 from agentgym.errors import AgentGymError
 
 __all__ = ["eval_app", "travelplanner"]

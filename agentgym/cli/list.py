@@ -1,4 +1,4 @@
-"""``agentgym list``: print what this install offers (the data is ``agentgym.catalog.catalog()``)."""
+"""``agentgym list``: print what this install offers (the data is ``agentgym.cli._catalog.catalog()``)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from agentgym.catalog import catalog
+from agentgym.cli._catalog import catalog
 
 __all__ = ["list_command"]
 
@@ -22,7 +22,7 @@ def list_command(
         return
     from rich.text import Text
 
-    from agentgym._console import plain_console
+    from agentgym.cli._console import plain_console
 
     console = plain_console()
     for part, title, how in (("envs", "env ids", "gymnasium.make(ID), agentgym run ID"),

@@ -12,7 +12,8 @@ from agentgym.cli._front_door import (
 )
 from agentgym.cli.serve import _is_loopback, write_token_file
 from agentgym.errors import ConfigError
-from agentgym.server.settings import TOKENS_ENV_VAR, ServerSettings, default_token_path
+from agentgym.remote.protocol import default_token_path
+from agentgym.server.config import TOKENS_ENV_VAR, ServerConfig
 
 __all__ = ["mcp"]
 
@@ -49,17 +50,17 @@ def mcp(
 
     try:
         if transport == "stdio":  # the client started this process: it is the only one talking to it
-            asyncio.run(mcp_app.run_stdio(ServerSettings(insecure_no_auth=True, **fields), env_id))
+            asyncio.run(mcp_app.run_stdio(ServerConfig(insecure_no_auth=True, **fields), env_id))
             return
-        settings = ServerSettings.with_env_tokens(tokens=tuple(token or ()), **fields)
-        if not settings.tokens:
+        server_config = ServerConfig.with_env_tokens(tokens=tuple(token or ()), **fields)
+        if not server_config.tokens:
             if not _is_loopback(host):
                 raise typer.BadParameter(f"serving {host} needs tokens its clients know: pass --token or set "
                                          f"${TOKENS_ENV_VAR}", param_hint="--host")
             path = default_token_path(port)
-            settings = settings.model_copy(update={"tokens": (write_token_file(path),)})
+            server_config = server_config.model_copy(update={"tokens": (write_token_file(path),)})
             typer.echo(f"token written to {path}", err=True)
-        app = mcp_app.create_mcp_app(settings, env_id, host=host)
+        app = mcp_app.create_mcp_app(server_config, env_id, host=host)
     except ConfigError as exc:
         raise typer.BadParameter(str(exc)) from None
     import uvicorn
@@ -67,5 +68,5 @@ def mcp(
     from agentgym.server.http import uvicorn_config
 
     typer.echo(f"agentgym MCP server for {env_id} on http://{host}:{port}/mcp", err=True)
-    uvicorn.Server(uvicorn_config(app, header_timeout_s=settings.header_timeout_s, host=host, port=port,
+    uvicorn.Server(uvicorn_config(app, header_timeout_s=server_config.header_timeout_s, host=host, port=port,
                                   log_level=log_level)).run()

@@ -11,7 +11,7 @@ from agentgym.cli._front_door import (
 )
 from agentgym.cli.serve import _is_loopback
 from agentgym.errors import ConfigError
-from agentgym.server.settings import ServerSettings
+from agentgym.server.config import ServerConfig
 
 __all__ = ["openenv"]
 
@@ -47,7 +47,7 @@ def openenv(
     from agentgym.server.openenv_app import create_openenv_app
 
     try:
-        app = create_openenv_app(ServerSettings(insecure_no_auth=True, **fields), env_id)
+        app = create_openenv_app(ServerConfig(insecure_no_auth=True, **fields), env_id)
     except ConfigError as exc:
         raise typer.BadParameter(str(exc)) from None
     import uvicorn

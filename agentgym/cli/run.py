@@ -14,9 +14,10 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from agentgym._console import labeled, plain_console
-from agentgym.cli._options import parse_env_kwargs
+from agentgym._deprecated import alias, warn_renamed
 from agentgym.agents.openai_chat import API_KEY_ENV_VAR, ChatAgentConfig
+from agentgym.cli._console import labeled, plain_console
+from agentgym.cli._options import parse_env_kwargs
 from agentgym.errors import AgentGymError, ConfigError
 from agentgym.runner.config import ImportedAgentConfig, ReferenceAgentConfig, RunConfig, default_out_dir
 from agentgym.runner.loop import RunOutcome, run_eval
@@ -26,20 +27,24 @@ from agentgym.runner.report import plot, render, summarize
 __all__ = ["run", "OFFLINE_AGENTS"]
 
 # Agents that read the task from a local env object (not an env server's session).
-_LOCAL_AGENTS = ("reference", "oracle", "first-listing")
+_LOCAL_AGENTS = ("gold", "solver", "first-listing")
 
-# Agents that need no model (the demo's): name -> (factory target, the env ids it plays).
+# Agents that need no model (``agentgym.agents.scripted``): name -> (factory target, the env ids it plays).
 OFFLINE_AGENTS = {
-    "oracle": ("agentgym.demo._agents:oracle_agent", ("TravelPlanner-v0",)),
-    "first-listing": ("agentgym.demo._agents:first_listing_agent", ("TravelPlanner-v0",)),
-    "top-title": ("agentgym.demo._agents:top_title_agent", ("SearchQA-v0", "SearchQA-LongForm-v0")),
+    "solver": ("agentgym.agents.scripted:solver_agent", ("TravelPlanner-v0",)),
+    "first-listing": ("agentgym.agents.scripted:first_listing_agent", ("TravelPlanner-v0",)),
+    "top-title": ("agentgym.agents.scripted:top_title_agent", ("SearchQA-v0", "SearchQA-LongForm-v0")),
 }
+
+_RENAMED_AGENTS = {"oracle": "solver", "reference": "gold"}
+for _old, _new in _RENAMED_AGENTS.items():
+    alias("agentgym run --agent", _old, _new)
 
 
 def run(
     env_id: Annotated[str, typer.Argument(help="The env to evaluate on, e.g. TravelPlanner-v0 (see `agentgym list`).")],
-    agent: Annotated[str, typer.Option(help="openai (a chat model at --base-url); offline: reference "
-                                            "(TravelPlanner's reference-plan replay), oracle (TravelPlanner's "
+    agent: Annotated[str, typer.Option(help="openai (a chat model at --base-url); offline: gold "
+                                            "(TravelPlanner's gold-plan replay), solver (TravelPlanner's "
                                             "exact solver), first-listing (the demo's weak TravelPlanner "
                                             "baseline), top-title (SearchQA: answer the top passage's title); "
                                             "or module:factory (factory(env) -> Agent).")]
@@ -118,6 +123,9 @@ def _config(env_id: str, agent: str, base_url: str | None, model: str | None, ep
             env_server: str | None, env_token: str | None, api_key: str | None, temperature: float,
             max_tokens: int | None, system_prompt: str | None, native_tools: bool, timeout: float,
             max_retries: int, record_agent_errors: bool) -> RunConfig:
+    if agent in _RENAMED_AGENTS:
+        warn_renamed(f"--agent {agent}", f"--agent {_RENAMED_AGENTS[agent]}")
+        agent = _RENAMED_AGENTS[agent]
     if agent == "openai":
         if not base_url or not model:
             raise typer.BadParameter("--agent openai needs --base-url and --model", param_hint="--agent")
@@ -129,8 +137,8 @@ def _config(env_id: str, agent: str, base_url: str | None, model: str | None, ep
         raise typer.BadParameter(f"the {agent} agent reads the task from a local env; drop --env-server to play "
                                  "it here, or use --agent openai / module:factory with an env server",
                                  param_hint="--agent")
-    elif agent == "reference":
-        agent_config, label = ReferenceAgentConfig(), "reference"
+    elif agent == "gold":
+        agent_config, label = ReferenceAgentConfig(), "gold"
     elif agent in OFFLINE_AGENTS:
         target, env_ids = OFFLINE_AGENTS[agent]
         if env_id not in env_ids:
@@ -140,7 +148,7 @@ def _config(env_id: str, agent: str, base_url: str | None, model: str | None, ep
     elif re.fullmatch(r"[\w.]+:[\w.]+", agent):
         agent_config, label = dict(kind="import", target=agent), agent.rpartition(":")[2]
     else:
-        names = ["openai", "reference", *OFFLINE_AGENTS]
+        names = ["openai", "gold", *OFFLINE_AGENTS]
         close = difflib.get_close_matches(agent, names, n=1)
         hint = f"did you mean {close[0]}? " if close else ""
         raise typer.BadParameter(f"{agent!r} is not an agent: {hint}use one of {', '.join(names)}, or "

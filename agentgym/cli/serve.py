@@ -13,8 +13,9 @@ import typer
 
 from agentgym.cli._options import parse_env_kwargs
 from agentgym.errors import ConfigError, DependencyNotInstalled
+from agentgym.remote.protocol import default_token_path
+from agentgym.server.config import TOKENS_ENV_VAR, ServerConfig
 from agentgym.server.presets import EnvPreset, Presets, load_presets
-from agentgym.server.settings import TOKENS_ENV_VAR, ServerSettings, default_token_path
 
 __all__ = ["serve", "write_token_file"]
 
@@ -97,16 +98,16 @@ def serve(
         env_calls=env_calls, env_threads=env_threads)
     if env_workers is not None:
         fields["env_workers"] = env_workers
-    settings = ServerSettings.with_env_tokens(**fields)
-    auth = f"{len(settings.tokens)} token(s)"
-    if not settings.tokens and insecure_no_auth:
+    server_config = ServerConfig.with_env_tokens(**fields)
+    auth = f"{len(server_config.tokens)} token(s)"
+    if not server_config.tokens and insecure_no_auth:
         auth = "NO AUTH (--insecure-no-auth)"
-    elif not settings.tokens:
+    elif not server_config.tokens:
         if not _is_loopback(host):
             raise typer.BadParameter(f"serving {host} needs tokens its clients know: pass --token, set "
                                      f"${TOKENS_ENV_VAR}, or --insecure-no-auth", param_hint="--host")
         path = token_out or default_token_path(port)
-        settings = settings.model_copy(update={"tokens": (write_token_file(path),)})
+        server_config = server_config.model_copy(update={"tokens": (write_token_file(path),)})
         auth = f"a generated token, in {path} (RemoteEnv on this machine reads it; else export " \
                f"AGENTGYM_REMOTE_TOKEN=$(cat {path}))"
     if trust_clients:
@@ -115,7 +116,7 @@ def serve(
     from agentgym.server.http import uvicorn_config
 
     try:
-        app = create_app(settings)
+        app = create_app(server_config)
     except ConfigError as exc:
         raise typer.BadParameter(str(exc)) from None
     envs = ", ".join(app.state.server.env_ids)
@@ -123,7 +124,7 @@ def serve(
     from agentgym.server.budget import return_large_blocks
 
     return_large_blocks()  # large request bodies go back to the system once answered
-    config = uvicorn_config(app, header_timeout_s=settings.header_timeout_s, host=host, port=port,
+    config = uvicorn_config(app, header_timeout_s=server_config.header_timeout_s, host=host, port=port,
                             log_level=log_level, timeout_keep_alive=keep_alive)
     uvicorn.Server(config).run()
 

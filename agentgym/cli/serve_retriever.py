@@ -1,6 +1,6 @@
 """``agentgym serve-retriever``: serve a corpus over the Search-R1 ``/retrieve`` API.
 
-The app and the corpus loading live in ``agentgym.envs.searchqa.app`` (the API is described there).
+The app and the corpus loading live in ``agentgym.envs.searchqa.retriever_app`` (the API is described there).
 Needs the ``server`` extra: ``pip install 'agentgym[server]'``.
 """
 
@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from agentgym.envs.searchqa.app import create_app, open_corpus_retriever
+from agentgym.envs.searchqa.retriever_app import create_app, open_corpus_retriever
 from agentgym.errors import DependencyNotInstalled
 
 __all__ = ["serve_retriever"]

@@ -39,7 +39,7 @@ def generate_command(
     slack_max: float = typer.Option(0.4, help="See --slack-min."),
     hard_transport_share: float = typer.Option(1.0, help="Share of hard queries with a transportation rule."),
 ) -> None:
-    """Generate feasible queries, each with its solver-built reference plan (annotated_plan)."""
+    """Generate feasible queries, each with its solver-built gold plan (annotated_plan)."""
     import json
 
     from agentgym.envs.travelplanner.generator import GeneratorConfig, generate_queries

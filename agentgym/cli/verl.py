@@ -66,7 +66,7 @@ def selftest(
 
     try:
         require_verl()
-        from agentgym.integrations.verl.selftest import run_selftest
+        from agentgym.integrations.verl.preflight.selftest import run_selftest
 
         run_selftest(launch=launch, echo=typer.echo)
     except DependencyNotInstalled:
@@ -146,7 +146,8 @@ def _train_trl(recipe: str, overrides: list[str], dry_run: bool) -> int:
 
 
 def _dry_run(recipe: str, overrides: list[str], verbose: bool = False) -> int:
-    from agentgym.integrations.verl.train import check_config, compose_recipe, resolved_yaml
+    from agentgym.integrations.verl.preflight.checks import check_config
+    from agentgym.integrations.verl.train import compose_recipe, resolved_yaml
 
     try:
         config = compose_recipe(recipe, overrides)
@@ -177,8 +178,8 @@ def _dry_run(recipe: str, overrides: list[str], verbose: bool = False) -> int:
 
 
 def _check_run(config: Any) -> Any:
-    """Run length, reward stages and a scripted episode per sampled row (``dryrun.check_run``)."""
-    from agentgym.integrations.verl.dryrun import DryRunReport, check_run
+    """Run length, reward stages and a scripted episode per sampled row (``preflight.dryrun.check_run``)."""
+    from agentgym.integrations.verl.preflight.dryrun import DryRunReport, check_run
 
     try:
         return check_run(config)

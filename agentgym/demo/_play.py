@@ -14,7 +14,7 @@ import gymnasium
 
 from agentgym._plotting import PLOT_HINT
 from agentgym.agents.base import run_episode
-from agentgym.demo._agents import FirstListingAgent, PlayableOracle, TopTitleAgent
+from agentgym.agents.scripted import FirstListingAgent, SolverAgent, TopTitleAgent
 from agentgym.envs.travelplanner.evaluation import COMMONSENSE, HARD, EvaluationReport, aggregate
 from agentgym.envs.travelplanner.world import DATABASE_ENV_VAR
 from agentgym.errors import DependencyNotInstalled
@@ -106,7 +106,7 @@ def _part(skipped: dict[str, str], name: str, play: Any) -> Any:
 def _travelplanner_agents(episodes: int) -> list[AgentSummary]:
     env = gymnasium.make("TravelPlanner-v0", evaluation="official", reward=TRAVEL_PRESET, max_turns=60)
     return [_travelplanner(env, name, agent, episodes) for name, agent in
-            (("oracle", PlayableOracle(env)), ("first-listing baseline", FirstListingAgent(env)))]
+            (("oracle", SolverAgent(env)), ("first-listing baseline", FirstListingAgent(env)))]
 
 
 def _episode(env: gymnasium.Env, agent: Any, index: int) -> dict[str, Any]:

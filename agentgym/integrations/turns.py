@@ -31,7 +31,7 @@ from typing import Any, Protocol
 
 from agentgym._deprecated import module_aliases
 from agentgym.integrations.reward_info import RolloutResult, extra_info_from, score_of
-from agentgym.integrations.verl.stops import TurnCut, tokens_through
+from agentgym.integrations.stops import TurnCut, tokens_through
 
 __getattr__ = module_aliases(__name__, {"EpisodeResult": "RolloutResult"})
 

@@ -189,9 +189,9 @@ def _agent_factory(config: RunConfig, client: httpx.AsyncClient) -> AgentFactory
     if isinstance(agent, ChatAgentConfig):
         return lambda env: OpenAIChatAgent(agent, tools=function_tools(env), client=client)
     if isinstance(agent, ReferenceAgentConfig):
-        from agentgym.agents.reference import travelplanner_reference_agent
+        from agentgym.agents.scripted import travelplanner_gold_agent
 
-        return travelplanner_reference_agent
+        return travelplanner_gold_agent
     if isinstance(agent, ImportedAgentConfig):
         return import_factory(agent.target)
     raise TypeError(f"unknown agent config {agent!r}")

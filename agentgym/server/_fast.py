@@ -12,10 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-__all__ = ["peek_step", "read_step", "read_batch", "MAX_BATCH"]
-
-MAX_BATCH = 1024
-"""Steps in one batch request."""
+__all__ = ["peek_step", "read_step", "read_batch"]
 
 try:
     import msgspec
@@ -76,7 +73,7 @@ def read_batch(body: bytes) -> list[tuple[str, bytes]] | None:
 
 
 def _read_batch_slowly(body: bytes) -> list[tuple[str, bytes]] | None:
-    from agentgym.server.protocol import encode
+    from agentgym.remote.protocol import encode
 
     try:
         items = json.loads(body)

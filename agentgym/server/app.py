@@ -1,10 +1,10 @@
-"""The env server: any registered agentgym env behind a small JSON API (see ``protocol``).
+"""The env server: any registered agentgym env behind a small JSON API (see ``agentgym.remote.protocol``).
 
-    app = create_app(ServerSettings(tokens=("s3cret",)))   # a Starlette app; uvicorn serves it
+    app = create_app(ServerConfig(tokens=("s3cret",)))   # a Starlette app; uvicorn serves it
 
 A create request is checked against the operator's presets and the client allowlist
 (``agentgym.server.boundary``) before anything is built. Every env call runs under a deadline in a
-worker process (``agentgym.server.workers``; or, if the operator asks, inline or in threads:
+worker process (``agentgym.server.worker_pool``; or, if the operator asks, inline or in threads:
 ``agentgym.server.calls``), so one slow or stuck env never holds up the event loop; a session's
 calls are serialized by its lock. Sessions idle past the TTL are closed by a sweeper task that
 runs while the app's lifespan is up. ``docs/server.md`` describes the whole protocol.
@@ -28,18 +28,18 @@ import gymnasium
 from pydantic import BaseModel, ValidationError
 
 from agentgym import __version__
-from agentgym.registration import ENV_IDS
 from agentgym.errors import ConfigError, DependencyNotInstalled
-from agentgym.server._fast import MAX_BATCH, peek_step, read_batch, read_step
+from agentgym.registration import ENV_IDS
+from agentgym.remote.protocol import API_PREFIX, MAX_BATCH, CreateSession, ResetRequest, StepRequest, decode, encode
+from agentgym.server._fast import peek_step, read_batch, read_step
 from agentgym.server.boundary import ClientBoundary
 from agentgym.server.budget import SMALL_BODY_BYTES, BodyBudget
 from agentgym.server.calls import _CallTimedOut, EnvCalls
+from agentgym.server.config import ServerConfig, client_id, takes_config
 from agentgym.server.jobs import _ApiError, close_quietly, env_error, error_reply, make_env, reset_reply, step_reply
 from agentgym.server.metrics import ServerMetrics
-from agentgym.server.protocol import API_PREFIX, CreateSession, ResetRequest, StepRequest, decode, encode
 from agentgym.server.sessions import _PoolFull, Session, SessionPool
-from agentgym.server.settings import ServerSettings, client_id
-from agentgym.server.workers import _CallOverran, _WorkerLost, WorkerPool
+from agentgym.server.worker_pool import _CallOverran, _WorkerLost, WorkerPool
 
 try:
     from starlette.applications import Starlette
@@ -58,26 +58,27 @@ _CLOSES = frozenset({"Unauthorized", "BadRequest", "RequestTooLarge", "RequestTi
 
 
 class EnvServer:
-    """The state behind the routes: settings, sessions, metrics, and where env calls run."""
+    """The state behind the routes: config, sessions, metrics, and where env calls run."""
 
-    def __init__(self, settings: ServerSettings, clock: Callable[[], float] = time.monotonic) -> None:
-        if not settings.tokens and not settings.insecure_no_auth:
+    @takes_config
+    def __init__(self, config: ServerConfig, clock: Callable[[], float] = time.monotonic) -> None:
+        if not config.tokens and not config.insecure_no_auth:
             raise ConfigError("tokens", (), "at least one token, or insecure_no_auth=True to let any process "
                               "that can connect run envs")
-        self.settings, self.clock = settings, clock
-        self.pool = SessionPool(settings, clock)
+        self.config, self.clock = config, clock
+        self.pool = SessionPool(config, clock)
         self.metrics = ServerMetrics()
-        served = settings.env_ids or tuple(dict.fromkeys(p.env_id for p in settings.presets.presets)) or ENV_IDS
-        self.boundary = ClientBoundary(settings.presets, served, trust_clients=settings.trust_clients)
+        served = config.env_ids or tuple(dict.fromkeys(p.env_id for p in config.presets.presets)) or ENV_IDS
+        self.boundary = ClientBoundary(config.presets, served, trust_clients=config.trust_clients)
         self.env_ids = self.boundary.env_ids
-        self._owners = {hashlib.sha256(t.encode()).digest(): client_id(t) for t in settings.tokens}
-        in_process = settings.env_calls if settings.env_calls != "processes" else "threads"
-        self.calls = EnvCalls(in_process, settings.env_threads, settings.inline_budget_s)
+        self._owners = {hashlib.sha256(t.encode()).digest(): client_id(t) for t in config.tokens}
+        in_process = config.env_calls if config.env_calls != "processes" else "threads"
+        self.calls = EnvCalls(in_process, config.env_threads, config.inline_budget_s)
         self.workers: WorkerPool | None = None
-        if settings.env_calls == "processes":
-            self.workers = WorkerPool(settings.env_workers, _worker_imports(settings, self.env_ids))
+        if config.env_calls == "processes":
+            self.workers = WorkerPool(config.env_workers, _worker_imports(config, self.env_ids))
             self.workers.on_lost = self._lost
-        self.budget = BodyBudget(settings.max_body_bytes_in_flight)
+        self.budget = BodyBudget(config.max_body_bytes_in_flight)
         self._lost_keys: OrderedDict[str, None] = OrderedDict()  # sessions whose worker died (bounded)
         self._started = clock()
 
@@ -98,12 +99,12 @@ class EnvServer:
 
     async def health(self, request: Request) -> Response:
         return _json(200, encode({"status": "ok", "version": __version__, "sessions": len(self.pool),
-                                  "max_sessions": self.settings.max_sessions,
+                                  "max_sessions": self.config.max_sessions,
                                   "uptime_s": round(self.clock() - self._started, 3)}))
 
     async def metrics_text(self, request: Request) -> Response:
         self._owner(request)
-        return PlainTextResponse(self.metrics.render(len(self.pool), self.settings.max_sessions),
+        return PlainTextResponse(self.metrics.render(len(self.pool), self.config.max_sessions),
                                  media_type="text/plain; version=0.0.4")
 
     async def list_envs(self, request: Request) -> Response:
@@ -186,7 +187,7 @@ class EnvServer:
         except BaseException:
             self.pool.release(owner)
             raise
-        extra = {"ttl_s": self.settings.session_ttl_s, "max_request_bytes": self.settings.max_request_bytes,
+        extra = {"ttl_s": self.config.session_ttl_s, "max_request_bytes": self.config.max_request_bytes,
                  "preset": preset}
         session = self.pool.add(owner, env_id, env, lambda sid: {**description, **extra, "session_id": sid},
                                 session_id=key)
@@ -250,7 +251,7 @@ class EnvServer:
     async def _sweep_forever(self) -> None:
         garbage, last_collect = False, 0.0
         while True:
-            await asyncio.sleep(self.settings.sweep_interval_s)
+            await asyncio.sleep(self.config.sweep_interval_s)
             if garbage and time.monotonic() - last_collect >= _COLLECT_EVERY_S:
                 # Envs hold reference cycles: free the ones the last sweep closed now, not at some
                 # later full collection (at most every few seconds: a full collection pauses the loop).
@@ -271,7 +272,7 @@ class EnvServer:
         # say so when their clients come back.
         for key in keys:
             self._lost_keys[key] = None
-            if len(self._lost_keys) > 4 * self.settings.max_sessions:
+            if len(self._lost_keys) > 4 * self.config.max_sessions:
                 self._lost_keys.popitem(last=False)
             session = self.pool.by_id(key)
             if session is not None and self.pool.remove(session):
@@ -279,7 +280,7 @@ class EnvServer:
 
     # -- where env calls run -----------------------------------------------------------------
     async def _make(self, env_id: str, kwargs: dict[str, Any]) -> tuple[str | None, Any, dict[str, Any]]:
-        timeout = self.settings.create_timeout_s
+        timeout = self.config.create_timeout_s
         if self.workers is None:
             try:
                 (env, description), _ = await self.calls.run(timeout, make_env, env_id, kwargs,
@@ -302,7 +303,7 @@ class EnvServer:
         return key, None, json.loads(body)
 
     async def _run(self, session: Session, op: str, args: dict[str, Any]) -> tuple[int, bytes]:
-        timeout = self.settings.request_timeout_s
+        timeout = self.config.request_timeout_s
         if self.workers is not None:
             try:
                 header, body = await self.workers.call(session.id, op, args, timeout)
@@ -329,18 +330,18 @@ class EnvServer:
 
     def _close_later(self, session: Session) -> None:
         if self.workers is not None:
-            self.workers.close_later(session.id, self.settings.request_timeout_s)
+            self.workers.close_later(session.id, self.config.request_timeout_s)
         else:
             self.calls.background(close_quietly, session.env)
 
     async def _close_env(self, session: Session) -> None:
         if self.workers is not None:
             with contextlib.suppress(_CallOverran, _WorkerLost):
-                await self.workers.call(session.id, "close", {}, self.settings.request_timeout_s)
+                await self.workers.call(session.id, "close", {}, self.config.request_timeout_s)
             self.workers.forget(session.id)
             return
         try:
-            await self.calls.run(self.settings.request_timeout_s, close_quietly, session.env)
+            await self.calls.run(self.config.request_timeout_s, close_quietly, session.env)
         except _CallTimedOut:
             pass  # the session is gone either way; its thread finishes the close
 
@@ -390,7 +391,7 @@ class EnvServer:
                            "env are gone")
         if session is None:  # unknown, expired and other clients' sessions look the same
             raise _ApiError("SessionNotFound", "no such session: it was closed, expired after "
-                           f"{self.settings.session_ttl_s:g} s idle, or never existed")
+                           f"{self.config.session_ttl_s:g} s idle, or never existed")
         return session
 
     async def _read(self, request: Request, model: type[BaseModel]) -> Any:
@@ -410,7 +411,7 @@ class EnvServer:
 
     async def _body(self, request: Request) -> bytes | bytearray:
         """The request body, within the size limit, the body deadline and the server's byte budget."""
-        limit = self.settings.max_request_bytes
+        limit = self.config.max_request_bytes
         declared = request.headers.get("content-length")
         if declared is not None and not declared.isdigit():
             raise _ApiError("BadRequest", "Content-Length is not a number")
@@ -418,7 +419,7 @@ class EnvServer:
             raise _ApiError("RequestTooLarge", f"the body has {declared} bytes; the limit is {limit}")
         size = int(declared) if declared is not None else None
         try:
-            async with asyncio.timeout(self.settings.body_timeout_s):
+            async with asyncio.timeout(self.config.body_timeout_s):
                 if size is not None and size > SMALL_BODY_BYTES:
                     await self._hold(request, size)
                 # One buffer of the declared size, filled in place: a large body is held once, not twice.
@@ -433,7 +434,7 @@ class EnvServer:
                     body[received:end] = chunk
                     received = end
         except TimeoutError:
-            raise _ApiError("RequestTimeout", f"the body did not arrive within {self.settings.body_timeout_s:g} s")
+            raise _ApiError("RequestTimeout", f"the body did not arrive within {self.config.body_timeout_s:g} s")
         del body[received:]
         return bytes(body) if received <= SMALL_BODY_BYTES else body  # a large one stays a bytearray: no copy
 
@@ -470,20 +471,21 @@ class EnvServer:
             self.metrics.sessions_closed[reason] += 1
 
 
-def create_app(settings: ServerSettings | None = None, *, clock: Callable[[], float] = time.monotonic) -> Starlette:
+@takes_config
+def create_app(config: ServerConfig | None = None, *, clock: Callable[[], float] = time.monotonic) -> Starlette:
     """The env server as a Starlette app; ``app.state.server`` is its ``EnvServer``.
 
-    ``settings`` must name tokens (or set ``insecure_no_auth``): an open server is never the default.
+    ``config`` must name tokens (or set ``insecure_no_auth``): an open server is never the default.
     """
-    server = EnvServer(settings or ServerSettings(), clock)
+    server = EnvServer(config or ServerConfig(), clock)
     app = Starlette(routes=server.routes(), lifespan=server.lifespan)
     app.state.server = server
     return app
 
 
-def _worker_imports(settings: ServerSettings, env_ids: tuple[str, ...]) -> tuple[str, ...]:
+def _worker_imports(config: ServerConfig, env_ids: tuple[str, ...]) -> tuple[str, ...]:
     # A worker must register the served envs too: import the modules that define them.
-    modules = list(settings.imports)
+    modules = list(config.imports)
     for env_id in env_ids:
         spec = gymnasium.registry.get(env_id)
         entry = getattr(spec, "entry_point", None)

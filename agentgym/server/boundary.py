@@ -5,12 +5,15 @@ a client picks a preset and may set only these bounded options:
 
 * every env: ``max_turns`` (up to the preset's cap), ``render_mode``, ``reward`` (the *name* of a
   reward the server allows);
-* TravelPlanner-v0: ``action_format``, ``mode``, ``evaluation``, ``queries`` (inline rows, or a
+* TravelPlanner-v0: ``action_format``, ``mode``, ``evaluator``, ``tasks`` (inline rows, or a
   split name of the operator's world: ``train``, ``validation``, ``test``);
-* SearchQA-v0 and SearchQA-LongForm-v0: ``protocol``, ``action_format``, ``metric``, ``bm25``
-  (the BM25 parameter set), ``top_k``, ``max_searches``, ``max_observation_tokens``, ``questions``
-  (inline rows, or a built-in split name). ``tokenizer`` loads from a path or a hub name, so it is
-  the operator's.
+* SearchQA-v0 and SearchQA-LongForm-v0: ``action_format``, ``metric``, ``bm25`` (the BM25
+  parameter set), ``top_k``, ``max_searches``, ``max_observation_tokens``, ``tasks`` (inline rows,
+  or a built-in split name). ``tokenizer`` loads from a path or a hub name, so it is the operator's.
+
+The retired spellings (``evaluation``, ``queries``, ``questions``, ``protocol``; reset options
+``query_index``, ``query_id``, ``query``) pass the same checks for one release; the env itself
+maps them to the new names, with its deprecation warning.
 
 Anything else (a path, a URL, a cache or index folder, a size, a reward spec, a custom term, a
 secret's env var name) is refused with a ``ConfigError`` naming the field and the allowed ones,
@@ -22,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from agentgym._toolbox import is_int, short
 from agentgym.errors import ConfigError
 from agentgym.server.presets import EnvPreset, Presets
 
@@ -29,27 +33,28 @@ __all__ = ["ClientBoundary", "INLINE_LIMITS", "client_options"]
 
 DEFAULT_MAX_TURNS_CAP = 100
 _SPLITS = ("train", "validation", "test")
-_SEARCHQA = ("protocol", "action_format", "metric", "bm25", "top_k", "max_searches", "max_observation_tokens",
-             "questions")
+_SEARCHQA = ("action_format", "metric", "bm25", "top_k", "max_searches", "max_observation_tokens", "tasks",
+             "protocol", "questions")  # the last two: retired spellings, until 0.3
 _BY_ENV = {
-    "TravelPlanner-v0": ("action_format", "mode", "evaluation", "queries"),
+    "TravelPlanner-v0": ("action_format", "mode", "evaluator", "tasks", "evaluation", "queries"),
     "SearchQA-v0": _SEARCHQA,
     "SearchQA-LongForm-v0": _SEARCHQA,
 }
 _COMMON = ("max_turns", "render_mode", "reward")
-_RESET_OPTIONS = ("query_index", "query_id", "query", "training_step", "total_steps")
+_RESET_OPTIONS = ("task_index", "task_id", "task", "training_step", "total_steps", "query_index", "query_id", "query")
+_TASK_ROWS = ("tasks", "queries", "questions")
 
 
 class _Limits:
     rows = 1000
-    """Inline queries/questions per session."""
+    """Inline tasks per session."""
     bytes = 1 << 20
     """Their encoded size, all together."""
     row_bytes = 64 << 10
-    """One inline query (reset option) or row."""
+    """One inline task (reset option) or row."""
     depth = 6
     string_chars = 10_000
-    """Any one string inside them (e.g. a query's date list, which the env parses)."""
+    """Any one string inside them (e.g. a task's date list, which the env parses)."""
 
 
 INLINE_LIMITS = _Limits()
@@ -67,7 +72,7 @@ class ClientBoundary:
         self.trust_clients = trust_clients
         self.presets = {p.name: p for p in presets.presets}
         self.rewards = dict(presets.rewards)
-        from agentgym.rewards.presets import PRESETS
+        from agentgym.rewards import PRESETS
 
         builtin = PRESETS if presets.reward_presets is None else presets.reward_presets
         unknown = sorted(set(builtin) - set(PRESETS))
@@ -106,10 +111,10 @@ class ClientBoundary:
         for field, value in options.items():
             if field not in _RESET_OPTIONS:
                 raise ConfigError(f"options.{field}", _short(value), list(_RESET_OPTIONS))
-            if field == "query":
-                _check_inline("options.query", value, INLINE_LIMITS.row_bytes, rows=False)
-            elif field == "query_id":
-                _check_text("options.query_id", value, 200)
+            if field in ("task", "query"):
+                _check_inline(f"options.{field}", value, INLINE_LIMITS.row_bytes, rows=False)
+            elif field in ("task_id", "query_id"):
+                _check_text(f"options.{field}", value, 200)
             else:
                 _check_int(f"options.{field}", value, 0, 2**62)
 
@@ -139,7 +144,7 @@ class ClientBoundary:
             return _check_int(field, value, 1, 50)
         if field == "max_observation_tokens":
             return _check_int(field, value, 1, 32_768)
-        if field in ("queries", "questions"):
+        if field in _TASK_ROWS:
             if isinstance(value, str) and value in _SPLITS:  # the world's own split: the operator's data
                 return value
             return _check_inline(field, value, INLINE_LIMITS.bytes, rows=True)
@@ -147,7 +152,7 @@ class ClientBoundary:
 
 
 def _check_int(field: str, value: Any, low: int, high: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+    if not is_int(value) or not low <= value <= high:
         raise ConfigError(field, _short(value), f"an int from {low} to {high}")
     return value
 
@@ -195,8 +200,5 @@ def _walk(field: str, value: Any, limit: int) -> None:
 
 
 def _short(value: Any, limit: int = 80) -> Any:
-    # Never echo a client's megabyte back in the error.
-    text = value if isinstance(value, str) else repr(value)
-    if len(text) <= limit:
-        return value
-    return text[:limit] + f"... ({len(text)} characters)"
+    # Never echo a client's megabyte back in the error (whose value crosses the wire); a short value stays itself.
+    return value if len(value if isinstance(value, str) else repr(value)) <= limit else short(value, limit)

@@ -14,13 +14,16 @@ from typing import Any
 import gymnasium
 
 from agentgym import errors
-from agentgym.server.protocol import STATUS_OF, encode, error_body
+from agentgym._toolbox import clip
+from agentgym.remote.protocol import STATUS_OF, encode, error_body
 
 __all__ = ["make_env", "reset_reply", "step_reply", "close_quietly", "env_error", "error_reply"]
 
 log = logging.getLogger("agentgym.server")
 _MAKE_LOCK = threading.Lock()
 _PASSED_THROUGH = ("ConfigError", "DataError", "ActionTypeError", "ResetNeeded", "DependencyNotInstalled")
+_MESSAGE_CHARS = 2000
+"""An env's message may quote what it was given: never echo megabytes back."""
 
 
 class _ApiError(Exception):
@@ -98,25 +101,21 @@ def env_error(exc: Exception) -> tuple[str, str, dict[str, Any]]:
     """The wire kind, message and details of an exception an env raised."""
     for name in _PASSED_THROUGH:
         if isinstance(exc, getattr(errors, name)):
-            details = {k: _plain(getattr(exc, k)) for k in ("field", "value", "allowed") if hasattr(exc, k)}
-            return name, _clip(str(exc)), details
+            details = {k: _sendable(getattr(exc, k)) for k in ("field", "value", "allowed") if hasattr(exc, k)}
+            return name, clip(str(exc), _MESSAGE_CHARS), details
     if isinstance(exc, gymnasium.error.ResetNeeded):  # gymnasium's OrderEnforcing: step before reset
         return "ResetNeeded", str(exc), {}
     if isinstance(exc, gymnasium.error.Error):  # e.g. an unknown env id
-        return "ConfigError", _clip(f"{type(exc).__name__}: {exc}"), {}
+        return "ConfigError", clip(f"{type(exc).__name__}: {exc}", _MESSAGE_CHARS), {}
     if isinstance(exc, TypeError) and "argument" in str(exc):  # an unexpected constructor kwarg
-        return "ConfigError", _clip(f"TypeError: {exc}"), {}
-    return "EnvFailed", _clip(f"{type(exc).__name__}: {exc}"), {}
+        return "ConfigError", clip(f"TypeError: {exc}", _MESSAGE_CHARS), {}
+    return "EnvFailed", clip(f"{type(exc).__name__}: {exc}", _MESSAGE_CHARS), {}
 
 
-def _clip(text: str, limit: int = 2000) -> str:
-    # An env's message may quote what it was given: never echo megabytes back.
-    return text if len(text) <= limit else text[:limit] + f"... ({len(text) - limit} more characters)"
-
-
-def _plain(value: Any) -> Any:
+def _sendable(value: Any) -> Any:
+    # An error's field, value or allowed as the wire can carry it: JSON within bounds, else its repr, clipped.
     try:
         text = encode(value)
     except (TypeError, ValueError):
-        return _clip(repr(value), 300)
-    return value if len(text) <= 2000 else _clip(repr(value), 300)
+        return clip(repr(value), 300)
+    return value if len(text) <= _MESSAGE_CHARS else clip(repr(value), 300)

@@ -24,11 +24,12 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
+from agentgym._toolbox import clip, is_int
 from agentgym.errors import ConfigError, DependencyNotInstalled
 from agentgym.server.app import EnvServer
+from agentgym.server.config import ServerConfig, takes_config
 from agentgym.server.jobs import _ApiError
 from agentgym.server.sessions import Session
-from agentgym.server.settings import ServerSettings
 
 try:
     import mcp_types as types
@@ -105,8 +106,8 @@ class McpFrontDoor:
         if unknown:
             return _error(f"{START_TOOL} takes preset, seed, options and kwargs; not {', '.join(unknown)}")
         seed = arguments.get("seed")
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
-            return _error(f"seed must be an integer, not {seed!r}"[:200])
+        if seed is not None and not is_int(seed):
+            return _error(f"seed must be an integer, not {clip(repr(seed), 160)}")
         self._prune()
         self._starting.add(key)
         try:
@@ -164,7 +165,7 @@ class McpFrontDoor:
 
     def _prune(self) -> None:
         # Sessions that idled out (no DELETE) leave their entries: keep the table bounded.
-        if len(self._episodes) > 2 * self.server.settings.max_sessions:
+        if len(self._episodes) > 2 * self.server.config.max_sessions:
             for key, episode in list(self._episodes.items()):
                 if episode.over or episode.session not in self.server.pool:
                     del self._episodes[key]
@@ -205,17 +206,18 @@ class McpFrontDoor:
                               "properties": {self._finish_param: {"type": "string", "description": self._finish_text}}})
 
 
-def create_mcp_app(settings: ServerSettings, env_id: str, *, host: str = "127.0.0.1") -> Any:
+@takes_config
+def create_mcp_app(config: ServerConfig, env_id: str, *, host: str = "127.0.0.1") -> Any:
     """The streamable HTTP app (endpoint ``/mcp``), behind the same bearer tokens as ``serve``."""
     from starlette.applications import Starlette
     from starlette.routing import Mount
 
-    server = EnvServer(settings)
+    server = EnvServer(config)
     door = McpFrontDoor(server, env_id)
     door.require_sessions()
-    inner = door.mcp.streamable_http_app(host=host, max_request_body_size=settings.max_request_bytes,
-                                         session_idle_timeout=settings.session_ttl_s,
-                                         max_sessions=settings.max_sessions)
+    inner = door.mcp.streamable_http_app(host=host, max_request_body_size=config.max_request_bytes,
+                                         session_idle_timeout=config.session_ttl_s,
+                                         max_sessions=config.max_sessions)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Any) -> AsyncIterator[None]:
@@ -227,11 +229,12 @@ def create_mcp_app(settings: ServerSettings, env_id: str, *, host: str = "127.0.
     return app
 
 
-async def run_stdio(settings: ServerSettings, env_id: str) -> None:
+@takes_config
+async def run_stdio(config: ServerConfig, env_id: str) -> None:
     """Serve one MCP client over this process's stdin and stdout (its episodes end with it)."""
     from mcp.server.stdio import stdio_server
 
-    server = EnvServer(settings)
+    server = EnvServer(config)
     door = McpFrontDoor(server, env_id)
     async with server.lifespan(None), stdio_server() as (read, write):
         await door.mcp.run(read, write, door.mcp.create_initialization_options())

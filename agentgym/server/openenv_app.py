@@ -28,11 +28,11 @@ from typing import Any
 from pydantic import Field
 
 from agentgym.errors import ConfigError, DependencyNotInstalled
+from agentgym.remote.protocol import error_from_reply
 from agentgym.server.app import EnvServer
+from agentgym.server.config import ServerConfig, takes_config
 from agentgym.server.jobs import _ApiError
-from agentgym.server.protocol import error_from_reply
 from agentgym.server.sessions import Session
-from agentgym.server.settings import ServerSettings
 
 try:
     from openenv.core import EnvClient
@@ -146,19 +146,20 @@ class AgentgymEnvClient(EnvClient[AgentgymAction, AgentgymObservation, AgentgymS
         return AgentgymState(**payload)
 
 
-def create_openenv_app(settings: ServerSettings, env_id: str) -> Any:
-    """OpenEnv's FastAPI app for ``env_id``, its sessions on an ``EnvServer`` with ``settings``.
+@takes_config
+def create_openenv_app(config: ServerConfig, env_id: str) -> Any:
+    """OpenEnv's FastAPI app for ``env_id``, its sessions on an ``EnvServer`` with ``config``.
 
-    ``settings.tokens`` are not checked (OpenEnv's protocol carries none); ``max_sessions`` caps
+    ``config.tokens`` are not checked (OpenEnv's protocol carries none); ``max_sessions`` caps
     OpenEnv's concurrent sessions too.
     """
-    if not settings.tokens and not settings.insecure_no_auth:
-        settings = settings.model_copy(update={"insecure_no_auth": True})
-    server = EnvServer(settings)
+    if not config.tokens and not config.insecure_no_auth:
+        config = config.model_copy(update={"insecure_no_auth": True})
+    server = EnvServer(config)
     if env_id not in server.env_ids:
         raise ConfigError("env_id", env_id, list(server.env_ids))
     app = create_app(functools.partial(AgentgymEnvironment, server, env_id), AgentgymAction, AgentgymObservation,
-                     env_name=env_id, max_concurrent_envs=settings.max_sessions)
+                     env_name=env_id, max_concurrent_envs=config.max_sessions)
     openenv_lifespan = app.router.lifespan_context
 
     @contextlib.asynccontextmanager

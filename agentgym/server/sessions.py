@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentgym.server.settings import ServerSettings
+from agentgym.server.config import ServerConfig
 
 __all__ = ["Session", "SessionPool"]
 
@@ -52,8 +52,8 @@ class Session:
 class SessionPool:
     """Sessions by id, with the server and per-client limits and idle expiry."""
 
-    def __init__(self, settings: ServerSettings, clock: Callable[[], float] = time.monotonic) -> None:
-        self.settings, self.clock = settings, clock
+    def __init__(self, config: ServerConfig, clock: Callable[[], float] = time.monotonic) -> None:
+        self.config, self.clock = config, clock
         self._sessions: dict[str, Session] = {}
         self._owned: Counter[str] = Counter()
         self._reserved: Counter[str] = Counter()  # creations under way: they count against the limits
@@ -73,10 +73,10 @@ class SessionPool:
         if not self._has_room(owner):
             evicted = self.expire()
         if not self._has_room(owner):
-            per_client = self.settings.per_client_limit
+            per_client = self.config.per_client_limit
             if self._owned[owner] + self._reserved[owner] >= per_client:
                 raise _PoolFull("client", per_client)
-            raise _PoolFull("server", self.settings.max_sessions)
+            raise _PoolFull("server", self.config.max_sessions)
         self._reserved[owner] += 1
         return evicted
 
@@ -120,7 +120,7 @@ class SessionPool:
 
     def expire(self) -> list[Session]:
         """Remove and return the sessions idle longer than the TTL (never one with a call under way)."""
-        deadline = self.clock() - self.settings.session_ttl_s
+        deadline = self.clock() - self.config.session_ttl_s
         stale = [s for s in self._sessions.values() if s.last_used < deadline and not s.in_flight]
         for session in stale:
             self.remove(session)
@@ -131,6 +131,6 @@ class SessionPool:
 
     def _has_room(self, owner: str) -> bool:
         total = len(self._sessions) + sum(self._reserved.values())
-        if total >= self.settings.max_sessions:
+        if total >= self.config.max_sessions:
             return False
-        return self._owned[owner] + self._reserved[owner] < self.settings.per_client_limit
+        return self._owned[owner] + self._reserved[owner] < self.config.per_client_limit

@@ -1,4 +1,4 @@
-"""Chat-agent fixtures: a chat-completions stub on a loopback socket that replays reference plans."""
+"""Chat-agent fixtures: a chat-completions stub on a loopback socket that replays gold plans."""
 
 from __future__ import annotations
 
@@ -8,22 +8,22 @@ import pytest
 
 pytest.importorskip("uvicorn", reason="the agent tests need uvicorn (pip install 'agentgym[server]')")
 
-from agentgym.agents.stub import ChatStub, replay_policy, travelplanner_reference_scripts  # noqa: E402
-from agentgym.server.testing import LiveServer  # noqa: E402
+from agentgym.agents.stub import ChatStub, replay_policy, travelplanner_gold_scripts  # noqa: E402
+from agentgym.server.live_server import LiveServer  # noqa: E402
 
 
 @pytest.fixture(scope="module")
-def reference_scripts() -> dict[str, list[str]]:
-    """First observation -> reference actions, for the first 4 train queries in both formats."""
+def gold_scripts() -> dict[str, list[str]]:
+    """First observation -> gold-plan actions, for the first 4 train queries in both formats."""
     scripts = {}
     for action_format in ("react", "json"):
-        scripts.update(travelplanner_reference_scripts({"action_format": action_format}, 4))
+        scripts.update(travelplanner_gold_scripts({"action_format": action_format}, 4))
     return scripts
 
 
 @pytest.fixture(scope="module")
-def stub_server(reference_scripts) -> Iterator[tuple[ChatStub, LiveServer]]:
-    stub = ChatStub(replay_policy(reference_scripts))
+def stub_server(gold_scripts) -> Iterator[tuple[ChatStub, LiveServer]]:
+    stub = ChatStub(replay_policy(gold_scripts))
     with LiveServer(stub.app()) as server:
         yield stub, server
 

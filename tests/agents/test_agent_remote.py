@@ -6,12 +6,12 @@ import asyncio
 
 from agentgym.agents import ChatAgentConfig, OpenAIChatAgent, function_tools, play_episode
 from agentgym.remote import AsyncRemoteEnv, RemoteEnv
-from agentgym.server import ServerSettings, create_app
-from agentgym.server.testing import LiveServer
+from agentgym.server import ServerConfig, create_app
+from agentgym.server.live_server import LiveServer
 
 
 def test_a_chat_agent_plays_a_remote_env_to_a_final_pass(stub, stub_url):
-    with LiveServer(create_app(ServerSettings(tokens=("t",)))) as env_server:
+    with LiveServer(create_app(ServerConfig(tokens=("t",)))) as env_server:
         sync_remote = RemoteEnv(env_server.url, "TravelPlanner-v0", env_kwargs={"action_format": "json"}, token="t")
         assert len(function_tools(sync_remote)) == 7
         sync_remote.close()

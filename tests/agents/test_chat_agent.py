@@ -1,4 +1,4 @@
-"""OpenAIChatAgent against a real chat-completions server on loopback that plays reference plans."""
+"""OpenAIChatAgent against a real chat-completions server on loopback that plays gold plans."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 
 import agentgym  # noqa: F401  (registers the env ids)
 from agentgym.agents import (Agent, ChatAgentConfig, OpenAIChatAgent, ReplayAgent, function_tools, play_episode,
-                             run_episode, travelplanner_reference_agent)
+                             run_episode, travelplanner_gold_agent)
 from agentgym.agents.stub import Fault
 from agentgym.errors import ConfigError, ModelEndpointError
 
@@ -132,12 +132,12 @@ def test_tool_call_arguments_become_the_envs_tool_call_action():
 
 def test_the_travelplanner_replay_is_an_agent_and_passes():
     env = gymnasium.make("TravelPlanner-v0", action_format="json")
-    agent = travelplanner_reference_agent(env)
+    agent = travelplanner_gold_agent(env)
     assert isinstance(agent, Agent) and isinstance(OpenAIChatAgent(config("http://x/v1")), Agent)
     for index in range(3):
         assert run_episode(env, agent, options={"query_index": index}).total_reward == 1.0
     with pytest.raises(ConfigError):
-        travelplanner_reference_agent(gymnasium.make("SearchQA-v0"))
+        travelplanner_gold_agent(gymnasium.make("SearchQA-v0"))
 
 
 def test_a_replay_agent_answers_its_fallback_past_the_script():

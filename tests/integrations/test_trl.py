@@ -233,6 +233,9 @@ def test_react_constraint_samples_calls_the_travelplanner_env_parses(tmp_path):
         assert (info["error"] or {}).get("code") != "unparseable_action", first
     with pytest.raises(ConfigError, match="tools"):
         ReactConstraint(tokenizer, ["NoSuchTool"])
+    for words in (0, True, 2.5):  # a bool or a float is not a word count
+        with pytest.raises(ConfigError, match="max_words"):
+            ReactConstraint(tokenizer, ["FlightSearch"], max_words=words)
     with pytest.raises(ConfigError, match="constraint"):
         load_recipe("trl_travelplanner", ['rollout.constraint.tags={"<answer>": [1, 1]}'])
 
@@ -315,7 +318,7 @@ SEARCH_R1_ENV = {"protocol": "search-r1", "corpus": CORPUS,
 @pytest.fixture(scope="module")
 def qwen_tokenizer(tmp_path_factory):
     """A byte-level BPE with the Qwen2.5 chat template (``agentgym verl selftest``'s; the model is unused)."""
-    from agentgym.integrations.verl.selftest import build_tiny_model
+    from agentgym.integrations.verl.preflight.selftest import build_tiny_model
 
     corpus = [c["contents"] for c in CORPUS] * 20 + ["<search> </search> <answer> </answer> <information>"] * 20
     return build_tiny_model(tmp_path_factory.mktemp("qwen"), corpus)[1]

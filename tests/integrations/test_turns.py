@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from agentgym.integrations.search_r1_layout import SearchR1Layout
 from agentgym.integrations.turns import RolloutResult, TokenStream, TurnCut, TurnRules, play_episode
-from agentgym.integrations.verl.search_r1_layout import SearchR1Layout
 
 EOS = 0
 AGENTGYM = TurnCut(stops=("</search>", "</answer>"))

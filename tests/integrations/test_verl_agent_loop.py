@@ -15,7 +15,7 @@ import verl_harness as h  # noqa: E402
 
 import agentgym  # noqa: E402,F401
 from agentgym.envs.travelplanner.env import TravelPlannerEnv  # noqa: E402
-from agentgym.envs.travelplanner.oracle import reference_plan_actions  # noqa: E402
+from agentgym.envs.travelplanner.scripted import gold_plan_actions  # noqa: E402
 from agentgym.integrations.verl import plugin  # noqa: E402,F401  (registers the loop, as verl's entry point does)
 from agentgym.integrations.verl.envs import ENV_POOL  # noqa: E402
 from agentgym.integrations.verl.prepare import prepare_rows  # noqa: E402
@@ -37,7 +37,7 @@ def tp_rows():
 @pytest.fixture(scope="module")
 def plans(tp_rows):
     env = gymnasium.make("TravelPlanner-v0", queries="train")
-    return [reference_plan_actions(env.unwrapped.queries[r["extra_info"]["query_index"]]) for r in tp_rows]
+    return [gold_plan_actions(env.unwrapped.queries[r["extra_info"]["query_index"]]) for r in tp_rows]
 
 
 def scripted(plans_by_turn):
@@ -182,7 +182,7 @@ def test_a_trajectory_failed_before_any_generation_still_names_its_policy_versio
 
 
 def test_envs_are_pooled_and_a_broken_env_is_not_reused(tokenizer, tp_rows, plans):
-    from agentgym.integrations.verl.settings import EnvTask
+    from agentgym.integrations.verl.config import EnvTask
 
     ENV_POOL.clear()
     server = h.FakeServer(tokenizer, scripted([plans[0]]))
@@ -212,11 +212,11 @@ def test_searchqa_episode(tokenizer):
 
 def test_remote_env_on_an_env_server(tokenizer, tp_rows, plans):
     pytest.importorskip("uvicorn")
-    from agentgym.server import ServerSettings, create_app
-    from agentgym.server.testing import LiveServer
+    from agentgym.server import ServerConfig, create_app
+    from agentgym.server.live_server import LiveServer
 
     server = h.FakeServer(tokenizer, scripted([plans[0]]))
-    with LiveServer(create_app(ServerSettings(tokens=("t0k",)))) as live:
+    with LiveServer(create_app(ServerConfig(tokens=("t0k",)))) as live:
         config = h.trainer_config(response_length=100_000, prompt_length=8192,
                                   agentgym={"remote_url": live.url, "remote_token": "t0k",
                                             "reward": "planner_r1/dense"})
@@ -263,7 +263,7 @@ def test_searchqa_prs_reward_pays_for_the_right_answer(tokenizer):
 def test_an_answer_inside_think_does_not_end_a_travelplanner_episode():
     """The real Qwen2.5-style template and a tokenizer built here, Qwen's Continuous Token builder
     (hf_model_type qwen2): the model muses about an <answer> inside <think>, then calls a tool."""
-    from agentgym.integrations.verl.selftest import QWEN25_TEMPLATE, SPECIALS
+    from agentgym.integrations.verl.preflight.selftest import QWEN25_TEMPLATE, SPECIALS
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 

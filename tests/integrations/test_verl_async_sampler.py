@@ -135,7 +135,7 @@ def test_vspo_async_past_its_eviction_budget_trains_zero_variance_groups_as_grpo
 
 def test_a_turn_aborted_inside_its_closing_tag_is_cut_as_the_uninterrupted_one(tmp_path):
     # verl's own partial-rollout client over the selftest's aborting stand-in server (no Ray needed)
-    from agentgym.integrations.verl import selftest_async as part
+    from agentgym.integrations.verl.preflight import selftest_async as part
     from agentgym.integrations.verl.prepare import prepare_rows
     from verl_harness import make_tokenizer
 

@@ -112,7 +112,7 @@ def test_tokens_outside_the_loss_mask_get_exactly_zero_gradient(setup):
 @pytest.fixture(scope="module")
 def tokenizer(tmp_path_factory):
     pytest.importorskip("transformers")
-    from agentgym.integrations.verl.selftest import build_tiny_model
+    from agentgym.integrations.verl.preflight.selftest import build_tiny_model
 
     corpus = ["<search> Skei city </search>", "<answer> Vehaethuin </answer>", "Skei is a city in Vehaethuin."] * 5
     return build_tiny_model(tmp_path_factory.mktemp("tokenizer"), corpus)[1]

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 from agentgym.cli import app
 from agentgym.errors import ConfigError
 from agentgym.integrations.verl.prepare import prepare_rows, read_parquet
-from agentgym.integrations.verl.settings import AgentGymConfig, EnvTask
+from agentgym.integrations.verl.config import AgentGymConfig, EnvTask
 from agentgym.integrations.verl.train import compose_recipe
 
 runner = CliRunner()
@@ -183,7 +183,7 @@ def _local_tokenizer(folder, texts):
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 
-    from agentgym.integrations.verl.selftest import QWEN25_TEMPLATE, SPECIALS
+    from agentgym.integrations.verl.preflight.selftest import QWEN25_TEMPLATE, SPECIALS
 
     bpe = Tokenizer(models.BPE(unk_token=None))
     bpe.pre_tokenizer, bpe.decoder = pre_tokenizers.ByteLevel(add_prefix_space=False), decoders.ByteLevel()
@@ -265,7 +265,7 @@ def test_dry_run_warns_about_keys_the_trainer_ignores(data):
                                                    "warning: algorithm.norm_adv_by_std_in_grpo"]
 
 
-def test_dry_run_shows_the_resolved_vspo_settings(data):
+def test_dry_run_shows_the_resolved_vspo_config(data):
     result = runner.invoke(app, ["train", "prs_vspo", f"data.train_files={data['prs_vspo']}",
                                  f"data.val_files={data['prs_vspo']}", *SMALL, "algorithm.vspo.clip=2.5", "--dry-run",
                                  "--verbose"])

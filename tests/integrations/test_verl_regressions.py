@@ -342,11 +342,11 @@ def test_recipes_set_no_key_the_v1_trainer_ignores(recipe):
 def test_verls_step_numbers_follow_the_100_300_100_curriculum(tokenizer, global_step, reward):
     import gymnasium
 
-    from agentgym.envs.travelplanner.oracle import reference_plan_actions
+    from agentgym.envs.travelplanner.scripted import gold_plan_actions
 
     rows = prepare_rows("TravelPlanner-v0", split="train", limit=1)
     query = gymnasium.make("TravelPlanner-v0", queries="train").unwrapped.queries[0]
-    (submit,) = reference_plan_actions(query, tools=False)
+    (submit,) = gold_plan_actions(query, tools=False)
     config = h.trainer_config(response_length=100_000, prompt_length=8192,
                               agentgym={"reward": "planner_r1/curriculum", "total_steps": 500})
     (out,) = h.run_rows(tokenizer, h.FakeServer(tokenizer, lambda rid, turn: submit), config, rows,

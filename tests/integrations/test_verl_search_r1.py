@@ -20,7 +20,7 @@ import verl_harness as h  # noqa: E402
 import agentgym  # noqa: E402,F401
 from agentgym.envs.searchqa.protocol import cut_turn, read_action, read_search_r1  # noqa: E402
 from agentgym.integrations.verl import plugin  # noqa: E402,F401  (registers the loop)
-from agentgym.integrations.verl.stops import TurnCut  # noqa: E402
+from agentgym.integrations.stops import TurnCut  # noqa: E402
 
 CORPUS = [
     {"id": "0", "contents": '"Evan Morris"\nEvan Morris (1977 - 2015) was a lobbyist for Genentech.\nHe lived in DC.'},
@@ -33,7 +33,7 @@ PARTS = ["<search>", "</search>", "<answer>", "</answer>", "<think>", "</think>"
 @pytest.fixture(scope="module")
 def qwen_tokenizer(tmp_path_factory):
     """The selftest's tokenizer: byte-level BPE with the Qwen2.5 chat template (the tiny model is unused)."""
-    from agentgym.integrations.verl.selftest import build_tiny_model
+    from agentgym.integrations.verl.preflight.selftest import build_tiny_model
 
     corpus = [c["contents"] for c in CORPUS] * 20 + ["<search> </search> <answer> </answer> <information>"] * 20
     _, tokenizer = build_tiny_model(tmp_path_factory.mktemp("qwen"), corpus)

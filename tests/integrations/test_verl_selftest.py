@@ -22,7 +22,7 @@ def test_selftest_passes_all_three_parts_and_reports_its_figures(tmp_path, monke
     pytest.importorskip("transfer_queue")
     import ray
 
-    from agentgym.integrations.verl.selftest import run_selftest
+    from agentgym.integrations.verl.preflight.selftest import run_selftest
 
     monkeypatch.chdir(tmp_path)
     lines: list[str] = []

@@ -98,3 +98,25 @@ def test_copy_uids_round_trip():
     assert smoothing_factor(0, 1.0) == 1.0 and smoothing_factor(3, 1.0) == 0.25
     with pytest.raises(ValueError):
         VSPOConfig.from_section({"smoothing": 1})
+
+
+
+def test_both_typed_configs_read_each_shape_verl_hands_a_section_over_in():
+    """A dict (sampler kwargs), an OmegaConf node with interpolations (driver, workers), an object
+    with attributes (verl's dataclass configs), None (the defaults); a misspelt key is refused."""
+    from types import SimpleNamespace
+
+    from omegaconf import OmegaConf
+
+    from agentgym.integrations.verl.config import AgentGymConfig
+
+    root = OmegaConf.create({"seed": 7, "algorithm": {"vspo": {"clip": 2.0, "seed": "${seed}"}},
+                             "agentgym": {"max_turns": "${seed}"}})
+    for vspo in ({"clip": 2.0, "seed": 7}, root.algorithm.vspo):
+        read = VSPOConfig.from_section(vspo)
+        assert (read.clip, read.seed) == (2.0, 7) and VSPOConfig.from_section(read) is read
+    for trainer in ({"agentgym": {"max_turns": 7}}, root, SimpleNamespace(agentgym={"max_turns": 7})):
+        assert AgentGymConfig.from_trainer_config(trainer).max_turns == 7
+    assert AgentGymConfig.from_trainer_config(None) == AgentGymConfig() and VSPOConfig.from_section(None) == VSPOConfig()
+    with pytest.raises(ValueError, match="max_turn"):
+        AgentGymConfig.from_trainer_config({"agentgym": {"max_turn": 7}})

@@ -71,3 +71,15 @@ def test_zero_variance_group_has_zero_advantage_and_failed_rows_are_left_out():
 def test_dr_grpo_option_skips_the_std_division():
     values, _ = advantages([1, 0, 0, 0], ["g"] * 4, vspo={"norm_by_std": False, "clip": None})
     assert values == pytest.approx([0.75, -0.25, -0.25, -0.25])
+
+
+def test_vspo_settings_is_the_deprecated_spelling_of_vspo_config():
+    from omegaconf import OmegaConf
+
+    from agentgym._deprecated import AgentGymDeprecationWarning
+    from agentgym.integrations.verl import estimator
+
+    algorithm = OmegaConf.create({"vspo": {"clip": 2.0}})
+    with pytest.warns(AgentGymDeprecationWarning, match="vspo_config"):
+        old = estimator.vspo_settings
+    assert old is estimator.vspo_config and old(algorithm).clip == 2.0

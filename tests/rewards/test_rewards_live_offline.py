@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import agentgym  # noqa: F401  (registers the env ids)
-from agentgym.envs.travelplanner.oracle import reference_plan_actions
+from agentgym.envs.travelplanner.scripted import gold_plan_actions
 from agentgym.rewards import Episode, build_shaper
 
 SCHEDULE = {"training_step": 30, "total_steps": 100}
@@ -60,7 +60,7 @@ def submit(plan: list, how: str) -> str:
 def test_travelplanner_live_and_offline_shaping_agree(seed, preset, action_format, mode, how, drop_days):
     env = gymnasium.make("TravelPlanner-v0", reward=preset, action_format=action_format, mode=mode)
     env.reset(seed=seed, options=dict(SCHEDULE))
-    actions = reference_plan_actions(env.unwrapped.query, action_format, tools=mode == "tool-use")
+    actions = gold_plan_actions(env.unwrapped.query, action_format, tools=mode == "tool-use")
     plan = plan_of(actions[-1])
     if how == "finish" and action_format == "json":
         how = "finish_tool"  # react syntax is not read in the json format
@@ -76,7 +76,7 @@ def test_the_reference_plan_scores_the_same_live_and_offline_under_dense():
     """The issue's case: 6.0 live (now 5.0 with the schema gate) but 0.0 offline, 'no answer was submitted'."""
     env = gymnasium.make("TravelPlanner-v0", reward="planner_r1/dense")
     env.reset(seed=0)
-    actions = reference_plan_actions(env.unwrapped.query, "react")
+    actions = gold_plan_actions(env.unwrapped.query, "react")
     prompt, infos, played, live = play(env, actions, 0)
     assert live > 0 and offline(env, "planner_r1/dense", prompt, infos, played) == pytest.approx(live)
 

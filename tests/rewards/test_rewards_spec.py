@@ -257,7 +257,7 @@ def test_one_term_catalogue_the_union_the_exports_and_agentgym_list_read_from_th
     import typing
 
     import agentgym.rewards as rewards
-    from agentgym.catalog import catalog
+    from agentgym.cli._catalog import catalog
     from agentgym.rewards._registry import TERMS
     from agentgym.rewards.spec import TERM_SPECS, Term
 

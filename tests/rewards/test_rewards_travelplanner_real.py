@@ -12,7 +12,7 @@ from agentgym import StepInfo
 from agentgym.envs.travelplanner.evaluation import COMMONSENSE, HARD, evaluate
 from agentgym.envs.travelplanner.plan import parse_plan
 from agentgym.envs.travelplanner.queries import TravelQuery
-from agentgym.envs.travelplanner.oracle import reference_plan_actions
+from agentgym.envs.travelplanner.scripted import gold_plan_actions
 from agentgym.rewards import Episode, build_shaper
 
 pytestmark = pytest.mark.realdata
@@ -117,7 +117,7 @@ def test_travelplanner_env_pays_the_preset_through_the_reward_kwarg(real_travelp
     for index in range(0, 45, 4):
         env.reset(options={"query_index": index})
         query = env.unwrapped.query
-        for action in reference_plan_actions(query):
+        for action in gold_plan_actions(query):
             _, reward, terminated, truncated, info = env.step(action)
             if not (terminated or truncated):
                 assert reward == 0.0 and "reward" not in info
@@ -138,7 +138,7 @@ def test_terms_of_another_evaluation_than_the_env_re_evaluate_the_plan(real_trav
                                            {"kind": "final_pass", "weight": 0.0, "evaluator": "official",
                                             "name": "official_pass"}]})
     env.reset(options={"query_index": index})
-    for action in reference_plan_actions(env.unwrapped.query):
+    for action in gold_plan_actions(env.unwrapped.query):
         *_, info = env.step(action)
     terms = info["reward"]["terms"]
     assert info["reward"]["outcome"] == 1.0  # the env's own (official) verdict

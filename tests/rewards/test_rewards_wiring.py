@@ -13,7 +13,7 @@ from gymnasium.utils.env_checker import check_env
 import agentgym  # noqa: F401  (registers the env ids)
 from agentgym import ConfigError
 from agentgym.envs.travelplanner.env import TravelPlannerEnv
-from agentgym.envs.travelplanner.oracle import reference_plan_actions
+from agentgym.envs.travelplanner.scripted import gold_plan_actions
 from agentgym.rewards import ShapeReward
 
 CURRICULUM = {"preset": "planner_r1/curriculum", "total_steps": 300}
@@ -23,7 +23,7 @@ def play(env, options=None, actions=None):
     """Reset, replay the query's reference plan (or ``actions``); return every step's result."""
     env.reset(seed=3, options=options)
     steps = []
-    for action in actions or reference_plan_actions(env.unwrapped.query):
+    for action in actions or gold_plan_actions(env.unwrapped.query):
         steps.append(env.step(action))
         if steps[-1][2] or steps[-1][3]:
             break
@@ -136,7 +136,7 @@ def test_a_spec_file_names_the_reward(tmp_path):
 def test_a_shaping_env_pickles_mid_episode():
     env = gymnasium.make("TravelPlanner-v0", reward="planner_r1/dense")
     env.reset(seed=3, options={"training_step": 4})
-    actions = reference_plan_actions(env.unwrapped.query)
+    actions = gold_plan_actions(env.unwrapped.query)
     env.step(actions[0])
     clone = pickle.loads(pickle.dumps(env))
 
@@ -178,5 +178,5 @@ def test_an_env_knows_only_the_info_dict_it_returned_last():
     env = TravelPlannerEnv()
     _, info = env.reset(seed=3)
     assert env.step_info_of(info).turn == 0 and env.step_info_of(dict(info)) is None
-    _, _, _, _, second = env.step(reference_plan_actions(env.query)[0])
+    _, _, _, _, second = env.step(gold_plan_actions(env.query)[0])
     assert env.step_info_of(second).turn == 1 and env.step_info_of(info) is None

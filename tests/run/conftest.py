@@ -1,4 +1,4 @@
-"""`agentgym run` fixtures: a chat-completions stub on loopback that replays reference plans."""
+"""`agentgym run` fixtures: a chat-completions stub on loopback that replays gold plans."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 
 pytest.importorskip("uvicorn", reason="the run tests need uvicorn (pip install 'agentgym[server]')")
 
-from agentgym.agents.stub import ChatStub, replay_policy, travelplanner_reference_scripts  # noqa: E402
-from agentgym.server.testing import LiveServer  # noqa: E402
+from agentgym.agents.stub import ChatStub, replay_policy, travelplanner_gold_scripts  # noqa: E402
+from agentgym.server.live_server import LiveServer  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from run_helpers import EPISODES  # noqa: E402
@@ -19,10 +19,10 @@ from run_helpers import EPISODES  # noqa: E402
 
 @pytest.fixture(scope="module")
 def model_server() -> Iterator[tuple[ChatStub, str]]:
-    """``(stub, base_url)``: reference plans for the first EPISODES train queries, both formats."""
+    """``(stub, base_url)``: gold plans for the first EPISODES train queries, both formats."""
     scripts = {}
     for action_format in ("react", "json"):
-        scripts.update(travelplanner_reference_scripts({"action_format": action_format}, EPISODES))
+        scripts.update(travelplanner_gold_scripts({"action_format": action_format}, EPISODES))
     stub = ChatStub(replay_policy(scripts))
     with LiveServer(stub.app()) as server:
         yield stub, server.url + "/v1"

@@ -11,13 +11,13 @@ import pytest
 from run_helpers import EPISODES
 from typer.testing import CliRunner
 
-from agentgym import catalog
+import agentgym
 from agentgym.agents.stub import Fault
 from agentgym.cli import app
 from agentgym.errors import ConfigError
 from agentgym.runner import default_out_dir, load_results
-from agentgym.server import ServerSettings, create_app
-from agentgym.server.testing import LiveServer
+from agentgym.server import ServerConfig, create_app
+from agentgym.server.live_server import LiveServer
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 runner = CliRunner()
@@ -40,11 +40,22 @@ def test_list_names_envs_reward_presets_terms_and_recipes():
     assert set(listed) == {"envs", "reward_presets", "reward_terms", "recipes", "notes"}
 
 
+def test_list_reads_each_part_from_the_module_that_owns_it():
+    from agentgym.integrations.trl.train import RECIPES as TRL_RECIPES
+    from agentgym.integrations.verl.train import RECIPES
+    from agentgym.rewards import PRESETS
+
+    listed = json.loads(runner.invoke(app, ["list", "--json"]).output)
+    assert listed["reward_presets"] == list(PRESETS) and listed["recipes"] == [*RECIPES, *TRL_RECIPES]
+    assert listed["envs"] == list(agentgym.ENV_IDS) and listed["notes"] == {}
+
+
 def test_list_copes_without_the_rewards_and_verl_packages(monkeypatch):
-    monkeypatch.setattr(catalog, "_PRESET_SOURCES", (("agentgym.no_such_rewards", "PRESETS"),))
-    monkeypatch.setattr(catalog, "_RECIPE_SOURCES", (("agentgym.no_such_verl", "RECIPES"),))
-    monkeypatch.setattr(catalog, "_TRL_RECIPE_SOURCES", (("agentgym.no_such_trl", "RECIPES"),))
-    monkeypatch.setattr(catalog, "_recipe_files", lambda notes: [])
+    from agentgym.cli import _catalog as catalog
+
+    monkeypatch.setitem(catalog._PARTS, "reward_presets", ("agentgym.no_such_rewards", "PRESETS"))
+    monkeypatch.setitem(catalog._PARTS, "recipes", ("agentgym.no_such_verl", "RECIPES"))
+    monkeypatch.setitem(catalog._PARTS, "trl_recipes", ("agentgym.no_such_trl", "RECIPES"))
     found = catalog.catalog()
     assert found["envs"] and found["reward_presets"] == [] and found["recipes"] == []
     assert "no_such_rewards" in found["notes"]["reward_presets"]
@@ -119,15 +130,15 @@ def test_a_model_that_is_down_stops_the_run_early(tmp_path):
 
 def test_run_plays_the_env_on_an_env_server(model, tmp_path):
     _, url = model
-    with LiveServer(create_app(ServerSettings(tokens=("env-token",)))) as env_server:
+    with LiveServer(create_app(ServerConfig(tokens=("env-token",)))) as env_server:
         result = run(*chat(url, tmp_path, "--episodes", "2", "--env-server", env_server.url,
                            "--env-token", "env-token", "-k", "action_format=json"))
     assert result.exit_code == 0, result.output
     assert all(r["success"] for r in load_results(tmp_path / "results.jsonl").values())
 
 
-def test_run_takes_the_reference_replay_and_your_own_agent(tmp_path):
-    result = run("--agent", "reference", "--episodes", "3", "--out", str(tmp_path / "ref"), "--quiet", "--no-plot")
+def test_run_takes_the_gold_replay_and_your_own_agent(tmp_path):
+    result = run("--agent", "gold", "--episodes", "3", "--out", str(tmp_path / "ref"), "--quiet", "--no-plot")
     assert result.exit_code == 0 and "100.0%" in result.output
     result = run("--agent", "run_agents_plugin:give_up", "--episodes", "2", "--out", str(tmp_path / "own"), "--quiet")
     assert result.exit_code == 0 and "0.0%" in result.output
@@ -139,7 +150,7 @@ def test_run_takes_the_reference_replay_and_your_own_agent(tmp_path):
     (["--agent", "openai"], "--base-url"),
     (["--agent", "openai", "--base-url", "http://x/v1", "--model", "m", "--env-server", "http://y",
       "--reward", "planner_r1/dense"], "--reward"),
-    (["--agent", "reference", "-k", "novalue"], "KEY=VALUE"),
+    (["--agent", "gold", "-k", "novalue"], "KEY=VALUE"),
 ])
 def test_run_rejects_incomplete_options(args, message):
     result = runner.invoke(app, ["run", "TravelPlanner-v0", *args], terminal_width=200)
@@ -152,7 +163,7 @@ def test_the_default_folder_is_the_same_for_the_same_command():
 
 
 def test_more_episodes_than_tasks_is_refused_up_front_unless_tasks_are_drawn(tmp_path):
-    result = run("--agent", "reference", "--episodes", "1000", "--out", str(tmp_path / "a"), "--quiet")
+    result = run("--agent", "gold", "--episodes", "1000", "--out", str(tmp_path / "a"), "--quiet")
     assert result.exit_code == 1 and "--tasks seed" in result.output
     result = run("--agent", "run_agents_plugin:give_up", "--episodes", "50", "--tasks", "seed",
                  "--concurrency", "4", "--out", str(tmp_path / "b"), "--quiet", "--no-plot")
@@ -170,7 +181,7 @@ def test_an_unknown_env_id_names_the_registered_ones():
 
 
 @pytest.mark.parametrize("env_id, agent, reward", [("SearchQA-v0", "top-title", "prs/short"),
-                                                   ("TravelPlanner-v0", "oracle", None),
+                                                   ("TravelPlanner-v0", "solver", None),
                                                    ("TravelPlanner-v0", "first-listing", "planner_r1/dense")])
 def test_the_demos_offline_agents_are_reachable_from_run(tmp_path, env_id, agent, reward):
     args = ["run", env_id, "--agent", agent, "--episodes", "4", "--out", str(tmp_path), "--quiet"]
@@ -178,7 +189,7 @@ def test_the_demos_offline_agents_are_reachable_from_run(tmp_path, env_id, agent
     assert result.exit_code == 0, result.output
     records = load_results(tmp_path / "results.jsonl")
     assert len(records) == 4 and not (tmp_path / "errors.jsonl").exists()
-    if agent == "oracle":
+    if agent == "solver":
         assert all(r["success"] for r in records.values())
     if agent == "first-listing":
         assert not any(r["success"] for r in records.values())
@@ -187,15 +198,15 @@ def test_the_demos_offline_agents_are_reachable_from_run(tmp_path, env_id, agent
 
 
 def test_an_offline_agent_for_another_env_is_refused():
-    result = runner.invoke(app, ["run", "SearchQA-v0", "--agent", "oracle"], terminal_width=200)
-    assert result.exit_code == 2 and "the oracle agent plays TravelPlanner-v0, not SearchQA-v0" in result.output
+    result = runner.invoke(app, ["run", "SearchQA-v0", "--agent", "solver"], terminal_width=200)
+    assert result.exit_code == 2 and "the solver agent plays TravelPlanner-v0, not SearchQA-v0" in result.output
 
 
 def test_the_no_plot_hint_keeps_its_brackets(tmp_path, monkeypatch):
     import agentgym._plotting
 
     monkeypatch.setattr(agentgym._plotting, "pyplot", lambda: None)
-    result = run("--agent", "reference", "--episodes", "1", "--out", str(tmp_path), "--quiet")
+    result = run("--agent", "gold", "--episodes", "1", "--out", str(tmp_path), "--quiet")
     assert result.exit_code == 0
     assert "no plot: matplotlib is not installed (pip install 'agentgym[plot]')" in result.output
     assert "plot:" not in result.output.replace("no plot:", "")
@@ -208,7 +219,7 @@ def test_messages_print_square_brackets_as_written(tmp_path, monkeypatch):
         raise ConfigError("action", "CitySearch[Texas]", "[bold]a json tool call[/]")
 
     monkeypatch.setattr(run_cli, "run_eval", boom)
-    result = run("--agent", "reference", "--episodes", "1", "--out", str(tmp_path), "--quiet")
+    result = run("--agent", "gold", "--episodes", "1", "--out", str(tmp_path), "--quiet")
     assert result.exit_code == 1
     text = " ".join(result.output.split())
     assert "error: action='CitySearch[Texas]' is not allowed; expected [bold]a json tool call[/]" in text
@@ -223,7 +234,7 @@ def _records(returns: list[float], turns: list[int], terms: dict[str, float] | N
             for i, (r, t) in enumerate(zip(returns, turns, strict=True))]
 
 
-def _figure(monkeypatch, records, title="TravelPlanner-v0: oracle, reward planner_r1/dense"):
+def _figure(monkeypatch, records, title="TravelPlanner-v0: solver, reward planner_r1/dense"):
     import matplotlib.pyplot as plt
 
     from agentgym.runner.report import plot, summarize
@@ -239,7 +250,7 @@ def _figure(monkeypatch, records, title="TravelPlanner-v0: oracle, reward planne
 def test_the_run_figure_names_the_run_and_labels_its_axes(monkeypatch):
     pytest.importorskip("matplotlib")
     fig = _figure(monkeypatch, _records([0.0, 1.0, 0.5], [3, 5, 4], terms={"final_pass": 0.0, "schema": 1.0}))
-    assert fig._suptitle.get_text().startswith("TravelPlanner-v0: oracle, reward planner_r1/dense: N = 3 episodes")
+    assert fig._suptitle.get_text().startswith("TravelPlanner-v0: solver, reward planner_r1/dense: N = 3 episodes")
     assert len(fig.axes) == 3
     for ax in fig.axes:
         assert ax.get_xlabel() and (ax.get_ylabel() or ax is fig.axes[2])

@@ -24,9 +24,9 @@ def run(*args: str, env_id: str = "TravelPlanner-v0"):
 
 
 def test_a_misspelt_agent_names_the_agents():
-    result = run("--agent", "referense", "--episodes", "1")
+    result = run("--agent", "solvr", "--episodes", "1")
     assert result.exit_code == 2
-    assert "did you mean reference" in result.output and "module:factory" in result.output
+    assert "did you mean solver" in result.output and "module:factory" in result.output
     assert "String should match pattern" not in result.output
 
 
@@ -52,9 +52,9 @@ def test_a_missing_agent_module_or_factory_is_one_line(tmp_path, target, words):
 
 def test_a_failed_run_does_not_block_its_folder(tmp_path):
     out = str(tmp_path / "out")
-    bad = run("--agent", "reference", "--episodes", "1", "-k", "databse=X", "--out", out, "--quiet")
+    bad = run("--agent", "gold", "--episodes", "1", "-k", "databse=X", "--out", out, "--quiet")
     assert bad.exit_code != 0 and "databse" in bad.output
-    good = run("--agent", "reference", "--episodes", "1", "--out", out, "--quiet", "--no-plot")
+    good = run("--agent", "gold", "--episodes", "1", "--out", out, "--quiet", "--no-plot")
     assert good.exit_code == 0, good.output
 
 
@@ -62,14 +62,14 @@ def test_a_folder_with_a_manifest_but_no_results_is_free(tmp_path):
     out = tmp_path / "out"
     out.mkdir()
     (out / "run.json").write_text(json.dumps({"format": 1, "identity": {"env_id": "other"}}))
-    result = run("--agent", "reference", "--episodes", "1", "--out", str(out), "--quiet", "--no-plot")
+    result = run("--agent", "gold", "--episodes", "1", "--out", str(out), "--quiet", "--no-plot")
     assert result.exit_code == 0, result.output
 
 
 def test_a_refused_folder_suggests_out(tmp_path):
     out = str(tmp_path / "out")
-    assert run("--agent", "reference", "--episodes", "1", "--out", out, "--quiet", "--no-plot").exit_code == 0
-    result = run("--agent", "reference", "--episodes", "1", "--seed", "5", "--out", out, "--quiet", "--no-plot")
+    assert run("--agent", "gold", "--episodes", "1", "--out", out, "--quiet", "--no-plot").exit_code == 0
+    result = run("--agent", "gold", "--episodes", "1", "--seed", "5", "--out", out, "--quiet", "--no-plot")
     assert result.exit_code == 1 and "--out" in result.output and "seed" in result.output
 
 
@@ -83,7 +83,7 @@ def test_the_default_folder_tells_apart_what_makes_runs_differ():
 
 
 def test_a_curriculum_reward_takes_total_steps_from_the_episodes(tmp_path):
-    result = run("--agent", "reference", "--episodes", "2", "--reward", "planner_r1/curriculum",
+    result = run("--agent", "gold", "--episodes", "2", "--reward", "planner_r1/curriculum",
                  "--out", str(tmp_path / "out"), "--quiet", "--no-plot")
     assert result.exit_code == 0, result.output
     records = load_results(tmp_path / "out" / "results.jsonl")
@@ -101,12 +101,12 @@ def test_a_curriculum_without_total_steps_fails_at_reset_not_at_the_last_step():
     env.reset(seed=0, options={"training_step": 1, "total_steps": 10})
 
 
-def test_the_reference_agent_with_an_env_server_names_the_fix():
-    result = run("--agent", "reference", "--env-server", "http://127.0.0.1:9", "--episodes", "1")
+def test_the_gold_agent_with_an_env_server_names_the_fix():
+    result = run("--agent", "gold", "--env-server", "http://127.0.0.1:9", "--episodes", "1")
     assert result.exit_code == 2 and "NoneType" not in result.output and "--env-server" in result.output
 
 
 def test_a_bad_reward_fails_before_any_progress_bar(tmp_path):
-    result = run("--agent", "reference", "--episodes", "2", "--reward", "planner_r1/nope", "--out", str(tmp_path / "o"))
+    result = run("--agent", "gold", "--episodes", "2", "--reward", "planner_r1/nope", "--out", str(tmp_path / "o"))
     assert result.exit_code == 1 and "0/2" not in result.output and "planner_r1/nope" in result.output
     assert not (tmp_path / "o").exists()

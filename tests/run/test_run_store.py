@@ -164,7 +164,7 @@ def test_agentgym_run_on_a_full_disk_ends_with_one_line_and_resumes(tmp_path, mo
     import agentgym.runner.store as store_module
     from agentgym.cli import app
 
-    args = ["run", "TravelPlanner-v0", "--agent", "reference", "--episodes", "4", "--concurrency", "1",
+    args = ["run", "TravelPlanner-v0", "--agent", "gold", "--episodes", "4", "--concurrency", "1",
             "--out", str(tmp_path), "--quiet", "--no-plot"]
     monkeypatch.setattr(store_module, "os", FullDisk(writes=2))
     result = CliRunner().invoke(app, args, terminal_width=80, catch_exceptions=False)
@@ -190,7 +190,7 @@ def test_a_full_disk_while_writing_the_summary_is_one_line_too(tmp_path, monkeyp
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
 
     monkeypatch.setattr(cli_module, "_write_json", full)
-    result = CliRunner().invoke(app, ["run", "TravelPlanner-v0", "--agent", "reference", "--episodes", "2",
+    result = CliRunner().invoke(app, ["run", "TravelPlanner-v0", "--agent", "gold", "--episodes", "2",
                                       "--out", str(tmp_path), "--quiet", "--no-plot"], catch_exceptions=False)
     assert result.exit_code == 1 and "Traceback" not in result.output
     assert f"error: cannot write {tmp_path / 'summary.json'}: No space left on device; 2 result(s)" in result.output

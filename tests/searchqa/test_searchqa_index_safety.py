@@ -50,7 +50,7 @@ def test_gymnasium_make_with_a_corpus_writes_nothing_next_to_it(tmp_path, monkey
 
 
 def test_serve_retriever_opens_its_index_in_the_cache(tmp_path, monkeypatch):
-    from agentgym.envs.searchqa.app import open_corpus_retriever
+    from agentgym.envs.searchqa.retriever_app import open_corpus_retriever
 
     monkeypatch.setenv("AGENTGYM_CACHE_DIR", str(tmp_path / "cache"))
     corpus = _write(tmp_path / "data", "c.jsonl", ROWS)

@@ -168,7 +168,7 @@ def test_observations_are_cut_by_tokens_when_a_tokenizer_is_given(make):
 
 def test_the_server_passes_contents_through_unchanged(loopback_server, tmp_path):
     from agentgym.envs.searchqa import BM25Retriever
-    from agentgym.envs.searchqa.app import create_app
+    from agentgym.envs.searchqa.retriever_app import create_app
 
     rows = [{"id": "0", "contents": '"Quoted"\n  text with  spacing\n\nand lines  '}]
     with loopback_server(create_app(BM25Retriever.open(rows, cache_dir=tmp_path))) as server:
@@ -180,7 +180,7 @@ def test_the_server_passes_contents_through_unchanged(loopback_server, tmp_path)
 # -- finding 1: /retrieve at Search-R1's batch size -----------------------------------------
 def test_a_batch_of_2560_queries_in_one_request_is_answered_in_full(loopback_server, tmp_path):
     from agentgym.envs.searchqa import BM25Retriever
-    from agentgym.envs.searchqa.app import create_app
+    from agentgym.envs.searchqa.retriever_app import create_app
 
     retriever = BM25Retriever.open(CORPUS, cache_dir=tmp_path)
     queries = [["Evan Morris", "Genentech founded", "Roche 2009", "xylophone"][i % 4] for i in range(2560)]
@@ -267,7 +267,7 @@ def _search_r1_row(numpy_lists: bool):
 @pytest.mark.parametrize("numpy_lists", [False, True], ids=["lists", "numpy"])
 def test_a_search_r1_row_plays_as_it_is(tmp_path, numpy_lists):
     from agentgym.integrations.verl.envs import row_extra_info
-    from agentgym.integrations.verl.settings import AgentGymConfig, EnvTask
+    from agentgym.integrations.verl.config import AgentGymConfig, EnvTask
 
     settings = AgentGymConfig(env_kwargs={"corpus": CORPUS, "cache_dir": str(tmp_path)})
     task = EnvTask.from_extra_info(row_extra_info(_search_r1_row(numpy_lists)), settings)
@@ -356,7 +356,7 @@ def test_corrupt_question_and_corpus_files_raise_data_errors_naming_file_and_lin
 
 def test_a_body_over_the_limit_is_refused_with_413(loopback_server, tmp_path, monkeypatch):
     from agentgym.envs.searchqa import BM25Retriever
-    from agentgym.envs.searchqa import app as serve
+    from agentgym.envs.searchqa import retriever_app as serve
 
     monkeypatch.setattr(serve, "MAX_BODY_BYTES", 10_000)
     with loopback_server(serve.create_app(BM25Retriever.open(CORPUS, cache_dir=tmp_path))) as server:

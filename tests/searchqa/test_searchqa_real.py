@@ -6,7 +6,7 @@ import gymnasium
 import pytest
 
 from agentgym.envs.searchqa import BM25Retriever, HttpRetriever, load_questions
-from agentgym.envs.searchqa.app import create_app
+from agentgym.envs.searchqa.retriever_app import create_app
 
 pytestmark = pytest.mark.realdata
 

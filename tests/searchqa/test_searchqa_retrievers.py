@@ -16,7 +16,7 @@ import pytest
 
 from agentgym import ConfigError, DataError
 from agentgym.envs.searchqa import BM25Retriever, Hit, HttpRetriever, Retriever, RetrieverError
-from agentgym.envs.searchqa.app import create_app
+from agentgym.envs.searchqa.retriever_app import create_app
 from agentgym.envs.searchqa.synthetic import draw_world, write_world
 
 ROWS = [

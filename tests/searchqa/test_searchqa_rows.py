@@ -10,7 +10,7 @@ import agentgym  # noqa: F401
 from agentgym import ConfigError
 from agentgym.integrations.verl.envs import row_extra_info
 from agentgym.integrations.verl.prepare import prepare_rows
-from agentgym.integrations.verl.settings import AgentGymConfig, EnvTask
+from agentgym.integrations.verl.config import AgentGymConfig, EnvTask
 from test_searchqa_parity import PROMPT  # Search-R1's own prompt, written once
 
 CORPUS = [

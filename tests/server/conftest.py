@@ -15,7 +15,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from server_helpers import settings  # noqa: E402
 
 from agentgym.server import create_app  # noqa: E402
-from agentgym.server.testing import LiveServer  # noqa: E402
+from agentgym.server.live_server import LiveServer  # noqa: E402
 
 
 @pytest.fixture(scope="module")

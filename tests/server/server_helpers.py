@@ -8,16 +8,16 @@ from typing import Any
 
 import sleepy_env
 
-from agentgym.server import ServerSettings
+from agentgym.server import ServerConfig
 
 TOKEN, OTHER_TOKEN = "token-alice", "token-bob"
 SLEEPY = sleepy_env.ENV_ID
 
 
-def settings(**fields: Any) -> ServerSettings:
+def settings(**fields: Any) -> ServerConfig:
     fields.setdefault("tokens", (TOKEN, OTHER_TOKEN))
     fields.setdefault("env_ids", ("TravelPlanner-v0", "SearchQA-v0", SLEEPY))
-    return ServerSettings(**fields)
+    return ServerConfig(**fields)
 
 
 def auth(token: str = TOKEN) -> dict[str, str]:

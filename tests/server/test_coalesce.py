@@ -10,8 +10,8 @@ import gymnasium
 import pytest
 from server_helpers import OTHER_TOKEN, SLEEPY, TOKEN
 
-from agentgym._connection import AsyncConnection
-from agentgym.envs.travelplanner.oracle import reference_plan_actions
+from agentgym.remote._connection import AsyncConnection
+from agentgym.envs.travelplanner.scripted import gold_plan_actions
 from agentgym.errors import SessionNotFound
 from agentgym.remote import AsyncRemoteEnv
 
@@ -27,7 +27,7 @@ def test_coalesced_episodes_are_identical_to_local_ones(serve, env_calls):
         async with AsyncRemoteEnv(live.url, "TravelPlanner-v0", token=TOKEN, coalesce=True) as remote:
             assert await remote.reset(seed=index, options={"query_index": index}) == local.reset(
                 seed=index, options={"query_index": index})
-            for action in NOISE + reference_plan_actions(local.unwrapped.query, "react"):
+            for action in NOISE + gold_plan_actions(local.unwrapped.query, "react"):
                 expected = local.step(action)
                 assert await remote.step(action) == expected, action
                 if expected[2] or expected[3]:

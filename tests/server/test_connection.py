@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agentgym._connection import (AsyncConnection, ConnectionLost, Endpoint, ProtocolError, Reply, SyncConnection,
+from agentgym.remote._connection import (AsyncConnection, ConnectionLost, Endpoint, ProtocolError, Reply, SyncConnection,
                                   _Exchange)
 from agentgym.errors import ConfigError
 

@@ -25,9 +25,9 @@ from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 from mcp.shared._httpx_utils import create_mcp_http_client  # noqa: E402
 from server_helpers import OTHER_TOKEN, TOKEN, settings  # noqa: E402
 
-from agentgym.envs.travelplanner.oracle import reference_plan_actions  # noqa: E402
+from agentgym.envs.travelplanner.scripted import gold_plan_actions  # noqa: E402
 from agentgym.server.mcp_app import START_TOOL, create_mcp_app  # noqa: E402
-from agentgym.server.testing import LiveServer  # noqa: E402
+from agentgym.server.live_server import LiveServer  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -76,7 +76,7 @@ async def _play_travelplanner(client: Client, index: int) -> None:
     assert {START_TOOL, "search_flights", "search_cities", "notebook_write", "submit_plan"} <= names
     started = await client.call_tool(START_TOOL, {"seed": index, "options": {"query_index": index}})
     assert not started.is_error and started.content[0].text == observation
-    actions = reference_plan_actions(local.unwrapped.query, "json")
+    actions = gold_plan_actions(local.unwrapped.query, "json")
     for (name, arguments), action in zip(_tool_calls(actions), actions, strict=True):
         result = await client.call_tool(name, arguments)
         observation, reward, terminated, truncated, info = local.step(action)

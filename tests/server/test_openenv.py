@@ -17,9 +17,9 @@ pytest.importorskip("openenv.core", reason="the OpenEnv front door needs openenv
 from openenv.core import GenericEnvClient  # noqa: E402
 from server_helpers import settings  # noqa: E402
 
-from agentgym.envs.travelplanner.oracle import reference_plan_actions  # noqa: E402
+from agentgym.envs.travelplanner.scripted import gold_plan_actions  # noqa: E402
 from agentgym.server.openenv_app import AgentgymAction, AgentgymEnvClient, create_openenv_app  # noqa: E402
-from agentgym.server.testing import LiveServer  # noqa: E402
+from agentgym.server.live_server import LiveServer  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +50,7 @@ async def _play(url: str, env_id: str, index: int, actions_for) -> None:
 
 def test_openenv_client_plays_a_travelplanner_and_a_searchqa_episode(openenv_server):
     def plan(env):
-        return reference_plan_actions(env.query, "json")
+        return gold_plan_actions(env.query, "json")
 
     def search_then_answer(env):
         question = env.question

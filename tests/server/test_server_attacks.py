@@ -19,7 +19,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from server_helpers import OTHER_TOKEN, SLEEPY, TOKEN, auth
 
-from agentgym._connection import Endpoint, SyncConnection
+from agentgym.remote._connection import Endpoint, SyncConnection
 from agentgym.errors import ConfigError
 from agentgym.remote import RemoteEnv
 
@@ -71,7 +71,7 @@ def server():
     from server_helpers import settings
 
     from agentgym.server import create_app
-    from agentgym.server.testing import LiveServer
+    from agentgym.server.live_server import LiveServer
 
     with LiveServer(create_app(settings(env_workers=2, request_timeout_s=5))) as live:
         yield live
@@ -367,7 +367,7 @@ def test_an_overrunning_call_is_interrupted_and_its_worker_mates_keep_going(serv
 
 def test_serve_generates_a_private_token_and_remote_env_finds_it(tmp_path, monkeypatch):
     from agentgym.cli.serve import write_token_file
-    from agentgym.server.settings import default_token_path
+    from agentgym.remote.protocol import default_token_path
 
     path = tmp_path / "server" / "token-1"
     token = write_token_file(path)

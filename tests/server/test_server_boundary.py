@@ -45,7 +45,7 @@ def test_allowed_fields_with_any_json_value_either_pass_checked_or_raise_config_
         return
     if field == "reward":  # only names reach the env, never specs
         assert isinstance(kwargs["reward"], str)
-    if field in ("queries", "questions"):
+    if field in ("tasks", "queries", "questions"):
         assert isinstance(value, (list, str)) and not (isinstance(value, str) and "/" in value)
     if field == "max_turns":
         assert 1 <= kwargs["max_turns"] <= 100
@@ -85,6 +85,27 @@ def test_reset_options_are_bounded():
             gate.check_options("TravelPlanner-v0", options)
         assert refused.value.field == field
     gate.check_options("AgentGymTest/Sleepy-v0", {"anything": 1})  # third-party envs: their own options
+
+
+@pytest.mark.parametrize("env_id, old, new", [("TravelPlanner-v0", "queries", "tasks"),
+                                              ("TravelPlanner-v0", "evaluation", "evaluator"),
+                                              ("SearchQA-v0", "questions", "tasks")])
+def test_the_glossary_names_and_their_retired_spellings_pass_the_same_checks(env_id, old, new):
+    gate = boundary()
+    for value in ("train", [{"x": 1}], "/etc/passwd", [{"date": "x" * 20_000}]):
+        outcomes = []
+        for field in (old, new):
+            try:
+                outcomes.append(gate.kwargs(env_id, None, {field: value})[field])
+            except ConfigError as exc:
+                outcomes.append(type(exc))
+        assert outcomes[0] == outcomes[1]
+    for old_option, new_option, bad in (("query_index", "task_index", "3"), ("query_id", "task_id", "x" * 300),
+                                        ("query", "task", {"date": "[" + "0," * 6000 + "0]"})):
+        for option in (old_option, new_option):
+            with pytest.raises(ConfigError) as refused:
+                gate.check_options("TravelPlanner-v0", {option: bad})
+            assert refused.value.field == f"options.{option}"
 
 
 def test_a_presets_file_is_read_as_yaml_or_json_and_mistakes_are_config_errors(tmp_path):

@@ -14,7 +14,7 @@ import pytest
 from server_helpers import TOKEN
 from typer.testing import CliRunner
 
-from agentgym._connection import ConnectionLost, Endpoint, SyncConnection
+from agentgym.remote._connection import ConnectionLost, Endpoint, SyncConnection
 from agentgym.cli import app
 from agentgym.errors import RemoteTimeout
 from agentgym.remote import RemoteEnv

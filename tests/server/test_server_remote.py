@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 from server_helpers import OTHER_TOKEN, TOKEN, DroppingProxy, auth
 
 import agentgym  # noqa: F401  (registers the env ids)
-from agentgym._connection import Endpoint, SyncConnection
-from agentgym.envs.travelplanner.oracle import reference_plan_actions
+from agentgym.remote._connection import Endpoint, SyncConnection
+from agentgym.envs.travelplanner.scripted import gold_plan_actions
 from agentgym.errors import (ActionTypeError, ConfigError, RemoteEnvError, RequestRejected, ResetNeeded,
                              ServerUnavailable, SessionNotFound, Unauthorized)
 from agentgym.remote import AsyncRemoteEnv, RemoteEnv
@@ -43,8 +43,8 @@ def test_whole_travelplanner_episodes_are_identical_locally_and_remotely(live_se
         first = local.reset(seed=index, options={"query_index": index})
         assert remote.reset(seed=index, options={"query_index": index}) == first
         query = local.unwrapped.query
-        actions = NOISE + reference_plan_actions(query, local.unwrapped.action_format,
-                                                 tools=local.unwrapped.mode == "tool-use")
+        actions = NOISE + gold_plan_actions(query, local.unwrapped.action_format,
+                                            tools=local.unwrapped.mode == "tool-use")
         for action in actions:
             expected = local.step(action)
             assert remote.step(action) == expected, action
@@ -106,7 +106,7 @@ def test_async_remote_env_matches_the_local_env(live_server):
                                   token=TOKEN) as remote:
             assert remote.action_space.max_length == 1_000_000 and remote.description.tools
             assert await remote.reset(seed=2) == local.reset(seed=2)
-            for action in NOISE + reference_plan_actions(local.unwrapped.query, "json"):
+            for action in NOISE + gold_plan_actions(local.unwrapped.query, "json"):
                 expected = local.step(action)
                 assert await remote.step(action) == expected
                 if expected[2]:
@@ -242,8 +242,8 @@ def test_a_client_reads_a_newer_servers_replies_and_requests_stay_strict():
     client does not know (the stop strings were one), while the server still refuses unknown
     request fields, as the trust boundary it is."""
     from agentgym.server import create_app
-    from agentgym.server.protocol import CreateSession, decode
-    from agentgym.server.testing import LiveServer
+    from agentgym.remote.protocol import CreateSession, decode
+    from agentgym.server.live_server import LiveServer
     from server_helpers import settings
 
     with LiveServer(_newer_server(create_app(settings()))) as server:

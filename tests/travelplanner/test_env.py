@@ -133,12 +133,12 @@ def test_sole_planning_gives_reference_information_and_no_tools():
 
 
 def _play_reference_plan(env, query_index):
-    from agentgym.envs.travelplanner.oracle import reference_plan_actions
+    from agentgym.envs.travelplanner.scripted import gold_plan_actions
 
     env.reset(options={"query_index": query_index})
     unwrapped = env.unwrapped
-    actions = reference_plan_actions(unwrapped.query, unwrapped.action_format,
-                                     tools=unwrapped.mode == "tool-use")
+    actions = gold_plan_actions(unwrapped.query, unwrapped.action_format,
+                                tools=unwrapped.mode == "tool-use")
     total = 0.0
     for action in actions:
         obs, reward, terminated, truncated, info = env.step(action)

@@ -15,7 +15,7 @@ import pytest
 import agentgym  # noqa: F401 - registers the envs
 from agentgym.envs.travelplanner.evaluation.submissions import run
 from agentgym.envs.travelplanner.evaluation import ERROR_PREFIX, evaluate
-from agentgym.envs.travelplanner.oracle import reference_plan_actions
+from agentgym.envs.travelplanner.scripted import gold_plan_actions
 
 
 @pytest.fixture(scope="module")
@@ -113,7 +113,7 @@ def test_the_env_still_reads_model_text_leniently_in_official_evaluation(tiny_wo
     env = gymnasium.make("TravelPlanner-v0", database=world.root, evaluation="official", max_turns=60)
     env.reset(options={"query_index": 0})
     unwrapped = env.unwrapped
-    actions = reference_plan_actions(unwrapped.query, unwrapped.action_format, tools=False)
+    actions = gold_plan_actions(unwrapped.query, unwrapped.action_format, tools=False)
     finish = actions[-1]
     assert finish.startswith("Finish[")
     fenced = "Finish[```json\n" + finish[len("Finish["):-1] + "\n```]"

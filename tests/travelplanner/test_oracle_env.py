@@ -1,4 +1,4 @@
-"""The oracle agent plays TravelPlanner-v0 to a final pass through the env's own tools."""
+"""The solver agent plays TravelPlanner-v0 to a final pass through the env's own tools."""
 
 from __future__ import annotations
 
@@ -6,9 +6,10 @@ import gymnasium
 import pytest
 
 import agentgym  # noqa: F401  (registers the env)
+from agentgym.agents.scripted import SolverAgent
 from agentgym.envs.travelplanner.generator import generate_queries
-from agentgym.envs.travelplanner.oracle import OracleAgent, oracle_actions
 from agentgym.envs.travelplanner.queries import TravelQuery
+from agentgym.envs.travelplanner.scripted import solver_actions
 from agentgym.envs.travelplanner.synthetic import default_world_path
 from agentgym.envs.travelplanner.world import World
 
@@ -39,7 +40,7 @@ def play(env, agent, **reset):
 def test_the_oracle_passes_every_generated_query(world, generated, action_format, mode, evaluation):
     env = gymnasium.make("TravelPlanner-v0", database=world, queries=generated, mode=mode,
                          action_format=action_format, evaluation=evaluation)
-    agent = OracleAgent(env)
+    agent = SolverAgent(env)
     for i in range(len(generated)):
         reward, terminated, steps = play(env, agent, options={"query_index": i})
         assert terminated and reward == 1.0, steps[-1].get("report")
@@ -56,28 +57,28 @@ def test_the_oracle_passes_every_generated_query(world, generated, action_format
 
 def test_the_oracle_looks_up_what_its_plan_uses(world, generated):
     q = TravelQuery.from_row(generated[-1], id="x")  # a hard 7-day trip
-    actions = oracle_actions(q, world, "react")
+    actions = solver_actions(q, world, "react")
     plan_cities = {d["current_city"] for d in q.annotated_plan if not d["current_city"].startswith("from ")}
     for city in plan_cities:
         assert f"AccommodationSearch[{city}]" in actions and f"RestaurantSearch[{city}]" in actions
     assert actions[0] == f"CitySearch[{q.dest}]" and actions[-1].startswith("Finish[")
     assert len(actions) <= 30  # the env's default turn limit
-    assert oracle_actions(q, world, "json", tools=False)[0].startswith("<answer>")
+    assert solver_actions(q, world, "json", tools=False)[0].startswith("<answer>")
 
 
 def test_the_oracle_gives_up_when_nothing_fits_the_budget(world, generated):
     row = {**generated[0], "budget": 10}
     for fmt in ("react", "json"):
         env = gymnasium.make("TravelPlanner-v0", database=world, queries=[row], action_format=fmt)
-        reward, terminated, steps = play(env, OracleAgent(env), seed=0)
+        reward, terminated, steps = play(env, SolverAgent(env), seed=0)
         assert terminated and reward == 0.0 and steps[-1]["terminated_reason"] == "give_up"
 
 
 def test_the_oracle_replans_on_each_reset(world, generated):
     env = gymnasium.make("TravelPlanner-v0", database=world, queries=generated)
-    agent = OracleAgent(env)
+    agent = SolverAgent(env)
     for i in (0, 0, 5):
         reward, _, _ = play(env, agent, options={"query_index": i})
         assert reward == 1.0
     with pytest.raises(RuntimeError, match="reset"):
-        OracleAgent(gymnasium.make("TravelPlanner-v0", database=world, queries=generated)).act("", {})
+        SolverAgent(gymnasium.make("TravelPlanner-v0", database=world, queries=generated)).act("", {})

@@ -9,7 +9,7 @@ from agentgym.envs.travelplanner.world._index import index_for
 from agentgym.envs.travelplanner.evaluation._strict_hard import total_cost
 from agentgym.envs.travelplanner.evaluation._strict_plan import read_plan
 from agentgym.envs.travelplanner.evaluation import evaluate
-from agentgym.envs.travelplanner.oracle import OracleAgent
+from agentgym.agents.scripted import SolverAgent
 from agentgym.envs.travelplanner.solver import solve
 
 pytestmark = pytest.mark.realdata
@@ -59,7 +59,7 @@ def test_validation_queries_are_solved_or_proved_infeasible(real_world, validati
 
 def test_the_oracle_plays_the_real_train_queries(real_travelplanner):
     env = gymnasium.make("TravelPlanner-v0", database=real_travelplanner, queries="train", evaluation="official")
-    agent = OracleAgent(env)
+    agent = SolverAgent(env)
     for i in range(0, 45, 4):
         obs, info = env.reset(options={"query_index": i})
         while True:

@@ -1,10 +1,11 @@
 """TravelPlanner (Xie et al., ICML 2024): the env, its world, queries and tools, the evaluator,
-the exact solver, the query generator and the scripted agents.
+the exact solver, the query generator and the scripted actions (the agents are ``agentgym.agents``).
 
 Every name loads on first use, so importing one part (the world, say) does not pull in the env,
 its reward code or the search code.
 """
 
+from agentgym._deprecated import module_aliases as _module_aliases
 from agentgym._lazy import lazy_names as _lazy_names
 
 _LAZY = {
@@ -15,10 +16,10 @@ _LAZY = {
     "solve": "agentgym.envs.travelplanner.solver",
     "generate_queries": "agentgym.envs.travelplanner.generator",
     "GeneratorConfig": "agentgym.envs.travelplanner.generator",
-    "OracleAgent": "agentgym.envs.travelplanner.oracle",
-    "reference_plan_actions": "agentgym.envs.travelplanner.oracle",
+    **dict.fromkeys(("solver_actions", "gold_plan_actions"), "agentgym.envs.travelplanner.scripted"),
 }
 
 
 __all__ = list(_LAZY)
-__getattr__, __dir__ = _lazy_names(__name__, _LAZY, __all__)
+_lazy_getattr, __dir__ = _lazy_names(__name__, {**_LAZY, "OracleAgent": "agentgym.envs.travelplanner.oracle"}, __all__)
+__getattr__ = _module_aliases(__name__, {"reference_plan_actions": "gold_plan_actions"}, _lazy_getattr)

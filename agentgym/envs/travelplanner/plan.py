@@ -18,7 +18,7 @@ A list counts as delivered when it holds at least one day object; entries that a
 objects are kept, so the evaluator can fail the constraints that read them.
 
 Plan text is model text: tags and fences are found in linear time, and a Python literal is read
-only within size limits (``agentgym._literal``).
+only within size limits (``agentgym.envs.travelplanner._literal``).
 """
 
 from __future__ import annotations
@@ -30,8 +30,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentgym._literal import LiteralError, literal_eval
 from agentgym.core.tags import has_tag, last_block
+from agentgym.envs.travelplanner._literal import LiteralError, literal_eval
 
 __all__ = ["PlanDay", "Plan", "ParsedPlan", "parse_plan", "PLAN_KEYS", "MAX_PLAN_TEXT"]
 

@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from agentgym._literal import LiteralError, literal_eval
+from agentgym.envs.travelplanner._literal import LiteralError, literal_eval
 from agentgym.errors import DataError, DependencyNotInstalled
 
 __all__ = ["LocalConstraint", "TravelQuery", "load_queries", "QUERIES_ENV_VAR", "SPLITS"]

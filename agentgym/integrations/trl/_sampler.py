@@ -2,7 +2,7 @@
 
 Each episode is a coroutine that awaits ``sample``; once every live episode waits (or has
 finished), the pending turns are left-padded into one batch and sampled together with the
-trainer's sampling settings: TRL's own generation (``model.generate``), or TRL's vLLM back end
+trainer's sampling options: TRL's own generation (``model.generate``), or TRL's vLLM back end
 when the trainer uses vLLM (untested here: it needs a GPU). A row ends at its end-of-turn token,
 at one of its stop strings, or at its token budget. The chat template renders the prompt and, one message at a time, each
 observation (the chat is never re-tokenized: tokens the model sampled stay as sampled).
@@ -25,7 +25,7 @@ _STOP_TAIL_TOKENS = 16  # tokens decoded from a row's end to look for a stop str
 
 
 class TurnSampler:
-    """Batched sampling of model turns with the trainer's model, tokenizer and sampling settings."""
+    """Batched sampling of model turns with the trainer's model, tokenizer and sampling options."""
 
     def __init__(self, trainer: Any, *, constraint: Any = None) -> None:
         self.vllm = getattr(trainer, "vllm_generation", None) if getattr(trainer, "use_vllm", False) else None

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from agentgym._toolbox import require_choice, require_int
 from agentgym.errors import ConfigError
 
 __all__ = ["TagConstraint", "ReactConstraint"]
@@ -64,8 +65,7 @@ class ReactConstraint:
     def __init__(self, tokenizer: Any, tools: Sequence[str], *, max_words: int = 6, words: str = "episode") -> None:
         if not tools:
             raise ConfigError("tools", tools, "at least one tool name")
-        if max_words < 1:
-            raise ConfigError("max_words", max_words, "an integer >= 1")
+        require_int("max_words", max_words, low=1)
         self.eos, self.max_words = tokenizer.eos_token_id, max_words
         self.tools = [_one_token(tokenizer, "tools", name) for name in tools]
         self.open, self.close = (_one_token(tokenizer, "tokenizer", mark) for mark in "[]")
@@ -88,8 +88,7 @@ class _Words:
     """The plain tokens a constraint may write: those of the episode so far, or the whole vocabulary."""
 
     def __init__(self, tokenizer: Any, words: str, *, exclude: Sequence[int]) -> None:
-        if words not in ("episode", "vocab"):
-            raise ConfigError("words", words, ["episode", "vocab"])
+        require_choice("words", words, ("episode", "vocab"))
         reserved = set(tokenizer.all_special_ids) | set(tokenizer.get_added_vocab().values()) | set(exclude)
         spaces = {i for token, i in tokenizer.get_vocab().items() if not token.strip()}
         self.plain = sorted(set(range(len(tokenizer))) - reserved - spaces)

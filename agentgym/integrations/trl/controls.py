@@ -42,12 +42,11 @@ def run_arm(recipe: Any, arm: str, *, seed: int, steps: int, output_dir: str,
             grpo: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """Train a ``TrlRecipe`` for ``steps`` steps as ``arm``, model and sampling seeded by ``seed``;
     returns the rollout's history (one summary per step: reward, terms, action mix)."""
-    from agentgym.errors import ConfigError
+    from agentgym._toolbox import require_choice
     from agentgym.integrations.trl.rewards import agentgym_reward
     from agentgym.integrations.trl.train import build_run
 
-    if arm not in ARMS:
-        raise ConfigError("arm", arm, ARMS)
+    require_choice("arm", arm, ARMS)
     recipe = recipe.model_copy(update={"model": recipe.model.model_copy(update={"seed": seed})})
     trainer, rollout = build_run(
         recipe, grpo={"max_steps": steps, "seed": seed, "output_dir": output_dir, "disable_tqdm": True, **(grpo or {})},

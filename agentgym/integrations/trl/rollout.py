@@ -33,6 +33,7 @@ from typing import Any, Protocol
 
 import gymnasium
 
+from agentgym._toolbox import is_int, require_choice, require_int
 from agentgym.errors import ConfigError
 from agentgym.integrations.turns import (
     RolloutResult,
@@ -44,7 +45,7 @@ from agentgym.integrations.turns import (
     score_episode,
 )
 from agentgym.integrations.reward_info import term_names_for
-from agentgym.integrations.verl.search_r1_layout import SearchR1Layout, check_env
+from agentgym.integrations.search_r1_layout import SearchR1Layout, check_env
 
 __all__ = ["AgentGymRollout", "rollout_func", "task_dataset", "TurnConstraint", "schedule_clock", "TASK_KEY"]
 
@@ -80,11 +81,8 @@ class AgentGymRollout:
                  max_observation_tokens: int = 500, env_max_idle: int = 512) -> None:
         if not isinstance(env_id, str) or not env_id:
             raise ConfigError("env_id", env_id, "a registered env id, e.g. 'SearchQA-v0'")
-        if layout not in _LAYOUTS:
-            raise ConfigError("layout", layout, f"one of {_LAYOUTS}")
-        if isinstance(max_observation_tokens, bool) or not isinstance(max_observation_tokens, int) \
-                or max_observation_tokens < 1:
-            raise ConfigError("max_observation_tokens", max_observation_tokens, "an int >= 1")
+        require_choice("layout", layout, _LAYOUTS)
+        require_int("max_observation_tokens", max_observation_tokens, low=1)
         if constraint is not None and not callable(getattr(constraint, "allowed", None)):
             raise ConfigError("constraint", constraint, "an object with allowed(prefix, turn) -> token ids | None")
         self.env_id, self.env_kwargs, self.reward = env_id, dict(env_kwargs or {}), reward
@@ -265,7 +263,7 @@ def task_of(prompt: Any) -> dict[str, Any]:
             if not isinstance(task, dict):
                 break
             return task
-    raise ConfigError("prompt", _short(prompt), f"a conversational prompt whose message carries {TASK_KEY!r} "
+    raise ConfigError("prompt", prompt, f"a conversational prompt whose message carries {TASK_KEY!r} "
                       "(build the dataset with agentgym.integrations.trl.task_dataset)")
 
 
@@ -325,14 +323,9 @@ def _spec_total(reward: Any) -> int | None:
 
 
 def _positive(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 1 else None
+    return value if is_int(value) and value >= 1 else None
 
 
 def _nonnegative(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
-
-
-def _short(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 120 else text[:117] + "..."
+    return value if is_int(value) and value >= 0 else None
 

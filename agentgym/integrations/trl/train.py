@@ -17,6 +17,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from agentgym._toolbox import require_choice
 from agentgym.errors import ConfigError
 
 __all__ = ["RECIPES", "TrlRecipe", "load_recipe", "recipe_text", "build_run", "train", "dry_run"]
@@ -100,8 +101,7 @@ class TrlRecipe(_Strict):
 
 def recipe_text(name: str) -> str:
     """A recipe's YAML, comments included."""
-    if name not in RECIPES:
-        raise ConfigError("recipe", name, RECIPES)
+    require_choice("recipe", name, RECIPES)
     return resources.files("agentgym.integrations.trl").joinpath("recipes", f"{name}.yaml").read_text("utf-8")
 
 

@@ -6,7 +6,9 @@
 
 verl loads ``agentgym.integrations.verl.plugin`` through its ``verl.plugins`` entry point in the
 driver and in every Ray worker, which registers the ``agentgym`` agent loop and the ``vspo``
-advantage estimator. ``docs/verl.md`` has the data format, the VSPO defaults and the recipes.
+advantage estimator. ``preflight`` holds what runs before training, never inside it (``agentgym
+verl selftest``, ``agentgym train --dry-run``). ``docs/verl.md`` has the data format, the VSPO
+defaults and the recipes.
 
 Data preparation and the recipe files import without verl; everything that touches verl's
 classes raises ``DependencyNotInstalled`` with the install hint when verl is missing.
@@ -29,7 +31,7 @@ _LAZY = {
     "VSPOReplayBuffer": "agentgym.integrations.verl.sampler",
     "VSPOReplayBufferAsync": "agentgym.integrations.verl.sampler",
     "VSPOConfig": "agentgym.integrations.verl.vspo",
-    "AgentGymConfig": "agentgym.integrations.verl.settings",
+    "AgentGymConfig": "agentgym.integrations.verl.config",
     "prepare_rows": "agentgym.integrations.verl.prepare",
     "write_parquet": "agentgym.integrations.verl.prepare",
 }

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from uuid import uuid4
 
+from agentgym._toolbox import plain
 from agentgym.integrations.verl._guard import require_verl
 
 require_verl()
@@ -65,9 +66,9 @@ from agentgym.integrations.turns import (  # noqa: E402
     score_episode,
 )
 from agentgym.integrations.reward_info import term_names_for  # noqa: E402
-from agentgym.integrations.verl.search_r1_layout import SearchR1Layout, check_env  # noqa: E402
-from agentgym.integrations.verl.settings import AgentGymConfig, EnvTask, decode_json_field  # noqa: E402
-from agentgym.integrations.verl.stops import TurnCut, sampling_stop_params  # noqa: E402
+from agentgym.integrations.search_r1_layout import SearchR1Layout, check_env  # noqa: E402
+from agentgym.integrations.verl.config import AgentGymConfig, EnvTask, decode_json_field  # noqa: E402
+from agentgym.integrations.stops import TurnCut, sampling_stop_params  # noqa: E402
 
 __all__ = ["AgentGymAgentLoop"]
 
@@ -99,7 +100,7 @@ class AgentGymAgentLoop(AgentLoopBase):
     def __init__(self, *args: Any, tools: Any = None, **kwargs: Any) -> None:
         # verl hands every loop its configured tools; the env owns its tools, so they are unused.
         super().__init__(*args, **kwargs)
-        self.settings = AgentGymConfig.from_trainer_config(self.config)
+        self.agentgym = AgentGymConfig.from_trainer_config(self.config)
         self.response_length = int(self.rollout_config.response_length)
         self.max_assistant_turns = self.rollout_config.multi_turn.get("max_assistant_turns") or None
         self.rollout_name = str(self.rollout_config.get("name", "") or "")
@@ -113,10 +114,10 @@ class AgentGymAgentLoop(AgentLoopBase):
         try:
             if _FATAL:
                 raise _EnvFailure(_FATAL[0]) from _ConfigErrorSeen(_FATAL[0])
-            task = EnvTask.from_extra_info(extra_info, self.settings)
+            task = EnvTask.from_extra_info(extra_info, self.agentgym)
             env = await self._env_call(rollout, ENV_POOL.acquire, task)
-            self.cut = TurnCut.of(env) if self.settings.stop_at_action else TurnCut()
-            if self.settings.layout == "search-r1":
+            self.cut = TurnCut.of(env) if self.agentgym.stop_at_action else TurnCut()
+            if self.agentgym.layout == "search-r1":
                 check_env(env)
             observation = await self._env_call(rollout, self._reset, env, task, kwargs.get("global_steps"))
             rollout.messages = rollout.messages or [{"role": "user", "content": observation}]
@@ -133,7 +134,7 @@ class AgentGymAgentLoop(AgentLoopBase):
                 logger.error("agentgym: a configuration error, not the model's: %s", result.error)
                 if not _uses_v1(self.config):  # the legacy trainer fails the step on an exception
                     raise cause from None
-            elif not broken or self.settings.on_env_error == "raise":
+            elif not broken or self.agentgym.on_env_error == "raise":
                 raise
             else:
                 result.error, result.stop_reason = _describe(cause), "env_error"
@@ -155,9 +156,9 @@ class AgentGymAgentLoop(AgentLoopBase):
         rules = TurnRules(response_length=self.response_length, eos_token_id=self.tokenizer.eos_token_id,
                           cut=self.cut, max_turns=self.max_assistant_turns, max_resumes=_MAX_RESUMES)
         host: Any = self
-        if self.settings.layout == "search-r1":
-            host = SearchR1Layout(self, self.tokenizer, rules, observation_role=self.settings.observation_role,
-                                  max_observation_tokens=self.settings.max_observation_tokens)
+        if self.agentgym.layout == "search-r1":
+            host = SearchR1Layout(self, self.tokenizer, rules, observation_role=self.agentgym.observation_role,
+                                  max_observation_tokens=self.agentgym.max_observation_tokens)
             rules = host.rules
         await play_episode(host, rules, env, rollout, result, sampling_params)
 
@@ -193,7 +194,7 @@ class AgentGymAgentLoop(AgentLoopBase):
     async def _observe(self, rollout: _Rollout, observation: str) -> bool:
         """Append the observation as one chat message; False when it leaves no room to answer."""
         previous = list(rollout.messages)
-        updated = [*previous, {"role": self.settings.observation_role, "content": self._clip(observation)}]
+        updated = [*previous, {"role": self.agentgym.observation_role, "content": self._clip(observation)}]
         merge, mask, aligned = await merge_observation(
             self, previous, updated, rollout.token_ids, rollout.response_mask, rollout.logprobs or None)
         if len(mask) >= self.response_length:
@@ -207,20 +208,20 @@ class AgentGymAgentLoop(AgentLoopBase):
     async def _env_call(self, rollout: _Rollout, fn: Any, *args: Any) -> Any:
         started = time.perf_counter()
         try:
-            return await run_off_loop(fn, *args, max_workers=self.settings.env_workers)
+            return await run_off_loop(fn, *args, max_workers=self.agentgym.env_workers)
         except Exception as exc:
             raise _EnvFailure(str(exc)) from exc
         finally:
             rollout.seconds["env"] += time.perf_counter() - started
 
     def _reset(self, env: Any, task: EnvTask, global_steps: Any) -> str:
-        options = reset_options(task, self.settings, training_step_of(_as_int(global_steps)),
-                                total_steps_of(self.config, self.settings))
+        options = reset_options(task, self.agentgym, training_step_of(_as_int(global_steps)),
+                                total_steps_of(self.config, self.agentgym))
         observation, _ = env.reset(seed=task.seed, options=options or None)
         return observation
 
     def _clip(self, text: str) -> str:
-        limit = self.settings.max_observation_chars
+        limit = self.agentgym.max_observation_chars
         if limit is None or len(text) <= limit:
             return text
         half = (limit - 20) // 2
@@ -229,7 +230,7 @@ class AgentGymAgentLoop(AgentLoopBase):
     # -- the output --------------------------------------------------------------------------
     def _term_names(self, extra_info: Any) -> tuple[str, ...]:
         """The reward terms of the row's spec, known even when the row's env could not be built."""
-        reward = self.settings.reward
+        reward = self.agentgym.reward
         if reward is None and isinstance(extra_info, dict):
             reward = decode_json_field(extra_info.get("reward"))
         try:
@@ -247,8 +248,8 @@ class AgentGymAgentLoop(AgentLoopBase):
             logprobs = [0.0] if logprobs is not None else None
         if result.masked:
             mask = [0] * len(mask)
-        score, reward_extra_info = score_episode(result, terms, failure_reward=self.settings.failure_reward,
-                                                 unfinished_reward=self.settings.unfinished_reward)
+        score, reward_extra_info = score_episode(result, terms, failure_reward=self.agentgym.failure_reward,
+                                                 unfinished_reward=self.agentgym.unfinished_reward)
         extra = {**rollout.extra_fields, "reward_extra_info": reward_extra_info,
                  "agentgym": episode_summary(result, task.env_id if task else None)}
         return AgentLoopOutput(
@@ -307,15 +308,8 @@ def _uses_v1(config: Any) -> bool:
     return bool(trainer.get("use_v1", True)) if trainer is not None else True
 
 
-def _plain(value: Any) -> Any:
-    # Rows reach the loop as numpy object scalars or OmegaConf nodes depending on the trainer path.
-    if hasattr(value, "item") and not isinstance(value, dict):
-        value = value.item()
-    return value
-
-
 def _as_int(value: Any) -> int | None:
-    value = _plain(value)
+    value = plain(value)  # numpy scalars, depending on the trainer path
     if value is None or isinstance(value, bool):
         return None
     try:

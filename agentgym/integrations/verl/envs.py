@@ -24,7 +24,9 @@ from typing import Any, TypeVar
 import gymnasium
 
 from agentgym._env_threads import run_in_env_thread
-from agentgym.integrations.verl.settings import AgentGymConfig, EnvTask
+from agentgym._toolbox import plain
+from agentgym.integrations.verl._section import select
+from agentgym.integrations.verl.config import AgentGymConfig, EnvTask
 
 __all__ = ["EnvPool", "ENV_POOL", "run_off_loop", "row_extra_info", "SEARCH_R1_ROW_DEFAULTS",
            "reset_options", "total_steps_of", "training_step_of"]
@@ -99,19 +101,19 @@ def _close_quietly(env: gymnasium.Env) -> None:
 
 def row_extra_info(row: Mapping[str, Any]) -> dict[str, Any]:
     """A row's ``extra_info``; a Search-R1 row's is completed so that it plays ``SearchQA-v0`` (module docstring)."""
-    info = dict(_plain(row.get("extra_info")) or {})
+    info = dict(plain(row.get("extra_info")) or {})
     if info.get("env_id") is not None:
         return info
-    reward_model = _plain(row.get("reward_model"))
+    reward_model = plain(row.get("reward_model"))
     truth = reward_model.get("ground_truth") if isinstance(reward_model, Mapping) else None
     target = truth.get("target") if isinstance(truth, Mapping) else None
     if target is None or isinstance(target, (str, bytes)) and not target:
-        return info  # not a Search-R1 row: the settings check reports the missing env_id
+        return info  # not a Search-R1 row: ``EnvTask.from_extra_info`` reports the missing env_id
     golds = [target] if isinstance(target, str) else [str(a) for a in list(target)]
-    source, row_id = _plain(row.get("data_source")), _plain(row.get("id"))
+    source, row_id = plain(row.get("data_source")), plain(row.get("id"))
     # The row's own question and id (Search-R1's rows keep the dataset's columns); the prompt's last
     # "Question:" only when the row has neither a question nor extra_info.question.
-    text = next((q for q in (_plain(row.get("question")), info.get("question")) if isinstance(q, str) and q.strip()),
+    text = next((q for q in (plain(row.get("question")), info.get("question")) if isinstance(q, str) and q.strip()),
                 None)
     question = {"id": str(row_id) if row_id is not None else
                 f"{source or 'search-r1'}-{info.get('split', 'row')}-{info.get('index', 0)}",
@@ -123,13 +125,6 @@ def row_extra_info(row: Mapping[str, Any]) -> dict[str, Any]:
             "env_kwargs": json.dumps({**SEARCH_R1_ROW_DEFAULTS["env_kwargs"],
                                       **(_decoded(info.get("env_kwargs")) or {})}),
             "reset_options": json.dumps(options), "query_index": None}
-
-
-def _plain(value: Any) -> Any:
-    # Parquet rows reach the loop as numpy object scalars (or arrays for lists).
-    if hasattr(value, "item") and hasattr(value, "ndim") and value.ndim == 0:
-        return value.item()
-    return value
 
 
 def _messages(value: Any) -> list[dict[str, Any]]:
@@ -144,12 +139,12 @@ def _decoded(value: Any) -> Any:
     return value
 
 
-def reset_options(task: EnvTask, settings: AgentGymConfig, training_step: int | None,
+def reset_options(task: EnvTask, agentgym: AgentGymConfig, training_step: int | None,
                   total_steps: int | None) -> dict[str, Any]:
     """The row's reset options plus the training step and run length a scheduled reward needs
     (the agent loop and ``--dry-run`` reset envs through this one function)."""
     options = dict(task.reset_options)
-    if settings.pass_training_step and training_step is not None and task.reward is not None:
+    if agentgym.pass_training_step and training_step is not None and task.reward is not None:
         options["training_step"] = training_step
         if total_steps is not None:
             options["total_steps"] = total_steps
@@ -163,12 +158,12 @@ def training_step_of(global_steps: int | None) -> int | None:
     return None if global_steps is None else max(0, global_steps - 1)
 
 
-def total_steps_of(config: Any, settings: AgentGymConfig) -> int | None:
+def total_steps_of(config: Any, agentgym: AgentGymConfig) -> int | None:
     """The run length in training steps: ``agentgym.total_steps``, else ``trainer.total_training_steps``,
     else what verl's trainer computed (epochs x steps per epoch) and wrote into the actor's optimizer
     config, divided by its local updates per step, before the agent-loop workers were built."""
-    if settings.total_steps is not None:
-        return settings.total_steps
+    if agentgym.total_steps is not None:
+        return agentgym.total_steps
     trainer = _select(config, "trainer")
     explicit = _positive(_select(trainer, "total_training_steps"))
     if explicit is not None:
@@ -184,11 +179,8 @@ def total_steps_of(config: Any, settings: AgentGymConfig) -> int | None:
 
 
 def _select(node: Any, key: Any) -> Any:
-    if node is None or key is None:
-        return None
-    getter = getattr(node, "get", None)
     try:
-        return getter(key, None) if callable(getter) else getattr(node, key, None)
+        return select(node, key)
     except Exception:  # an OmegaConf node with a missing value
         return None
 

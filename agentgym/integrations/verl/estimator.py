@@ -18,7 +18,9 @@ from typing import Any
 
 import numpy as np
 
+from agentgym._deprecated import module_aliases
 from agentgym.integrations.verl._guard import require_verl
+from agentgym.integrations.verl._section import select
 
 require_verl()
 
@@ -33,18 +35,16 @@ from agentgym.integrations.verl.vspo import (  # noqa: E402
     smoothing_factor,
 )
 
-__all__ = ["ESTIMATOR_NAME", "compute_vspo_advantage", "vspo_settings"]
+__all__ = ["ESTIMATOR_NAME", "compute_vspo_advantage", "vspo_config"]
 
 ESTIMATOR_NAME = "vspo"
 
+__getattr__ = module_aliases(__name__, {"vspo_settings": "vspo_config"})
 
-def vspo_settings(config: Any) -> VSPOConfig:
+
+def vspo_config(config: Any) -> VSPOConfig:
     """``VSPOConfig`` from verl's algorithm config (a DictConfig or ``AlgoConfig``), defaults when absent."""
-    if config is None:
-        return VSPOConfig()
-    getter = getattr(config, "get", None)
-    section = getter("vspo", None) if callable(getter) else getattr(config, "vspo", None)
-    return VSPOConfig.from_section(section)
+    return VSPOConfig.from_section(select(config, "vspo"))
 
 
 @register_adv_est(ESTIMATOR_NAME)
@@ -52,7 +52,7 @@ def compute_vspo_advantage(token_level_rewards: torch.Tensor, response_mask: tor
                            index: np.ndarray | None = None, config: Any = None, epsilon: float = 1e-6,
                            **kwargs: Any) -> tuple[torch.Tensor, torch.Tensor]:
     """GRPO advantages with VSPO's copy smoothing and clipping; returns ``(advantages, returns)``."""
-    settings = vspo_settings(config)
+    vspo = vspo_config(config)
     if index is None:
         index = np.zeros(token_level_rewards.shape[0], dtype=object)  # one group: the whole batch
     advantages = torch.zeros_like(token_level_rewards, dtype=torch.float32)
@@ -62,19 +62,19 @@ def compute_vspo_advantage(token_level_rewards: torch.Tensor, response_mask: tor
         live_index = np.asarray(index, dtype=object)[rows.numpy()]
         grpo, _ = compute_grpo_outcome_advantage(
             token_level_rewards[rows], response_mask[rows], live_index, epsilon=epsilon,
-            norm_adv_by_std_in_grpo=settings.norm_by_std)
+            norm_adv_by_std_in_grpo=vspo.norm_by_std)
         advantages[rows] = grpo.to(advantages.dtype)
-        advantages[_idle_rows(token_level_rewards.sum(dim=-1), live, index, settings)] = 0.0
-    scale = torch.tensor([smoothing_factor(copy_index(uid), settings.smoothing_rate) for uid in index],
+        advantages[_idle_rows(token_level_rewards.sum(dim=-1), live, index, vspo)] = 0.0
+    scale = torch.tensor([smoothing_factor(copy_index(uid), vspo.smoothing_rate) for uid in index],
                          dtype=advantages.dtype)
     advantages = advantages * scale.unsqueeze(-1)
-    if settings.clip is not None:
-        advantages = advantages.clamp(-settings.clip, settings.clip)
+    if vspo.clip is not None:
+        advantages = advantages.clamp(-vspo.clip, vspo.clip)
     advantages = advantages * response_mask
     return advantages, advantages
 
 
-def _idle_rows(scores: torch.Tensor, live: torch.Tensor, index: Any, settings: VSPOConfig) -> torch.Tensor:
+def _idle_rows(scores: torch.Tensor, live: torch.Tensor, index: Any, vspo: VSPOConfig) -> torch.Tensor:
     """Rows of groups the sampler judges uninformative (``vspo.group_stats`` over the counted rows):
     one counted trajectory, or a spread within ``zero_std_eps``. verl's GRPO would give a lone
     trajectory its raw score as advantage; the sampler and the estimator must agree it teaches nothing."""
@@ -83,6 +83,6 @@ def _idle_rows(scores: torch.Tensor, live: torch.Tensor, index: Any, settings: V
         by_group.setdefault(index[row], []).append(row)
     idle = torch.zeros_like(live, dtype=torch.bool)
     for uid, rows in by_group.items():
-        if not group_stats(str(uid), [float(scores[r]) for r in rows], 1.0, settings).informative:
+        if not group_stats(str(uid), [float(scores[r]) for r in rows], 1.0, vspo).informative:
             idle[rows] = True
     return idle

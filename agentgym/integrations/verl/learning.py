@@ -36,8 +36,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentgym._toolbox import require_choice
 from agentgym.integrations.verl._guard import require_verl
-from agentgym.integrations.verl.selftest import TinyModelServer, build_tiny_model
+from agentgym.integrations.verl.preflight.selftest import TinyModelServer, build_tiny_model
 
 __all__ = ["LEARNING_REWARD", "ENV_KWARGS", "Curve", "ConstrainedServer", "run_learning", "policy_loss",
            "rollout_batch", "LearningSetup", "make_setup", "format_curves"]
@@ -323,10 +324,7 @@ def run_learning(estimator: str = "grpo", *, steps: int = 12, seed: int = 0, gro
     the model is tiny, and on a shared machine more threads only wait for each other."""
     import torch
 
-    if estimator not in ("grpo", "vspo"):
-        from agentgym.errors import ConfigError
-
-        raise ConfigError("estimator", estimator, ["grpo", "vspo"])
+    require_choice("estimator", estimator, ("grpo", "vspo"))
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
@@ -442,18 +440,18 @@ def _vspo_plan(data: Any, config: Any, seen_max: float, groups: int, rng: Any) -
     zero-variance groups out, copies of informative groups (uids ``<uid>~copy<k>``) in."""
     import numpy as np
 
-    from agentgym.integrations.verl.estimator import vspo_settings
+    from agentgym.integrations.verl.estimator import vspo_config
     from agentgym.integrations.verl.vspo import copy_uid, effective_r_max, group_stats, plan_batch
 
-    settings = vspo_settings(config.algorithm)
+    vspo = vspo_config(config.algorithm)
     uids = list(data.non_tensor_batch["uid"])
     scores = data.batch["token_level_rewards"].sum(-1).tolist()
     rows: dict[str, list[int]] = {}
     for i, uid in enumerate(uids):
         rows.setdefault(uid, []).append(i)
-    r_max = effective_r_max(settings, seen_max)
-    stats = [group_stats(uid, [scores[i] for i in members], r_max, settings) for uid, members in rows.items()]
-    plan = plan_batch(stats, groups, settings, rng)
+    r_max = effective_r_max(vspo, seen_max)
+    stats = [group_stats(uid, [scores[i] for i in members], r_max, vspo) for uid, members in rows.items()]
+    plan = plan_batch(stats, groups, vspo, rng)
     picked = [(i, uid) for uid in plan.keep for i in rows[uid]]
     picked += [(i, copy_uid(uid, k)) for uid, k in plan.copies for i in rows[uid]]
     out = data.select_idxs(np.array([i for i, _ in picked]))

@@ -88,7 +88,7 @@ class _Audited:
             raise ConfigError("trainer.v1.trainer_mode", self.trainer_mode,
                               f"{' or '.join(self.MODES)} for {type(self).__name__} (in {self.trainer_mode} set "
                               f"trainer.v1.sampler.custom_sampler.name={self.COUNTERPART})")
-        from agentgym.integrations.verl.settings import AgentGymConfig
+        from agentgym.integrations.verl.config import AgentGymConfig
 
         self.agentgym = AgentGymConfig.from_trainer_config(sampler_kwargs)
 

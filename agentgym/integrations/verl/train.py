@@ -2,10 +2,10 @@
 
 A recipe is a Hydra config (``recipes/<name>.yaml``) on top of verl's ``ppo_trainer``; overrides
 are verl's usual ``key=value`` arguments. A variant (``planner_r1_async``) is a small YAML of
-settings over another recipe (``VARIANTS``), applied as overrides before the user's, since Hydra
+overrides over another recipe (``VARIANTS``), applied as overrides before the user's, since Hydra
 lets only the primary config set its search path. ``--dry-run`` composes the config in-process (no Ray, no
 GPU), prints it resolved and checks that every referenced file, registry entry and key exists,
-then what the run will meet: its length, reward stages and a few rows played (``dryrun``).
+then what the run will meet: its length, reward stages and a few rows played (``preflight``).
 """
 
 from __future__ import annotations
@@ -18,16 +18,16 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from agentgym.errors import ConfigError
+from agentgym._toolbox import require_choice
 
-__all__ = ["RECIPES", "recipe_dir", "recipe_text", "compose_recipe", "resolved_yaml", "check_config", "launch_command"]
+__all__ = ["RECIPES", "recipe_dir", "recipe_text", "compose_recipe", "resolved_yaml", "launch_command"]
 
 RECIPES = ("grpo", "planner_r1", "prs_vspo", "planner_r1_async", "prs_vspo_async", "planner_r1_separate_async")
 """The bundled recipes: GRPO baseline, Planner-R1 on TravelPlanner, PRS + VSPO on search QA, and the
 two latter trained asynchronously (verl's colocate_async; Planner-R1 also separate_async)."""
 VARIANTS = {"planner_r1_async": "planner_r1", "prs_vspo_async": "prs_vspo",
             "planner_r1_separate_async": "planner_r1_async"}
-"""Each variant recipe and the recipe its settings apply to."""
+"""Each variant recipe and the recipe its overrides apply to."""
 
 
 @contextlib.contextmanager
@@ -48,9 +48,9 @@ def compose_recipe(name: str, overrides: Sequence[str] = ()) -> Any:
     _check_name(name)
     from hydra import compose, initialize_config_dir
 
-    base, settings = _resolve(name)
+    base, variant = _resolve(name)
     with recipe_dir() as folder, initialize_config_dir(config_dir=str(folder), version_base=None):
-        return compose(config_name=base, overrides=[*settings, *overrides])
+        return compose(config_name=base, overrides=[*variant, *overrides])
 
 
 def resolved_yaml(config: Any) -> str:
@@ -60,25 +60,11 @@ def resolved_yaml(config: Any) -> str:
     return OmegaConf.to_yaml(config, resolve=True)
 
 
-def check_config(config: Any) -> list[str]:
-    """Every problem found in a composed config, as one line each (empty: ready to launch)."""
-    from agentgym.integrations.verl import checks
-
-    problems: list[str] = []
-    for check in (checks.check_mandatory, checks.check_registries, checks.check_agentgym, checks.check_vspo,
-                  checks.check_files, checks.check_verl):
-        try:
-            problems += check(config)
-        except Exception as exc:  # a check that cannot run is itself a finding, not a crash
-            problems.append(f"{check.__name__}: {type(exc).__name__}: {exc}")
-    return problems
-
-
 def launch_command(name: str, overrides: Sequence[str], folder: Path) -> list[str]:
     """The command that runs verl's trainer with the recipe (what ``agentgym train`` execs)."""
-    base, settings = _resolve(name)
+    base, variant = _resolve(name)
     return [sys.executable, "-m", "verl.trainer.main_ppo", f"--config-path={folder}", f"--config-name={base}",
-            *settings, *overrides]
+            *variant, *overrides]
 
 
 def launch(name: str, overrides: Sequence[str]) -> None:
@@ -93,11 +79,11 @@ def _resolve(name: str) -> tuple[str, list[str]]:
     """The Hydra config a recipe starts from and the overrides its variant files add, base first."""
     if name not in VARIANTS:
         return name, []
-    base, settings = _resolve(VARIANTS[name])
+    base, variant = _resolve(VARIANTS[name])
     from omegaconf import OmegaConf
 
     overlay = OmegaConf.create(recipe_text(name))
-    return base, [*settings, *_dotlist(OmegaConf.to_container(overlay))]
+    return base, [*variant, *_dotlist(OmegaConf.to_container(overlay))]
 
 
 def _dotlist(node: Any, prefix: str = "") -> list[str]:
@@ -108,5 +94,4 @@ def _dotlist(node: Any, prefix: str = "") -> list[str]:
 
 
 def _check_name(name: str) -> None:
-    if name not in RECIPES:
-        raise ConfigError("recipe", name, RECIPES)
+    require_choice("recipe", name, RECIPES)

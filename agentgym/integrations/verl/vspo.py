@@ -18,12 +18,14 @@ extra generation only when nothing is left to copy, ``1/(1+k)`` smoothing and ``
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
+
+from agentgym.integrations.verl._section import read_section
 
 __all__ = ["VSPOConfig", "GroupStats", "BatchPlan", "task_value", "group_stats", "plan_batch", "counted",
            "draw_copies", "copy_uid", "copy_index", "smoothing_factor", "COPY_SEPARATOR"]
@@ -66,15 +68,7 @@ class VSPOConfig(BaseModel):
     @classmethod
     def from_section(cls, section: Any) -> VSPOConfig:
         """From ``algorithm.vspo`` (an OmegaConf node, a dict, or None for the defaults)."""
-        if section is None:
-            return cls()
-        if isinstance(section, VSPOConfig):
-            return section
-        if not isinstance(section, Mapping):
-            from omegaconf import OmegaConf
-
-            section = OmegaConf.to_container(section, resolve=True)
-        return cls.model_validate(dict(section))
+        return read_section(cls, section)
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """A worker process of the env server: it hosts sessions' envs and runs their calls one at a time.
 
-    python -m agentgym.server.worker          # started by agentgym.server.workers, never by hand
+    python -m agentgym.server.worker_process          # started by agentgym.server.worker_pool, never by hand
 
 The server talks to it over stdin/stdout in frames: 8 bytes (header length, body length, both
 big-endian u32), a JSON header, then the body. Nothing but JSON crosses (no pickle): requests

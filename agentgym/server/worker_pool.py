@@ -1,6 +1,6 @@
 """Env calls in worker processes, so that no env call can stall the server's event loop.
 
-Each session's env lives in one worker process (``agentgym.server.worker``), chosen as the one
+Each session's env lives in one worker process (``agentgym.server.worker_process``), chosen as the one
 with the fewest sessions when the session is created. A slow call (a degenerate megabyte
 action, a hung retriever) never stalls the event loop, ``/health`` or the other workers, and
 holds up the other sessions of its own worker only until it has run ``_SLOW_S`` (50 ms): the
@@ -23,7 +23,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from agentgym.server.worker import _HEAD, pack_frame
+from agentgym.server.worker_process import _HEAD, pack_frame
 
 __all__ = ["WorkerPool"]
 
@@ -47,7 +47,7 @@ class _CallOverran(Exception):
 
 
 class _Worker:
-    """One worker process and the calls sent to it (answered in any order: see ``agentgym.server.worker``)."""
+    """One worker process and the calls sent to it (answered in any order: see ``agentgym.server.worker_process``)."""
 
     def __init__(self, index: int, proc: asyncio.subprocess.Process, on_exit: Callable[[_Worker], None]) -> None:
         self.index, self.proc, self.on_exit = index, proc, on_exit
@@ -219,7 +219,7 @@ class WorkerPool:
         # The worker imports what this process would: the same agentgym, and the modules of its envs.
         path = os.pathsep.join(p or os.getcwd() for p in sys.path)
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "agentgym.server.worker", stdin=asyncio.subprocess.PIPE,
+            sys.executable, "-m", "agentgym.server.worker_process", stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE, start_new_session=True, limit=2**26, env={**os.environ, "PYTHONPATH": path})
         proc.stdin.write(pack_frame({"imports": list(self.imports)}))
         try:

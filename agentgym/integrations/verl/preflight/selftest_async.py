@@ -35,7 +35,7 @@ require_verl()
 from verl.workers.rollout.llm_server import FullyAsyncLLMServerClient, LLMServerClient  # noqa: E402
 from verl.workers.rollout.replica import TokenOutput  # noqa: E402
 
-from agentgym.integrations.verl.stops import first_action_end, tokens_through  # noqa: E402
+from agentgym.integrations.stops import first_action_end, tokens_through  # noqa: E402
 
 __all__ = ["ScriptedServer", "PartialRolloutClient", "run_async_check"]
 
@@ -205,7 +205,7 @@ class _Rollouts:
     def submit(self, count: int) -> list[str]:
         import transfer_queue as tq
 
-        from agentgym.integrations.verl.selftest_tq import _batch
+        from agentgym.integrations.verl.preflight.selftest_tq import _batch
         from verl.utils import tensordict_utils as tu
 
         rows, self.rows = self.rows[:count], self.rows[count:]
@@ -286,7 +286,7 @@ def _check_steps(run: dict[str, Any]) -> dict[str, float]:
 
 
 def _plans(rows: list[dict[str, Any]], n: int) -> dict[str, list[str]]:
-    from agentgym.integrations.verl.dryrun import gold_answer
+    from agentgym.integrations.verl.preflight.dryrun import gold_answer
 
     gold = [gold_answer(row) or "" for row in rows]
     kinds = [[gold[0]] + [_WRONG] * (n - 1), [_WRONG] * n, [gold[2]] * n]  # varied, all wrong, all right

@@ -9,7 +9,7 @@ A server only builds what its operator configured: ``preset=`` picks one of its 
 ``env_kwargs`` may hold only the options a client may set (seed-free constructor options such as
 ``action_format`` or ``max_turns``; see ``docs/server.md``); anything else raises ``ConfigError``.
 The token defaults to ``$AGENTGYM_REMOTE_TOKEN``, else, for a server on this machine, the token
-``agentgym serve`` generated (``agentgym.server.settings.default_token_path``).
+``agentgym serve`` generated (``agentgym.remote.protocol.default_token_path``).
 
 The same seed and actions give the same observations, rewards and infos as the local env. Each
 reset and step carries a sequence number, so a call lost to a dropped connection is retried
@@ -30,13 +30,13 @@ from typing import Any, NamedTuple
 
 import gymnasium
 
-from agentgym._batching import batcher_for
-from agentgym._connection import AsyncConnection, ConnectionLost, Endpoint, Reply, SyncConnection
 from agentgym.core.spaces import TextSpace
 from agentgym.errors import (ActionTypeError, RemoteEnvError, RemoteTimeout, RequestRejected, ServerUnavailable,
                              SessionNotFound)
-from agentgym.server.protocol import (API_PREFIX, ResetReply, SessionDescription, StepReply, decode, encode,
-                                      error_from_reply)
+from agentgym.remote._batching import batcher_for
+from agentgym.remote._connection import AsyncConnection, ConnectionLost, Endpoint, Reply, SyncConnection
+from agentgym.remote.protocol import (API_PREFIX, ResetReply, SessionDescription, StepReply, decode,
+                                      default_token_path, encode, error_from_reply)
 
 __all__ = ["RemoteEnv", "AsyncRemoteEnv", "TOKEN_ENV_VAR"]
 
@@ -159,8 +159,6 @@ def _local_token(endpoint: Endpoint) -> str | None:
         loopback = False
     if not loopback:
         return None
-    from agentgym.server.settings import default_token_path
-
     try:
         return default_token_path(endpoint.port).read_text(encoding="utf-8").strip() or None
     except (OSError, UnicodeDecodeError):
@@ -273,7 +271,7 @@ class AsyncRemoteEnv:
     Same arguments as ``RemoteEnv``. The session is created by ``await env.open()``, by
     ``async with env``, or by the first ``reset``; ``AsyncRemoteEnv.create(...)`` does both steps.
     ``coalesce=True`` sends the steps that this loop's sessions of the same server make at the
-    same moment as one request (``agentgym._batching``): for training, many sessions of fast steps.
+    same moment as one request (``agentgym.remote._batching``): for training, many sessions of fast steps.
     """
 
     def __init__(self, base_url: str, env_id: str, *, env_kwargs: Mapping[str, Any] | None = None,

@@ -19,13 +19,12 @@ import json
 import weakref
 from typing import Any
 
-from agentgym._connection import AsyncConnection, ConnectionLost, Endpoint, Reply
-from agentgym.server.protocol import API_PREFIX, encode
+from agentgym.remote._connection import AsyncConnection, ConnectionLost, Endpoint, Reply
+from agentgym.remote.protocol import API_PREFIX, MAX_BATCH, encode
 
 __all__ = ["batcher_for"]
 
 _CONNECTIONS = 2
-_MAX_BATCH = 1024  # the server's limit (agentgym.server._fast.MAX_BATCH)
 _NO_HEADERS: dict[str, str] = {}
 _batchers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[Any, ...], _Batcher]] = \
     weakref.WeakKeyDictionary()
@@ -75,7 +74,7 @@ class _Batcher:
     def _flush(self) -> None:
         self._scheduled = False
         if self._idle and self._pending:
-            batch, self._pending = self._pending[:_MAX_BATCH], self._pending[_MAX_BATCH:]
+            batch, self._pending = self._pending[:MAX_BATCH], self._pending[MAX_BATCH:]
             asyncio.ensure_future(self._send(self._idle.pop(), batch))
 
     async def _send(self, conn: AsyncConnection, batch: list[tuple[str, bytes, asyncio.Future[Reply | None]]]) -> None:

@@ -23,14 +23,16 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentgym.registration import ENV_IDS
+from agentgym._toolbox import plain, require_int
 from agentgym.errors import ConfigError
+from agentgym.integrations.verl._section import read_section, select
+from agentgym.registration import ENV_IDS
 
 __all__ = ["AgentGymConfig", "EnvTask", "decode_json_field"]
 
 
 class AgentGymConfig(BaseModel):
-    """The ``agentgym:`` section of a verl config: run-wide settings of the agent loop."""
+    """The ``agentgym:`` section of a verl config: run-wide options of the agent loop."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -83,14 +85,7 @@ class AgentGymConfig(BaseModel):
     @classmethod
     def from_trainer_config(cls, config: Any) -> AgentGymConfig:
         """Read the ``agentgym`` section of verl's (OmegaConf) config; defaults when absent."""
-        section = _get(config, "agentgym")
-        if section is None:
-            return cls()
-        if not isinstance(section, Mapping):
-            from omegaconf import OmegaConf
-
-            section = OmegaConf.to_container(section, resolve=True)
-        return cls.model_validate(dict(section))
+        return read_section(cls, select(config, "agentgym"))
 
 
 @dataclass(frozen=True)
@@ -106,24 +101,24 @@ class EnvTask:
     remote_token: str | None = field(default=None, repr=False)
 
     @classmethod
-    def from_extra_info(cls, extra_info: Mapping[str, Any] | None, settings: AgentGymConfig | None = None) -> EnvTask:
-        """Read a row's ``extra_info``, with the run-wide settings applied on top."""
+    def from_extra_info(cls, extra_info: Mapping[str, Any] | None, config: AgentGymConfig | None = None) -> EnvTask:
+        """Read a row's ``extra_info``, with the run's ``agentgym`` config applied on top."""
         info = dict(extra_info or {})
-        settings = settings or AgentGymConfig()
+        config = config or AgentGymConfig()
         env_id = info.get("env_id")
-        if settings.remote_url is None:  # a server checks its own ids
+        if config.remote_url is None:  # a server checks its own ids
             _check_env_id(env_id)
         kwargs = {**_mapping("extra_info.env_kwargs", decode_json_field(info.get("env_kwargs"))),
-                  **settings.env_kwargs}
-        if settings.max_turns is not None:  # the env itself ends (and scores) the episode at the limit
-            kwargs["max_turns"] = settings.max_turns
-        reward = settings.reward if settings.reward is not None else decode_json_field(info.get("reward"))
+                  **config.env_kwargs}
+        if config.max_turns is not None:  # the env itself ends (and scores) the episode at the limit
+            kwargs["max_turns"] = config.max_turns
+        reward = config.reward if config.reward is not None else decode_json_field(info.get("reward"))
         options = _mapping("extra_info.reset_options", decode_json_field(info.get("reset_options")))
         if info.get("query_index") is not None:
             options["query_index"] = _int("extra_info.query_index", info["query_index"])
         seed = info.get("seed")
         return cls(env_id, kwargs, options, None if seed is None else _int("extra_info.seed", seed), reward or None,
-                   settings.remote_url, settings.remote_token)
+                   config.remote_url, config.remote_token)
 
     def env_key(self) -> str:
         """Equal for tasks that can share an env instance (same id, kwargs and reward spec)."""
@@ -177,14 +172,4 @@ def _mapping(field_name: str, value: Any) -> dict[str, Any]:
 
 
 def _int(field_name: str, value: Any) -> int:
-    # Parquet and numpy hand ints back as numpy scalars; bools are not indices.
-    if isinstance(value, bool) or not hasattr(value, "__index__"):
-        raise ConfigError(field_name, value, "an int")
-    return int(value)
-
-
-def _get(config: Any, key: str) -> Any:
-    if config is None:
-        return None
-    getter = getattr(config, "get", None)
-    return getter(key, None) if callable(getter) else getattr(config, key, None)
+    return require_int(field_name, plain(value))  # parquet and numpy hand ints back as numpy scalars

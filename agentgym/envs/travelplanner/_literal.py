@@ -1,4 +1,4 @@
-"""Bounded parsing of Python literals from text agentgym does not control (JSON: ``_json_limits``).
+"""Bounded parsing of Python literals from text agentgym does not control (JSON: ``agentgym._json_limits``).
 
 Model text and inline queries reach this parser, so it checks size limits *before* it parses:
 
@@ -17,6 +17,8 @@ from __future__ import annotations
 import ast
 import threading
 from typing import Any
+
+from agentgym._toolbox import clip
 
 __all__ = ["LiteralError", "literal_eval"]
 
@@ -43,9 +45,4 @@ def literal_eval(text: str, *, max_chars: int = LITERAL_MAX_CHARS, max_items: in
         with _LOCK:
             return ast.literal_eval(text)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError, SystemError) as exc:
-        raise LiteralError(f"not a Python literal ({type(exc).__name__}: {_short(exc)})") from None
-
-
-def _short(exc: BaseException, limit: int = 80) -> str:
-    text = str(exc)
-    return text if len(text) <= limit else text[:limit] + "..."
+        raise LiteralError(f"not a Python literal ({type(exc).__name__}: {clip(str(exc), 80)})") from None

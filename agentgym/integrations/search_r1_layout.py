@@ -19,8 +19,8 @@ from dataclasses import replace
 from typing import Any
 
 from agentgym.errors import ConfigError
+from agentgym.integrations.stops import TurnCut
 from agentgym.integrations.turns import TurnRules
-from agentgym.integrations.verl.stops import TurnCut
 
 SEARCH_R1_CUT = ("</search>", "</answer>")
 

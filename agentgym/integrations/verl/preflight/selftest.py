@@ -143,8 +143,8 @@ def _rows_and_actions() -> tuple[list[dict[str, Any]], dict[int, list[str]]]:
     """Two TravelPlanner rows (json actions, dense reward) and two SearchQA rows, with correct actions."""
     import gymnasium
 
-    from agentgym.envs.travelplanner.oracle import reference_plan_actions
-    from agentgym.integrations.verl.dryrun import gold_answer
+    from agentgym.envs.travelplanner.scripted import gold_plan_actions
+    from agentgym.integrations.verl.preflight.dryrun import gold_answer
     from agentgym.integrations.verl.prepare import prepare_rows
 
     tp = prepare_rows("TravelPlanner-v0", split="train", limit=2, env_kwargs={"action_format": "json"},
@@ -154,7 +154,7 @@ def _rows_and_actions() -> tuple[list[dict[str, Any]], dict[int, list[str]]]:
     actions: dict[int, list[str]] = {}
     for i, row in enumerate(tp):
         query = env.unwrapped.queries[row["extra_info"]["query_index"]]
-        actions[i] = reference_plan_actions(query, "json", tools=False)
+        actions[i] = gold_plan_actions(query, "json", tools=False)
     for j, row in enumerate(sq):
         actions[len(tp) + j] = [f"<answer>{gold_answer(row)}</answer>"]
     env.close()
@@ -294,8 +294,8 @@ def _check_update(model: Any, data: Any, config: Any, n: int) -> dict[str, float
 def run_selftest(*, n: int = 2, launch: bool = True, echo: Any = print) -> dict[str, float]:
     """Run the three parts; returns the figures, raises ``AssertionError`` naming the first failure."""
     require_verl()
-    from agentgym.integrations.verl.selftest_launch import run_launch_check
-    from agentgym.integrations.verl.selftest_tq import run_transfer_queue_check
+    from agentgym.integrations.verl.preflight.selftest_launch import run_launch_check
+    from agentgym.integrations.verl.preflight.selftest_tq import run_transfer_queue_check
 
     started = time.perf_counter()
     rows, actions = _rows_and_actions()
@@ -309,7 +309,7 @@ def run_selftest(*, n: int = 2, launch: bool = True, echo: Any = print) -> dict[
         part2 = run_transfer_queue_check(model_dir, model, TinyModelServer(model, tokenizer, seed=1), n=n, echo=echo)
         figures.update({f"tq/{k}": v for k, v in part2.items()})
         echo(f"part 2 (TransferQueue and VSPO) OK in {part2['seconds']:.1f}s")
-        from agentgym.integrations.verl.selftest_async import run_async_check
+        from agentgym.integrations.verl.preflight.selftest_async import run_async_check
 
         figures.update({f"async/{k}": v for k, v in run_async_check(model_dir, tokenizer, n=n, echo=echo).items()})
         echo(f"part 2b (partial rollouts and the async buffer) OK in {figures['async/seconds']:.1f}s")

@@ -191,7 +191,7 @@ def run_transfer_queue_check(model_dir: Path, model: Any, server: Any, *, n: int
     import transfer_queue as tq
     from omegaconf import OmegaConf
 
-    from agentgym.integrations.verl.dryrun import gold_answer
+    from agentgym.integrations.verl.preflight.dryrun import gold_answer
     from agentgym.integrations.verl.prepare import prepare_rows
 
     started = time.perf_counter()

@@ -24,6 +24,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from agentgym._toolbox import is_int
 from agentgym.envs.searchqa.retrievers import Hit, Retriever
 from agentgym.errors import DependencyNotInstalled
 
@@ -101,7 +102,7 @@ def _request_problem(body: Any) -> str | None:
     if any(len(q) > MAX_QUERY_CHARS for q in queries):
         return f"a query is longer than {MAX_QUERY_CHARS} characters"
     topk = body.get("topk")
-    if topk is not None and (isinstance(topk, bool) or not isinstance(topk, int) or not 0 <= topk <= MAX_TOPK):
+    if topk is not None and (not is_int(topk) or not 0 <= topk <= MAX_TOPK):
         return f"'topk' must be null or an int in [0, {MAX_TOPK}]"
     if not isinstance(body.get("return_scores", False), bool):
         return "'return_scores' must be a boolean"

@@ -10,9 +10,21 @@ from typing import Any
 
 from omegaconf import OmegaConf
 
-__all__ = ["check_mandatory", "check_registries", "check_agentgym", "check_vspo", "check_files", "check_verl"]
+__all__ = ["check_config", "check_mandatory", "check_registries", "check_agentgym", "check_vspo", "check_files",
+           "check_verl"]
 
 _SAMPLED_ROWS = 64  # rows per data file whose env is built and reset
+
+
+def check_config(config: Any) -> list[str]:
+    """Every problem found in a composed config, as one line each (empty: ready to launch)."""
+    problems: list[str] = []
+    for check in (check_mandatory, check_registries, check_agentgym, check_vspo, check_files, check_verl):
+        try:
+            problems += check(config)
+        except Exception as exc:  # a check that cannot run is itself a finding, not a crash
+            problems.append(f"{check.__name__}: {type(exc).__name__}: {exc}")
+    return problems
 
 
 def check_mandatory(config: Any) -> list[str]:
@@ -47,18 +59,18 @@ def check_registries(config: Any) -> list[str]:
 
 def check_agentgym(config: Any) -> list[str]:
     """The ``agentgym:`` section validates and its reward spec builds."""
-    from agentgym.integrations.verl.settings import AgentGymConfig
+    from agentgym.integrations.verl.config import AgentGymConfig
 
-    settings = AgentGymConfig.from_trainer_config(config)
-    if settings.reward is not None:
+    agentgym = AgentGymConfig.from_trainer_config(config)
+    if agentgym.reward is not None:
         from agentgym.rewards import build_shaper
 
-        build_shaper(settings.reward)
+        build_shaper(agentgym.reward)
     return []
 
 
 def check_vspo(config: Any) -> list[str]:
-    """VSPO's sampler, estimator and data settings agree."""
+    """VSPO's sampler, estimator and data options agree."""
     from agentgym.integrations.verl.vspo import VSPOConfig
 
     problems: list[str] = []
@@ -110,7 +122,7 @@ def check_verl(config: Any) -> list[str]:
 # -- helpers -----------------------------------------------------------------------------------
 def _check_data_file(config: Any, key: str, path: Path) -> list[str]:
     from agentgym.integrations.verl.prepare import read_parquet
-    from agentgym.integrations.verl.settings import AgentGymConfig, EnvTask
+    from agentgym.integrations.verl.config import AgentGymConfig, EnvTask
 
     if not path.is_file():
         return [f"{key}: {path} does not exist"]
@@ -120,12 +132,12 @@ def _check_data_file(config: Any, key: str, path: Path) -> list[str]:
     missing = {"prompt", "data_source", "reward_model", "extra_info"} - set(rows[0])
     if missing:
         return [f"{key}: {path} lacks the columns {sorted(missing)}"]
-    settings, problems = AgentGymConfig.from_trainer_config(config), []
+    agentgym, problems = AgentGymConfig.from_trainer_config(config), []
     default = config.actor_rollout_ref.rollout.agent.default_agent_loop
     for i, row in enumerate(rows[:_SAMPLED_ROWS]):
         if (row.get("agent_name") or default) == "agentgym":
             try:
-                task = EnvTask.from_extra_info(row["extra_info"], settings)
+                task = EnvTask.from_extra_info(row["extra_info"], agentgym)
             except Exception as exc:
                 problems.append(f"{key}: {path} row {i}: {exc}")
                 continue

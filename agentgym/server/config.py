@@ -1,24 +1,28 @@
-"""What an env server allows: tokens, env ids, session limits, sizes and timeouts."""
+"""What an env server allows (``ServerConfig``): tokens, env ids, session limits, sizes and timeouts."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
-from typing import Any, Literal
-
-from pathlib import Path
+from collections.abc import Callable
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from agentgym._deprecated import RenamedKeys
 from agentgym.server.presets import Presets
 
-__all__ = ["ServerSettings", "TOKENS_ENV_VAR", "client_id", "default_token_path"]
+__all__ = ["ServerConfig", "TOKENS_ENV_VAR", "client_id", "takes_config"]
+
+_Function = TypeVar("_Function", bound=Callable[..., Any])
+_SETTINGS_KEYWORD = RenamedKeys("agentgym.server keyword", {"settings": "config"})
 
 TOKENS_ENV_VAR = "AGENTGYM_SERVER_TOKENS"
 """Comma-separated bearer tokens, read when ``--token`` is not given (keeps tokens out of ``ps``)."""
 
 
-class ServerSettings(BaseModel):
+class ServerConfig(BaseModel):
     """Limits and access of ``agentgym serve``; every field has a safe default."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -57,7 +61,7 @@ class ServerSettings(BaseModel):
     """Longest env construction (the first one may build a world cache)."""
     env_calls: Literal["processes", "auto", "inline", "threads"] = "processes"
     """Where env calls run: ``processes`` (default) in ``env_workers`` worker processes, so no call can
-    stall the event loop or the other workers' sessions (``agentgym.server.workers``). In this
+    stall the event loop or the other workers' sessions (``agentgym.server.worker_pool``). In this
     process, for trusted single-user setups: ``auto`` inline on the event loop (SIGALRM enforces the
     timeout) until a session's call takes over ``inline_budget_s``, then in threads; ``inline``;
     ``threads``. See ``agentgym.server.calls``."""
@@ -89,20 +93,23 @@ class ServerSettings(BaseModel):
         return min(max(self.session_ttl_s / 4, 0.05), 30.0)
 
     @classmethod
-    def with_env_tokens(cls, **fields: Any) -> ServerSettings:
-        """Settings whose tokens, when not given, come from ``$AGENTGYM_SERVER_TOKENS``."""
+    def with_env_tokens(cls, **fields: Any) -> ServerConfig:
+        """A config whose tokens, when not given, come from ``$AGENTGYM_SERVER_TOKENS``."""
         if not fields.get("tokens"):
             fields["tokens"] = tuple(t.strip() for t in os.environ.get(TOKENS_ENV_VAR, "").split(",") if t.strip())
         return cls(**fields)
 
 
-def default_token_path(port: int) -> Path:
-    """Where ``agentgym serve`` writes the token it generates, and where ``RemoteEnv`` looks for it
-    (for a loopback server on ``port``): under ``$AGENTGYM_CACHE_DIR`` (default ``~/.cache/agentgym``)."""
-    root = os.environ.get("AGENTGYM_CACHE_DIR") or Path.home() / ".cache" / "agentgym"
-    return Path(root) / "server" / f"token-{port}"
-
-
 def client_id(token: str) -> str:
     """A stable, non-secret name for a token's owner (sessions are keyed by it)."""
     return "client-" + hashlib.sha256(token.encode()).hexdigest()[:16]
+
+
+def takes_config(function: _Function) -> _Function:
+    """``function`` also callable with ``settings=`` (its ``config`` argument's old keyword), with a warning."""
+
+    @functools.wraps(function)
+    def called(*args: Any, **kwargs: Any) -> Any:
+        return function(*args, **_SETTINGS_KEYWORD.apply(kwargs))
+
+    return called  # type: ignore[return-value]

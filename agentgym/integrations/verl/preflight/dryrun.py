@@ -11,7 +11,7 @@
   the agent loop passes it; the resolved stage boundaries are printed, and a stage that never
   starts within the run (or is empty) is refused.
 * **A rehearsal**: a few rows per data file are played through the agent loop's own path (the
-  env from ``extra_info`` and the run's ``agentgym`` settings, ``reset_options`` with a training
+  env from ``extra_info`` and the run's ``agentgym`` config, ``reset_options`` with a training
   step and the run length, one scripted final action; a staged reward's rows are played at the
   stages' first steps) so the reward spec, its dependencies and
   the env's data are exercised before any GPU is allocated. A reward that raises, or whose every
@@ -100,10 +100,10 @@ def stage_boundaries(reward: Any, total_steps: int | None) -> list[tuple[str, in
 
 def check_run(config: Any) -> DryRunReport:
     """Run length, stage boundaries and a rehearsal of a few rows per data file."""
-    from agentgym.integrations.verl.settings import AgentGymConfig
+    from agentgym.integrations.verl.config import AgentGymConfig
 
     report = DryRunReport(warnings=ignored_keys(config))
-    settings = AgentGymConfig.from_trainer_config(config)
+    agentgym = AgentGymConfig.from_trainer_config(config)
     train = _files(config, "data.train_files")
     val = _files(config, "data.val_files")
     total = None
@@ -116,17 +116,17 @@ def check_run(config: Any) -> DryRunReport:
                 f"data.train_files has {length.train_rows} rows, fewer than data.train_batch_size="
                 f"{length.batch_size}: verl makes 0 steps per epoch and trains on nothing (add rows or lower "
                 f"data.train_batch_size)")
-        total = settings.total_steps or length.total_steps
+        total = agentgym.total_steps or length.total_steps
     if val and all(p.is_file() for p in val):
         report.problems += _check_val(config, kept[1] if kept else sum(_row_count(p) for p in val))
     if total == 0:  # the run cannot start: stages and rehearsal would only repeat that
         return report
-    stages = _check_stages(_reward_of(settings, train), total, report) if total is not None else []
+    stages = _check_stages(_reward_of(agentgym, train), total, report) if total is not None else []
     steps = [a for _, a, b in stages if b > a] or [0]
     for key, paths in (("data.train_files", train), ("data.val_files", val)):
         for path in paths:
             if path.is_file():
-                _rehearse(config, settings, key, path, steps, total, report)
+                _rehearse(config, agentgym, key, path, steps, total, report)
     return report
 
 
@@ -146,18 +146,18 @@ def ignored_keys(config: Any) -> list[str]:
     return found
 
 
-def play_row(row: dict[str, Any], settings: Any, *, training_step: int,
+def play_row(row: dict[str, Any], agentgym: Any, *, training_step: int,
              total_steps: int | None) -> tuple[float, dict[str, Any]]:
     """One short episode of a row, as the agent loop plays it: the env from ``extra_info`` (with the
-    run's settings), reset with the training step and run length, then one scripted final action.
+    run's ``agentgym`` config), reset with the training step and run length, then one scripted final action.
     Returns the reward and the reward breakdown (empty without a reward spec)."""
     from agentgym.integrations.verl.envs import reset_options, row_extra_info
-    from agentgym.integrations.verl.settings import EnvTask
+    from agentgym.integrations.verl.config import EnvTask
 
-    task = EnvTask.from_extra_info(row_extra_info(row), settings)
+    task = EnvTask.from_extra_info(row_extra_info(row), agentgym)
     env = task.make()
     try:
-        options = reset_options(task, settings, training_step, total_steps)
+        options = reset_options(task, agentgym, training_step, total_steps)
         env.reset(seed=task.seed, options=options or None)
         _, reward, terminated, truncated, info = env.step(_final_action(env, row))
     finally:
@@ -170,16 +170,16 @@ def play_row(row: dict[str, Any], settings: Any, *, training_step: int,
 
 # -- helpers -----------------------------------------------------------------------------------
 def _final_action(env: Any, row: dict[str, Any]) -> str:
-    """An action that ends the episode with a meaningful reward: TravelPlanner's reference plan
+    """An action that ends the episode with a meaningful reward: TravelPlanner's gold plan
     submitted (when the query has one); for question answering a near miss, a gold answer plus two
     words, so partial-credit terms compute their statistics (an exact match short-cuts BLEU, and
     would not show that its dependency is missing)."""
     inner = getattr(env, "unwrapped", env)
     query = getattr(inner, "query", None)
     if query is not None and getattr(query, "annotated_plan", None):
-        from agentgym.envs.travelplanner.oracle import reference_plan_actions
+        from agentgym.envs.travelplanner.scripted import gold_plan_actions
 
-        return reference_plan_actions(query, getattr(inner, "action_format", "react"), tools=False)[-1]
+        return gold_plan_actions(query, getattr(inner, "action_format", "react"), tools=False)[-1]
     if query is not None:  # a TravelPlanner query without a reference plan: submit an empty plan
         return "<answer>[]</answer>" if getattr(inner, "action_format", "") == "json" else "Finish[[]]"
     gold = gold_answer(row)
@@ -218,17 +218,17 @@ def _check_stages(reward: Any, total: int | None, report: DryRunReport) -> list[
     return stages
 
 
-def _reward_of(settings: Any, train: list[Path]) -> Any:
+def _reward_of(agentgym: Any, train: list[Path]) -> Any:
     """The run's reward spec: ``agentgym.reward``, else the first train row's own (``prepare --reward``)."""
-    if settings.reward is not None or not train or train[0].suffix != ".parquet":
-        return settings.reward
+    if agentgym.reward is not None or not train or train[0].suffix != ".parquet":
+        return agentgym.reward
     from agentgym.integrations.verl.envs import row_extra_info
     from agentgym.integrations.verl.prepare import read_parquet
-    from agentgym.integrations.verl.settings import EnvTask
+    from agentgym.integrations.verl.config import EnvTask
 
     rows = read_parquet(train[0])
     try:
-        return EnvTask.from_extra_info(row_extra_info(rows[0]), settings).reward if rows else None
+        return EnvTask.from_extra_info(row_extra_info(rows[0]), agentgym).reward if rows else None
     except Exception:  # a malformed row: check_files reports it
         return None
 
@@ -242,7 +242,7 @@ def _check_val(config: Any, rows: int) -> list[str]:
     return []
 
 
-def _rehearse(config: Any, settings: Any, key: str, path: Path, steps: list[int], total: int | None,
+def _rehearse(config: Any, agentgym: Any, key: str, path: Path, steps: list[int], total: int | None,
               report: DryRunReport) -> None:
     from agentgym.integrations.verl.prepare import read_parquet
 
@@ -254,7 +254,7 @@ def _rehearse(config: Any, settings: Any, key: str, path: Path, steps: list[int]
         step = steps[i % len(steps)]
         where = f"{key}: {path.name} row {i}"
         try:
-            reward, breakdown = play_row(row, settings, training_step=step, total_steps=total)
+            reward, breakdown = play_row(row, agentgym, training_step=step, total_steps=total)
         except Exception as exc:
             failures += 1
             if failures == 1:  # the rows of one file share their env and reward: one line says it
@@ -267,7 +267,7 @@ def _rehearse(config: Any, settings: Any, key: str, path: Path, steps: list[int]
         played.append(f"{reward:g} (step {step + 1}{stage})")
     if played:
         report.notes.append(f"{key}: played {len(played)} row(s) of {path.name}, one scripted final action each "
-                            "(a reference plan, or a near-miss answer): reward "
+                            "(a gold plan, or a near-miss answer): reward "
                             + ", ".join(played))
 
 
