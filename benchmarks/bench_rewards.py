@@ -106,7 +106,7 @@ class Trajectories:
         plan = None if roll < 0.1 else rng.choice(plans)
         report = self._report(qi, query, plan)
         kind = "answer" if plan is not None else "give_up"
-        steps.append(StepInfo(turn=turn, action=kind, terminated_reason=kind, evaluation=report))
+        steps.append(StepInfo(turn=turn, action=kind, terminated_reason=kind, report=report))
         # a fresh string per rollout, as each rollout's text is its own
         text = None if plan is None else "".join([plan[:1], plan[1:]])
         actions.append(f"Finish[{text}]" if text is not None else "GiveUp[stuck]")
@@ -126,7 +126,7 @@ def shape_all(shaper, trajectories: Trajectories, step: int) -> tuple[float, flo
     """(CPU seconds, wall seconds) to shape every trajectory."""
     cpu, wall = time.process_time(), time.perf_counter()
     episodes = [Episode(steps, actions=actions, prompt=trajectories.prompts[qi], task=query, answer=answer,
-                        outcome=float(bool(steps[-1].evaluation and steps[-1].evaluation["final_pass"])),
+                        outcome=float(bool(steps[-1].report and steps[-1].report["final_pass"])),
                         evaluate=trajectories.evaluator(query))
                 for query, qi, steps, actions, answer in trajectories.items]
     breakdowns = shaper.shape_batch(episodes, training_step=step)

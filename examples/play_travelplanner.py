@@ -44,7 +44,7 @@ def main() -> None:
         print(shorten(observation))
         if terminated or truncated:
             break
-    report = info["evaluation"] or {}
+    report = info["report"] or {}
     print("\n== result")
     for group in ("commonsense", "hard"):
         for name, verdict in (report.get(group) or {}).items():

@@ -24,12 +24,12 @@ def test_demo_prints_metrics_and_writes_results(tmp_path):
         assert heading in result.output
     summary = json.loads((tmp_path / "summary.json").read_text())
     agents = summary["agents"]
-    oracle, weak = agents["oracle"], agents["first-listing baseline"]
-    assert oracle["metrics"]["Final Pass Rate"] == 1.0
+    solver, weak = agents["solver"], agents["first-listing baseline"]
+    assert solver["metrics"]["Final Pass Rate"] == 1.0
     assert weak["metrics"]["Final Pass Rate"] < 1.0 and weak["metrics"]["Delivery Rate"] == 1.0
-    assert set(oracle["constraint_pass_rates"]) == set(COMMONSENSE) | set(HARD)
+    assert set(solver["constraint_pass_rates"]) == set(COMMONSENSE) | set(HARD)
     assert weak["constraint_pass_rates"]["is_valid_restaurants"] == 0.0  # one restaurant for every meal
-    assert oracle["reward_terms"]["final_pass"] == 1.0 and oracle["mean_reward"] > weak["mean_reward"]
+    assert solver["reward_terms"]["final_pass"] == 1.0 and solver["mean_reward"] > weak["mean_reward"]
     assert 0.0 <= agents["top-title agent"]["metrics"]["Exact Match"] <= 1.0
     lines = (tmp_path / "episodes.jsonl").read_text().splitlines()
     assert len(lines) == 9 + 9 + len([a for a in lines if json.loads(a)["agent"] == "top-title agent"])
@@ -99,6 +99,6 @@ def test_demo_on_a_plain_install_says_what_it_skipped_and_why(tmp_path):
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["files"] == ["summary.json", "episodes.jsonl"]
     assert "plots" in summary["skipped"]
-    assert summary["agents"]["oracle"]["metrics"]["Final Pass Rate"] == 1.0  # the main job ran
+    assert summary["agents"]["solver"]["metrics"]["Final Pass Rate"] == 1.0  # the main job ran
     for part, why in summary["skipped"].items():
         assert f"skipped {part}: {why}" in " ".join(text.split()) and "pip install" in why

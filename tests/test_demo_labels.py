@@ -30,7 +30,7 @@ def test_summary_names_world_evaluators_and_per_constraint_n(tmp_path, monkeypat
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["world"] == "embedded synthetic world"
     assert summary["travelplanner_evaluators"] == {"metrics and constraints": "official", "reward terms": "strict"}
-    counts = summary["agents"]["oracle"]["constraint_counts"]
+    counts = summary["agents"]["solver"]["constraint_counts"]
     assert all(counts[c] == 6 for c in COMMONSENSE) and all(0 <= counts[c] <= 6 for c in HARD)
     assert any("embedded synthetic world" in t for t in titles)
     assert not any("official evaluator" in t for t in titles)  # one evaluator per panel, not per figure

@@ -36,7 +36,7 @@ class LazyCommand(NamedTuple):
 COMMANDS: dict[str, LazyCommand] = {
     "demo": LazyCommand("agentgym.cli.demo:demo", "Play TravelPlanner and SearchQA episodes offline and show "
                         "metrics, constraints and rewards."),
-    "list": LazyCommand("agentgym.cli.list:list_command", "List the env ids, reward presets and training recipes."),
+    "list": LazyCommand("agentgym.cli.list:list_command", "List the env ids, reward presets and terms, and training recipes."),
     "run": LazyCommand("agentgym.cli.run:run", "Evaluate an agent on an env: progress, results.jsonl "
                        "(resumable), a metrics table and a plot."),
     "eval": LazyCommand("agentgym.cli.eval:eval_app", "Score submissions with an env's official evaluator."),

@@ -1,4 +1,4 @@
-"""What this install offers: env ids, reward presets, training recipes (``agentgym list`` prints it).
+"""What this install offers: env ids, reward presets and terms, training recipes (``agentgym list`` prints it).
 
 Each part has one home, read from the public module that owns it (``_PARTS``); a part whose
 module is missing or broken is listed as empty with the reason, and never stops the command.
@@ -14,6 +14,7 @@ __all__ = ["catalog"]
 _PARTS = {
     "envs": ("agentgym.registration", "ENV_IDS"),
     "reward_presets": ("agentgym.rewards", "PRESETS"),
+    "reward_terms": ("agentgym.rewards", "TERM_KINDS"),
     "recipes": ("agentgym.integrations.verl.train", "RECIPES"),
     "trl_recipes": ("agentgym.integrations.trl.train", "RECIPES"),
 }
@@ -21,12 +22,12 @@ _PARTS = {
 
 
 def catalog() -> dict[str, Any]:
-    """``{"envs": [...], "reward_presets": [...], "recipes": [...], "notes": {part: why empty}}``.
+    """``{"envs", "reward_presets", "reward_terms", "recipes": [...], "notes": {part: why empty}}``.
 
     ``recipes`` lists the verl recipes, then the TRL ones (``agentgym train`` runs both)."""
     notes: dict[str, str] = {}
     found = {part: _names(part, notes) for part in _PARTS}
-    return {"envs": found["envs"], "reward_presets": found["reward_presets"],
+    return {"envs": found["envs"], "reward_presets": found["reward_presets"], "reward_terms": found["reward_terms"],
             "recipes": found["recipes"] + found["trl_recipes"], "notes": notes}
 
 

@@ -15,7 +15,7 @@ __all__ = ["list_command"]
 def list_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
 ) -> None:
-    """List the env ids, reward presets and training recipes."""
+    """List the env ids, reward presets and terms, and training recipes."""
     found = catalog()
     if as_json:
         typer.echo(json.dumps(found, indent=2))
@@ -27,6 +27,7 @@ def list_command(
     console = plain_console()
     for part, title, how in (("envs", "env ids", "gymnasium.make(ID), agentgym run ID"),
                              ("reward presets", "reward presets", "--reward NAME, reward=NAME"),
+                             ("reward terms", "reward terms", "{kind: NAME, weight: W} in a reward spec"),
                              ("recipes", "training recipes", "agentgym train NAME")):
         key = part.replace(" ", "_")
         console.print(Text.assemble((title, "bold"), "  ", (how, "dim")))

@@ -43,7 +43,7 @@ class TextEnv(gymnasium.Env[str, str], abc.ABC):
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"]}
     reward_provides: ClassVar[frozenset[str]] = frozenset()
     """What the env gives reward terms beyond steps, actions, prompt, task, answer and outcome:
-    ``travelplanner`` (plans and TravelPlanner evaluation reports), ``question``, ``references``.
+    ``travelplanner`` (plans and TravelPlanner evaluation reports), ``task_text``, ``gold_answers``.
     ``make(..., reward=...)`` refuses a term that needs something else."""
     stop_strings: tuple[str, ...] = ()
     """Strings that end a complete action (e.g. ``</answer>``): a trainer may stop generation there.
@@ -99,7 +99,7 @@ class TextEnv(gymnasium.Env[str, str], abc.ABC):
         observation, info = self.on_reset(options)
         self._done = False
         self._last_observation = observation
-        return observation, info.to_info()
+        return observation, self._to_info(info)
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         if not isinstance(action, str):
@@ -119,7 +119,7 @@ class TextEnv(gymnasium.Env[str, str], abc.ABC):
             info = info.model_copy(update={"terminated_reason": "max_turns"})
         self._done = terminated or truncated
         self._last_observation = observation
-        return observation, float(reward), terminated, truncated, info.to_info()
+        return observation, float(reward), terminated, truncated, self._to_info(info)
 
     def render(self) -> str | None:
         return self._last_observation if self.render_mode == "ansi" else None
@@ -129,10 +129,21 @@ class TextEnv(gymnasium.Env[str, str], abc.ABC):
         """Actions taken so far in the current episode."""
         return self._turn
 
+    def step_info_of(self, info: dict[str, Any]) -> StepInfo | None:
+        """The ``StepInfo`` this env made ``info`` from, when ``info`` is the dict its last ``reset`` or
+        ``step`` returned (wrappers in this process read the record instead of parsing it again); else None."""
+        kept = self.__dict__.get("_kept_info")
+        return kept[1] if kept is not None and kept[0] is info else None
+
+    def _to_info(self, info: StepInfo) -> dict[str, Any]:
+        out = info.to_info()
+        self._kept_info = (out, info)
+        return out
+
     # -- what reward terms read -------------------------------------------------------------
     def reward_context(self) -> dict[str, Any]:
         """What reward terms need to know of the episode beyond its steps: any of ``task``,
-        ``question``, ``references``, ``answer``, ``outcome``, ``evaluate``. Override in envs."""
+        ``task_text``, ``gold_answers``, ``answer``, ``outcome``, ``evaluate``. Override in envs."""
         return {}
 
     # -- hooks for subclasses ----------------------------------------------------------------

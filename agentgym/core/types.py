@@ -1,7 +1,8 @@
 """Typed records of what happened in a step: the parsed action, the tool call, its result, errors.
 
 They are pydantic models inside agentgym and plain dicts at the Gymnasium boundary:
-``StepInfo.to_info()`` gives the ``info`` dict and ``StepInfo.from_info(info)`` reads it back.
+``StepInfo.to_info()`` gives the ``info`` dict and ``StepInfo.from_info(info)`` reads it back
+(a wrapper in the env's own process asks the env for the record instead: ``TextEnv.step_info_of``).
 """
 
 from __future__ import annotations
@@ -9,7 +10,9 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
+
+from agentgym._deprecated import RenamedKeys, alias, warn_renamed
 
 __all__ = [
     "ErrorCode",
@@ -33,6 +36,10 @@ class ErrorCode(StrEnum):
     TOOL_FAILED = "tool_failed"
     RETRIEVER_FAILED = "retriever_failed"
     SEARCH_LIMIT = "search_limit"
+
+
+_INFO_KEYS = RenamedKeys("info key", {"evaluation": "report"})
+alias("StepInfo attribute", "evaluation", "report")
 
 
 class _Record(BaseModel):
@@ -83,9 +90,18 @@ class StepInfo(_Record):
     """The submitted answer (a plan, a short answer), set on the step that submitted it, in every
     action format: what reward terms score, live or offline."""
     task_id: str | None = None
-    evaluation: dict[str, Any] | None = None
-    """The env's final evaluation report (env specific), set on the terminal step."""
+    # "evaluation": 0.1's name, read by pydantic itself (a Python validator would cost every step).
+    report: dict[str, Any] | None = Field(None, validation_alias=AliasChoices("report", "evaluation"))
+    """What the env's evaluator found (env specific: TravelPlanner's ``EvaluationReport``, SearchQA's
+    EM/F1), set on the terminal step. Info dicts of 0.1 call it ``evaluation``: they still read, with
+    a warning from :meth:`from_info`."""
     extra: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def evaluation(self) -> dict[str, Any] | None:
+        """Deprecated spelling of :attr:`report`."""
+        warn_renamed("StepInfo.evaluation", "StepInfo.report")
+        return self.report
 
     @property
     def error_code(self) -> ErrorCode | None:
@@ -98,4 +114,11 @@ class StepInfo(_Record):
     @classmethod
     def from_info(cls, info: dict[str, Any]) -> StepInfo:
         """Read an ``info`` dict produced by :meth:`to_info` back into a ``StepInfo``."""
+        if "evaluation" in info:
+            warn_old_info_keys(info)
         return cls.model_validate(info)
+
+
+def warn_old_info_keys(info: dict[str, Any]) -> None:
+    """Warn that ``info`` is a dict of 0.1 (``evaluation``, now ``report``); ``StepInfo`` still reads it."""
+    _INFO_KEYS.apply({k: None for k in info if k in ("evaluation", "report")}, stacklevel=5)

@@ -13,10 +13,12 @@ from typing import Any
 import gymnasium
 
 from agentgym._plotting import PLOT_HINT
+from agentgym.agents.base import run_episode
 from agentgym.agents.scripted import FirstListingAgent, SolverAgent, TopTitleAgent
 from agentgym.envs.travelplanner.evaluation import COMMONSENSE, HARD, EvaluationReport, aggregate
 from agentgym.envs.travelplanner.world import DATABASE_ENV_VAR
 from agentgym.errors import DependencyNotInstalled
+from agentgym.rewards.shaper import RewardBreakdown
 
 __all__ = ["DemoResult", "run_demo", "TRAVEL_PRESET", "QA_PRESET"]
 
@@ -25,8 +27,8 @@ QA_PRESET = "prs/short"
 
 
 @dataclass
-class AgentResult:
-    """What one agent achieved over its episodes."""
+class AgentSummary:
+    """What one agent achieved over its episodes (its figures, and one line per episode it played)."""
 
     name: str
     metrics: dict[str, float] = field(default_factory=dict)
@@ -40,13 +42,13 @@ class AgentResult:
 
 @dataclass
 class DemoResult:
-    travelplanner: list[AgentResult]
+    travelplanner: list[AgentSummary]
     """Empty when the TravelPlanner part was skipped (see ``skipped``)."""
-    searchqa: AgentResult | None
+    searchqa: AgentSummary | None
     seconds: float
     out_dir: Path
     episodes: int = 0
-    """TravelPlanner queries each agent played."""
+    """TravelPlanner tasks each agent played."""
     skipped: dict[str, str] = field(default_factory=dict)
     """What the demo could not do on this install, and why (a missing optional package)."""
     files: list[Path] = field(default_factory=list)
@@ -101,38 +103,35 @@ def _part(skipped: dict[str, str], name: str, play: Any) -> Any:
         return None
 
 
-def _travelplanner_agents(episodes: int) -> list[AgentResult]:
+def _travelplanner_agents(episodes: int) -> list[AgentSummary]:
     env = gymnasium.make("TravelPlanner-v0", evaluator="official", reward=TRAVEL_PRESET, max_turns=60)
     return [_travelplanner(env, name, agent, episodes) for name, agent in
-            (("oracle", SolverAgent(env)), ("first-listing baseline", FirstListingAgent(env)))]
+            (("solver", SolverAgent(env)), ("first-listing baseline", FirstListingAgent(env)))]
 
 
 def _episode(env: gymnasium.Env, agent: Any, index: int) -> dict[str, Any]:
-    observation, info = env.reset(options={"task_index": index})
-    total, actions = 0.0, 0
-    while True:
-        observation, reward, terminated, truncated, info = env.step(agent.act(observation, info))
-        total, actions = total + reward, actions + 1
-        if terminated or truncated:
-            return {"task_id": info["task_id"], "return": total, "actions": actions,
-                    "evaluation": info.get("evaluation"), "reward": info.get("reward")}
+    """One played episode as the demo's ``episodes.jsonl`` line shows it."""
+    log = run_episode(env, agent, options={"task_index": index})
+    last = log.last_info
+    return {"task_id": last["task_id"], "return": log.total_reward, "actions": len(log.actions),
+            "report": last.get("report"), "reward": last.get("reward")}
 
 
-def _travelplanner(env: gymnasium.Env, name: str, agent: Any, episodes: int) -> AgentResult:
-    queries = env.unwrapped.tasks[:episodes]
-    played = [_episode(env, agent, i) for i in range(len(queries))]
-    reports = [EvaluationReport.model_validate(p["evaluation"]) for p in played]
-    result = AgentResult(name=name, episodes=played)
-    result.metrics = aggregate(reports, queries).official()
+def _travelplanner(env: gymnasium.Env, name: str, agent: Any, episodes: int) -> AgentSummary:
+    tasks = env.unwrapped.tasks[:episodes]
+    played = [_episode(env, agent, i) for i in range(len(tasks))]
+    reports = [EvaluationReport.model_validate(p["report"]) for p in played]
+    result = AgentSummary(name=name, episodes=played)
+    result.metrics = aggregate(reports, tasks).official()
     result.constraint_pass_rates, result.constraint_counts = _pass_rates(reports)
     result.reward_terms, result.mean_reward = _term_means(played)
     return result
 
 
-def _searchqa(env: gymnasium.Env, agent: Any, episodes: int) -> AgentResult:
+def _searchqa(env: gymnasium.Env, agent: Any, episodes: int) -> AgentSummary:
     played = [_episode(env, agent, i) for i in range(min(episodes, len(env.unwrapped.tasks)))]
-    result = AgentResult(name="top-title agent", episodes=played)
-    evaluations = [p["evaluation"] or {} for p in played]
+    result = AgentSummary(name="top-title agent", episodes=played)
+    evaluations = [p["report"] or {} for p in played]
     result.metrics = {"Exact Match": _mean(e.get("em", 0.0) for e in evaluations),
                       "Token F1": _mean(e.get("f1", 0.0) for e in evaluations),
                       "Retrieval Hit": _mean(float(e.get("retrieval_hit", False)) for e in evaluations)}
@@ -141,7 +140,7 @@ def _searchqa(env: gymnasium.Env, agent: Any, episodes: int) -> AgentResult:
 
 
 def _pass_rates(reports: list[EvaluationReport]) -> tuple[dict[str, float], dict[str, int]]:
-    """Pass rate of each constraint and the number of queries it was checked on."""
+    """Pass rate of each constraint and the number of tasks it was checked on."""
     rates, counts = {}, {}
     for name in COMMONSENSE:
         rates[name] = _mean(float(r.commonsense[name].passed is True) for r in reports)
@@ -156,9 +155,10 @@ def _pass_rates(reports: list[EvaluationReport]) -> tuple[dict[str, float], dict
 def _term_means(played: list[dict[str, Any]]) -> tuple[dict[str, float], float]:
     raws: dict[str, list[float]] = defaultdict(list)
     for episode in played:
-        for name, term in ((episode["reward"] or {}).get("terms") or {}).items():
-            if not term.get("abstained"):
-                raws[name].append(float(term["raw"]))
+        breakdown = RewardBreakdown.from_info(episode)
+        for name, term in (breakdown.terms if breakdown else {}).items():
+            if not term.abstained and term.raw is not None:
+                raws[name].append(term.raw)
     return {name: _mean(v) for name, v in raws.items()}, _mean(p["return"] for p in played)
 
 

@@ -25,14 +25,17 @@ and an observation into its token stream, and stepping the env (a layout such as
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from agentgym.integrations.verl.reward_info import EpisodeResult, extra_info_from, score_of
+from agentgym._deprecated import module_aliases
+from agentgym.integrations.reward_info import RolloutResult, extra_info_from, score_of
 from agentgym.integrations.stops import TurnCut, tokens_through
 
-__all__ = ["TokenStream", "TurnHost", "TurnRules", "EpisodeResult", "play_episode", "take_turn",
+__getattr__ = module_aliases(__name__, {"EpisodeResult": "RolloutResult"})
+
+__all__ = ["TokenStream", "TurnHost", "TurnRules", "RolloutResult", "play_episode", "take_turn",
            "TurnCut", "cut_after_action", "close_turn", "score_episode", "episode_summary"]
 
 
@@ -92,7 +95,7 @@ class TurnHost(Protocol):
         """Text of tokens, special tokens skipped."""
 
 
-async def play_episode(host: TurnHost, rules: TurnRules, env: Any, stream: Any, result: EpisodeResult,
+async def play_episode(host: TurnHost, rules: TurnRules, env: Any, stream: Any, result: RolloutResult,
                        params: dict[str, Any]) -> None:
     """Alternate model turns and env steps until a rule ends the episode; ``result`` says why."""
     while True:
@@ -106,10 +109,8 @@ async def play_episode(host: TurnHost, rules: TurnRules, env: Any, stream: Any, 
             result.stop_reason = "response_length"  # the turn was cut: not a complete action
             return
         observation, reward, terminated, truncated, info = await host.step(stream, env, text)
-        result.env_return += float(reward)
-        result.final_info = info
+        result.add_step(reward, info, terminated=terminated, truncated=truncated)
         if terminated or truncated:
-            result.done, result.terminated = True, bool(terminated)
             result.stop_reason = "terminated" if terminated else "env_truncated"
             return
         if rules.max_turns and result.num_turns >= rules.max_turns:
@@ -178,7 +179,7 @@ def close_turn(stream: Any, rules: TurnRules) -> None:
         stream.logprobs.append(0.0)
 
 
-def score_episode(result: EpisodeResult, term_names: Sequence[str], *, failure_reward: float = 0.0,
+def score_episode(result: RolloutResult, term_names: Sequence[str], *, failure_reward: float = 0.0,
                   unfinished_reward: float = 0.0) -> tuple[float, dict[str, float]]:
     """The reward paid and its fixed-key breakdown (``reward_info``): the env's reward when the
     episode ended, ``failure_reward`` when the env raised, ``unfinished_reward`` otherwise."""
@@ -186,9 +187,8 @@ def score_episode(result: EpisodeResult, term_names: Sequence[str], *, failure_r
     return score, extra_info_from(result, term_names, score)
 
 
-def episode_summary(result: EpisodeResult, env_id: str | None) -> dict[str, Any]:
+def episode_summary(result: RolloutResult, env_id: str | None) -> dict[str, Any]:
     """How the episode ended, for logs: env, task, stop reason, error, the env's return."""
-    info: Mapping[str, Any] = result.final_info or {}
-    return {"env_id": env_id, "task_id": info.get("task_id"), "stop_reason": result.stop_reason,
+    return {"env_id": env_id, "task_id": result.task_id, "stop_reason": result.stop_reason,
             "error": result.error, "env_return": result.env_return,
             "fatal": result.error if result.fatal else None}

@@ -6,6 +6,7 @@ pickles, and dumps back to the document it was read from (unset fields left out,
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import (
@@ -19,6 +20,7 @@ from pydantic import (
     model_validator,
 )
 
+from agentgym._toolbox import is_int
 from agentgym.errors import ConfigError
 
 __all__ = ["SpecModel", "LinearWeight", "Gate", "Guards", "TermSpec", "Number", "NonNegative", "Positive", "Flag",
@@ -37,10 +39,9 @@ Flag = Annotated[bool, Strict()]
 
 def check_training_step(step: Any, total_steps: Any = None) -> tuple[int, int | None]:
     """Validate a training step (int >= 0) and an optional run length (int >= 1), both <= MAX_STEPS."""
-    if isinstance(step, bool) or not isinstance(step, int) or not 0 <= step <= MAX_STEPS:
+    if not is_int(step) or not 0 <= step <= MAX_STEPS:
         raise ConfigError("training_step", step, f"an int in [0, {MAX_STEPS:.0e}]")
-    if total_steps is not None and (isinstance(total_steps, bool) or not isinstance(total_steps, int)
-                                    or not 1 <= total_steps <= MAX_STEPS):
+    if total_steps is not None and (not is_int(total_steps) or not 1 <= total_steps <= MAX_STEPS):
         raise ConfigError("total_steps", total_steps, f"an int in [1, {MAX_STEPS:.0e}], or None")
     return step, total_steps
 
@@ -121,9 +122,12 @@ class TermSpec(SpecModel):
 
     guarded: ClassVar[bool] = False
     """Whether the term scores the answer's content, and so is zeroed by the answer guards."""
+    read_report: ClassVar[Callable[[Mapping[str, Any]], Any] | None] = None
+    """How the term reads the env's report dict (e.g. into a typed model), once per episode for every
+    term sharing this reader; None: the term gets the dict as the env wrote it."""
     needs: ClassVar[frozenset[str]] = frozenset()
     """What the env must provide beyond the inputs the term's function asks for (those count too:
-    ``question``, ``references``, ``plan``); an env lists what it provides in ``reward_provides``."""
+    ``task_text``, ``gold_answers``, ``plan``); an env lists what it provides in ``reward_provides``."""
 
     @property
     def key(self) -> str:

@@ -15,6 +15,7 @@ import yaml
 from pydantic import ValidationError
 
 from agentgym import _json_limits
+from agentgym._toolbox import clip
 from agentgym.errors import ConfigError, short_repr
 from agentgym.rewards._errors import config_error_from
 from agentgym.rewards.presets import PRESETS, preset_document
@@ -45,7 +46,7 @@ def load_spec(source: Any) -> RewardSpec:
         return _from_mapping(_read_file(Path(source)))
     if isinstance(source, str):
         return _from_text(source)
-    raise ConfigError("reward", _short(source), _ACCEPTED)
+    raise ConfigError("reward", short_repr(source), _ACCEPTED)
 
 
 def load_preset(name: str, **overrides: Any) -> RewardSpec:
@@ -58,16 +59,16 @@ _ACCEPTED = ("a preset name, a .yaml/.json path, YAML or JSON text, a dict, a Re
 
 def _from_text(text: str) -> RewardSpec:
     if len(text) > MAX_SPEC_CHARS:
-        raise ConfigError("reward", _short(text), f"a spec of at most {MAX_SPEC_CHARS} characters "
+        raise ConfigError("reward", clip(text, 80), f"a spec of at most {MAX_SPEC_CHARS} characters "
                           f"(this one has {len(text)})")
     stripped = text.strip()
     if stripped in PRESETS:
         return _from_mapping(preset_document(stripped))
     if stripped.lower().endswith((".yaml", ".yml", ".json")) and "\n" not in stripped:
         return _from_mapping(_read_file(Path(stripped)))
-    document = _parse(text, "reward", _short(text))
+    document = _parse(text, "reward", clip(text, 80))
     if not isinstance(document, Mapping):
-        raise ConfigError("reward", _short(text), f"{_ACCEPTED}; presets: {sorted(PRESETS)}")
+        raise ConfigError("reward", clip(text, 80), f"{_ACCEPTED}; presets: {sorted(PRESETS)}")
     return _from_mapping(document)
 
 
@@ -87,9 +88,9 @@ def _parse(text: str, field: str, shown: Any) -> Any:
     except ConfigError:
         raise
     except yaml.YAMLError as exc:
-        raise ConfigError(field, shown, f"YAML or JSON text ({_clip(exc)})") from None
+        raise ConfigError(field, shown, f"YAML or JSON text ({clip(str(exc), 300)})") from None
     except (ValueError, TypeError, OverflowError, RecursionError) as exc:  # e.g. a date 2024-13-45, a huge int
-        raise ConfigError(field, shown, f"YAML or JSON text whose values Python can read ({_clip(exc)})") from None
+        raise ConfigError(field, shown, f"YAML or JSON text whose values Python can read ({clip(str(exc), 300)})") from None
 
 
 def _check_yaml_depth(text: str) -> None:
@@ -157,13 +158,3 @@ def _check_shape(document: Any) -> None:
             raise ConfigError("reward", f"a document nested more than {MAX_SPEC_DEPTH} deep",
                               f"at most {MAX_SPEC_DEPTH} levels")
         stack.extend((child, depth + 1) for child in children)
-
-
-def _clip(exc: BaseException, limit: int = 300) -> str:
-    text = str(exc)
-    return text if len(text) <= limit else text[:limit] + "..."
-
-
-def _short(value: Any, limit: int = 80) -> Any:
-    text = value if isinstance(value, str) else short_repr(value)
-    return text if len(text) <= limit else text[:limit] + "..."

@@ -4,32 +4,34 @@ The env (or the :class:`~agentgym.rewards.ShapeReward` wrapper) builds it at the
 episode from what it recorded; offline, build it yourself from step infos and actions::
 
     episode = Episode.from_infos(infos, actions=actions, prompt=first_observation,
-                                 question=q, references=golds, outcome=1.0)
+                                 task_text=q, gold_answers=golds, outcome=1.0)
 
-Everything derived (the answer, the report of another evaluation, the parsed plan, the
-guard verdict) is computed on first use and kept, so terms sharing an input share the work.
+Everything derived (the answer, the report of another evaluation, an env's registered inputs
+such as TravelPlanner's parsed plan, the guard verdict) is computed on first use and kept, so
+terms sharing an input share the work.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
 from pydantic import ValidationError
 
-from agentgym.core.types import StepInfo
+from agentgym._deprecated import RenamedKeys, alias, warn_renamed
+from agentgym.core.types import StepInfo, warn_old_info_keys
 from agentgym.errors import DataError
 from agentgym.rewards._base import Guards
+from agentgym.rewards._registry import READERS, RENAMED_INPUTS
 
 __all__ = ["Episode", "input_getter", "step_info"]
 
 _UNSET: Any = object()
-_STEP_FIELDS = frozenset(StepInfo.model_fields)
+_STEP_FIELDS = frozenset((*StepInfo.model_fields, "evaluation"))  # "evaluation": 0.1's name of "report"
 
 Evaluator = Callable[[str | None, str], Mapping[str, Any]]
-"""``(answer, evaluation) -> report dict``: re-checks the answer with another evaluator."""
+"""``(answer, evaluator) -> report dict``: re-checks the answer with another evaluator."""
 
 
 class Episode:
@@ -40,31 +42,33 @@ class Episode:
         actions: the agent's text for each step, in order.
         prompt: the first observation.
         task: the env's task object (TravelPlanner: the ``TravelTask``).
-        question: the question (QA envs).
-        references: the reference answers (QA envs).
+        task_text: the task's own words (QA envs: the question; ``question=`` before 0.2).
+        gold_answers: the dataset's gold answers (QA envs; ``references=`` before 0.2).
         answer: the submitted answer; by default the final step's ``StepInfo.answer`` (the env
             records it in every action format), or None when the episode did not end with one.
         outcome: the unshaped outcome (1.0 iff solved); by default the final report's
             ``final_pass``, else 0.0.
         evaluate: re-evaluates the answer with another evaluator (TravelPlanner terms use it
-            when their ``evaluation`` differs from the report's, or when no report exists).
+            when their ``evaluator`` differs from the report's, or when no report exists).
     """
 
     def __init__(self, steps: Sequence[StepInfo], *, actions: Sequence[str] = (), prompt: str | None = None,
-                 task: Any = None, question: str | None = None, references: Sequence[str] = (),
+                 task: Any = None, task_text: str | None = None, gold_answers: Sequence[str] = (),
                  answer: str | None = _UNSET, outcome: float | None = None,
-                 evaluate: Evaluator | None = None) -> None:
+                 evaluate: Evaluator | None = None, **renamed: Any) -> None:
+        if renamed:
+            task_text, gold_answers = _renamed_kwargs(renamed, task_text, gold_answers)
         self.steps = steps
         self.actions = actions
         self.prompt = prompt
         self.task = task
-        self.question = question
-        self.references = tuple(references)
+        self.task_text = task_text
+        self.gold_answers = tuple(gold_answers)
         self._answer = answer
         self._outcome = outcome
         self._evaluate = evaluate
-        self._reports: dict[str | None, Any] = {}
-        self._plan: Any = _UNSET
+        self._reports: dict[Any, Any] = {}
+        self._read: dict[str, Any] = {}
         self._guard: tuple[Guards, str | None] | None = None
 
     @classmethod
@@ -75,6 +79,18 @@ class Episode:
         if steps and steps[0].action == "reset":
             steps = steps[1:]
         return cls(steps, **context)
+
+    @property
+    def question(self) -> str | None:
+        """Deprecated spelling of :attr:`task_text`."""
+        warn_renamed("Episode.question", "Episode.task_text")
+        return self.task_text
+
+    @property
+    def references(self) -> tuple[str, ...]:
+        """Deprecated spelling of :attr:`gold_answers`."""
+        warn_renamed("Episode.references", "Episode.gold_answers")
+        return self.gold_answers
 
     # -- derived inputs ----------------------------------------------------------------------
     @property
@@ -89,33 +105,37 @@ class Episode:
 
     @property
     def report(self) -> Mapping[str, Any] | None:
-        """The env's final evaluation report, as it was produced."""
-        return self.steps[-1].evaluation if self.steps else None
+        """The env's final report, as it was produced."""
+        return self.steps[-1].report if self.steps else None
 
-    def report_for(self, evaluation: str | None) -> Mapping[str, Any] | None:
-        """The final report of ``evaluation`` (re-evaluating when needed and possible)."""
-        if evaluation in self._reports:
-            return self._reports[evaluation]
+    def report_for(self, evaluator: str | None) -> Mapping[str, Any] | None:
+        """The final report of ``evaluator`` (re-evaluating when needed and possible)."""
+        if evaluator in self._reports:
+            return self._reports[evaluator]
         report = self.report
-        if report is not None and (evaluation is None or _evaluation_of(report, evaluation) == evaluation):
+        if report is not None and (evaluator is None or _evaluator_of(report, evaluator) == evaluator):
             found = report
         elif self._evaluate is not None:
             submitted = self.answer if self.steps and self.steps[-1].action == "answer" else None
-            found = self._evaluate(submitted, evaluation or "strict")
+            found = self._evaluate(submitted, evaluator or "strict")
         else:
             found = None
-        self._reports[evaluation] = found
+        self._reports[evaluator] = found
         return found
 
-    @property
-    def plan(self) -> Any:
-        """The answer read as a TravelPlanner plan (``ParsedPlan``)."""
-        if self._plan is _UNSET:
-            from agentgym.envs.travelplanner.plan import MAX_PLAN_TEXT, parse_plan
+    def report_as(self, evaluator: str | None, read: Callable[[Mapping[str, Any]], Any]) -> Any:
+        """The final report of ``evaluator`` as ``read`` makes it (None when there is none), read once."""
+        key = (evaluator, read)
+        if key not in self._reports:
+            report = self.report_for(evaluator)
+            self._reports[key] = None if report is None else read(report)
+        return self._reports[key]
 
-            answer = self.answer
-            self._plan = parse_plan(answer if answer is None or len(answer) > MAX_PLAN_TEXT else _json_list(answer))
-        return self._plan
+    def read(self, name: str) -> Any:
+        """The registered term input ``name`` (e.g. TravelPlanner's ``plan``), read once per episode."""
+        if name not in self._read:
+            self._read[name] = READERS[name].read(self)
+        return self._read[name]
 
     @property
     def outcome(self) -> float:
@@ -143,21 +163,25 @@ class Episode:
         return None
 
 
-def _evaluation_of(report: Mapping[str, Any], default: str) -> Any:
-    """The evaluator that wrote ``report``; reports logged by 0.1.0 name it ``mode``."""
+def _evaluator_of(report: Mapping[str, Any], default: str) -> Any:
+    """The evaluator that wrote ``report``; older reports name it ``evaluation`` (0.1) or ``mode`` (0.1.0)."""
     return report.get("evaluator", report.get("evaluation", report.get("mode", default)))
 
 
-def _json_list(text: str) -> Any:
-    """The JSON list ``text`` holds, else ``text``: parse_plan reads a list without scanning the
-    text for answer tags and code fences, which a bare JSON plan does not have."""
-    if not text.lstrip().startswith("["):
-        return text
-    try:
-        value = json.loads(text)
-    except (ValueError, RecursionError):
-        return text
-    return value if isinstance(value, list) else text
+_KWARGS = RenamedKeys("Episode kwarg", RENAMED_INPUTS)
+for _old, _new in RENAMED_INPUTS.items():
+    alias("Episode attribute", _old, _new)
+
+
+def _renamed_kwargs(renamed: dict[str, Any], task_text: Any, gold_answers: Any) -> tuple[Any, Any]:
+    """``task_text`` and ``gold_answers`` given by their 0.1 names (with a warning); any other key is a TypeError."""
+    unknown = sorted(set(renamed) - set(RENAMED_INPUTS))
+    if unknown:
+        raise TypeError(f"Episode() got an unexpected keyword argument {unknown[0]!r}")
+    given = {**({"task_text": task_text} if task_text is not None else {}),
+             **({"gold_answers": gold_answers} if gold_answers else {}), **renamed}
+    moved = _KWARGS.apply(given, stacklevel=5)
+    return moved.get("task_text"), moved.get("gold_answers", ())
 
 
 def _flatten(text: str) -> str:
@@ -199,24 +223,30 @@ def step_info(info: StepInfo | Mapping[str, Any]) -> StepInfo:
     """A ``StepInfo`` from an ``info`` dict, ignoring keys other wrappers may have added."""
     if isinstance(info, StepInfo):
         return info
+    if "evaluation" in info:
+        warn_old_info_keys(info)
     return StepInfo.model_validate({k: v for k, v in info.items() if k in _STEP_FIELDS})
 
 
 def input_getter(name: str, spec: Any) -> Callable[[Episode, int], Any]:
     """``(episode, training step) -> value`` of the term input ``name`` for the term ``spec``."""
     if name == "report":
-        evaluation = getattr(spec, "evaluation", None)  # looked up once: a missing pydantic attribute is slow
-        return lambda ep, step: ep.report_for(evaluation)
+        evaluator = getattr(spec, "evaluator", None)  # looked up once: a missing pydantic attribute is slow
+        read = getattr(spec, "read_report", None)
+        if read is not None:
+            return lambda ep, step: ep.report_as(evaluator, read)
+        return lambda ep, step: ep.report_for(evaluator)
     if name == "config":
         return lambda ep, step: spec
     if name == "training_step":
         return lambda ep, step: step
     if name == "episode":
         return lambda ep, step: ep
+    if name in READERS:
+        return lambda ep, step: ep.read(name)
     if name not in _ATTRIBUTE_INPUTS:
         raise KeyError(name)
     return lambda ep, step: getattr(ep, name)
 
 
-_ATTRIBUTE_INPUTS = frozenset(("steps", "actions", "prompt", "task", "question", "references", "answer", "outcome",
-                               "plan"))
+_ATTRIBUTE_INPUTS = frozenset(("steps", "actions", "prompt", "task", "task_text", "gold_answers", "answer", "outcome"))

@@ -29,6 +29,7 @@ import httpx
 from pydantic import Field, field_validator
 
 from agentgym import _http
+from agentgym._toolbox import clip
 from agentgym.agents.chat_client import ChatClient, RetryPolicy
 from agentgym.errors import ConfigError, JudgeReplyError, ModelEndpointError
 from agentgym.rewards._base import NonNegative, Positive, TermSpec
@@ -125,10 +126,10 @@ def parse_score(text: str) -> float:
     lines = [stripped for line in text.splitlines() if (stripped := line.strip())]
     found = [m for m in map(_SCORE_LINE.fullmatch, lines) if m is not None]
     if len(found) != 1 or _SCORE_LINE.fullmatch(lines[-1]) is None:
-        raise JudgeReplyError(f"expected one final 'Score: N' line, got {_clip(text)!r}")
+        raise JudgeReplyError(f"expected one final 'Score: N' line, got {clip(text, 200)!r}")
     digits = found[0].group(1)
     if len(digits) > 2 or int(digits) > 10:
-        raise JudgeReplyError(f"score {_clip(digits, 20)} is outside 0..10")
+        raise JudgeReplyError(f"score {clip(digits, 20)} is outside 0..10")
     return int(digits) / 10
 
 
@@ -235,7 +236,7 @@ def _content(reply: _http.Reply) -> str:
     try:
         content = reply.json()["choices"][0]["message"]["content"]
     except (ValueError, KeyError, IndexError, TypeError) as exc:
-        raise JudgeReplyError(f"not an OpenAI chat completion: {_clip(reply.text)!r}") from exc
+        raise JudgeReplyError(f"not an OpenAI chat completion: {clip(reply.text, 200)!r}") from exc
     if not isinstance(content, str):
         raise JudgeReplyError(f"message content is {type(content).__name__}, not text")
     return content
@@ -248,7 +249,6 @@ def _headers(spec: LLMJudge) -> dict[str, str]:
     return {"Authorization": f"Bearer {key}"} if key else {}
 
 
-_clip = _http.clip
 
 
 _JUDGES: dict[tuple[Any, ...], Judge] = {}
@@ -268,10 +268,10 @@ def judge_for(spec: LLMJudge) -> Judge:
 
 
 @term(LLMJudge, bind=lambda spec: {"judge": judge_for(spec)}, bound=("judge",))
-def llm_judge(question: str | None, references: Sequence[str], answer: str | None, judge: Judge) -> float | Abstain:
-    if not references:
+def llm_judge(task_text: str | None, gold_answers: Sequence[str], answer: str | None, judge: Judge) -> float | Abstain:
+    if not gold_answers:
         return abstain("the episode has no reference answer to judge against")
     if answer is None:
         return 0.0
-    result = judge.score(question or "", references, answer)
+    result = judge.score(task_text or "", gold_answers, answer)
     return result.value if result.value is not None else abstain(result.reason or "judge failed")

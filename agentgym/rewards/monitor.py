@@ -5,7 +5,7 @@ batch wastes the groups whose rewards are all equal (zero advantage). ``RewardMo
 turns each batch of breakdowns into flat metrics for your logger::
 
     monitor = RewardMonitor()
-    metrics = monitor.update([info["reward"] for info in final_infos], groups=prompt_ids)
+    metrics = monitor.update([RewardBreakdown.from_info(info) for info in final_infos], groups=prompt_ids)
     # {"reward/total_mean", "reward/outcome_mean", "reward/zero_variance_groups",
     #  "reward/zero_variance_groups_outcome", "reward/<term>/mean", "reward/<term>/drift",
     #  "reward/<term>/abstain_rate", ...}
@@ -17,8 +17,9 @@ import math
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
+from agentgym._toolbox import is_number
 from agentgym.errors import ConfigError
-from agentgym.rewards.shaper import RewardBreakdown
+from agentgym.rewards.shaper import RewardBreakdown, TermValue
 
 __all__ = ["RewardMonitor", "zero_variance_share"]
 
@@ -45,33 +46,35 @@ class RewardMonitor:
     """
 
     def __init__(self, smoothing: float = 0.9) -> None:
-        if isinstance(smoothing, bool) or not isinstance(smoothing, (int, float)) or not 0 <= smoothing < 1:
+        if not is_number(smoothing) or not 0 <= smoothing < 1:
             raise ConfigError("smoothing", smoothing, "a number in [0, 1)")
         self.smoothing = float(smoothing)
         self._baseline: dict[str, float] = {}
 
     def update(self, breakdowns: Sequence[RewardBreakdown | Mapping[str, Any]],
                groups: Sequence[Hashable] | None = None, prefix: str = "reward") -> dict[str, float]:
-        """Metrics of one batch; ``groups`` (one id per breakdown) adds the zero-variance shares."""
-        rows = [b.to_dict() if isinstance(b, RewardBreakdown) else b for b in breakdowns]
+        """Metrics of one batch; ``groups`` (one id per breakdown) adds the zero-variance shares.
+
+        A breakdown may also be given as the dict ``info["reward"]`` holds."""
+        rows = [b if isinstance(b, RewardBreakdown) else RewardBreakdown.from_dict(b) for b in breakdowns]
         if not rows:
             return {}
-        totals = [float(r["total"]) for r in rows]
-        outcomes = [float(r["outcome"]) for r in rows]
+        totals = [r.total for r in rows]
+        outcomes = [r.outcome for r in rows]
         metrics = {f"{prefix}/total_mean": _mean(totals), f"{prefix}/outcome_mean": _mean(outcomes)}
         if groups is not None:
             metrics[f"{prefix}/zero_variance_groups"] = zero_variance_share(totals, groups)
             metrics[f"{prefix}/zero_variance_groups_outcome"] = zero_variance_share(outcomes, groups)
-        for name in dict.fromkeys(n for r in rows for n in r["terms"]):
-            metrics.update(self._term_metrics(name, [r["terms"].get(name) for r in rows], prefix))
+        for name in dict.fromkeys(n for r in rows for n in r.terms):
+            metrics.update(self._term_metrics(name, [r.terms.get(name) for r in rows], prefix))
         return metrics
 
-    def _term_metrics(self, name: str, values: list[Mapping[str, Any] | None], prefix: str) -> dict[str, float]:
-        raws = [float(v["raw"]) for v in values if v is not None and v["raw"] is not None]
-        abstained = sum(1 for v in values if v is not None and v["abstained"])
+    def _term_metrics(self, name: str, values: list[TermValue | None], prefix: str) -> dict[str, float]:
+        raws = [v.raw for v in values if v is not None and v.raw is not None]
+        abstained = sum(1 for v in values if v is not None and v.abstained)
         mean = _mean(raws)
         out = {f"{prefix}/{name}/mean": mean, f"{prefix}/{name}/abstain_rate": abstained / len(values),
-               f"{prefix}/{name}/contribution_mean": _mean([float(v["contribution"]) for v in values if v])}
+               f"{prefix}/{name}/contribution_mean": _mean([v.contribution for v in values if v])}
         if not math.isnan(mean):
             baseline = self._baseline.get(name, mean)
             out[f"{prefix}/{name}/drift"] = mean - baseline

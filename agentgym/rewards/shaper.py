@@ -12,14 +12,16 @@ from __future__ import annotations
 import math
 import warnings
 from bisect import bisect_right
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from agentgym.errors import ConfigError
+from agentgym._toolbox import is_number, short
+from agentgym.errors import ConfigError, DataError
 from agentgym.rewards._base import LinearWeight, TermSpec, check_training_step
-from agentgym.rewards._registry import TERMS, Abstain
+from agentgym._deprecated import RenamedKeys
+from agentgym.rewards._registry import READERS, RENAMED_INPUTS, TERMS, Abstain
 from agentgym.rewards.episode import Episode, input_getter
 from agentgym.rewards._load import load_spec
 from agentgym.rewards.spec import RewardSpec
@@ -89,13 +91,37 @@ class RewardBreakdown:
         return {"total": self.total, "outcome": self.outcome, "stage": self.stage, "training_step": self.training_step,
                 "terms": terms, "abstained": bool(reasons) and not valued, "abstain_reasons": reasons}
 
-    def to_metrics(self, prefix: str = "reward") -> dict[str, float]:
-        """Flat floats with a fixed key set (NaN for a missing raw value), e.g. verl's reward_extra_info."""
-        out = {prefix: self.total, f"{prefix}/outcome": self.outcome}
-        for name, t in self.terms.items():
-            out[f"{prefix}/{name}/raw"] = math.nan if t.raw is None else t.raw
-            out[f"{prefix}/{name}/contribution"] = t.contribution
-        return out
+    @classmethod
+    def from_info(cls, info: Mapping[str, Any]) -> RewardBreakdown | None:
+        """The breakdown a shaped step's ``info`` carries under ``reward``; None on an unshaped step.
+
+        The one reader of ``info["reward"]``: a dict that is not a breakdown raises ``DataError``."""
+        data = info.get("reward")
+        return None if data is None else cls.from_dict(data)
+
+    @classmethod
+    def from_dict(cls, data: Any) -> RewardBreakdown:
+        """The breakdown :meth:`to_dict` wrote (``info["reward"]``, a stored episode's ``reward``)."""
+        try:
+            terms = {str(name): _term_from_dict(t) for name, t in data["terms"].items()}
+            step = data.get("training_step")
+            return cls(_real(data["total"]), _real(data["outcome"]), terms, data.get("stage"),
+                       None if step is None else int(step))
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise DataError(f"not a reward breakdown ({type(exc).__name__}: {short(str(exc))}): "
+                            f"expected the dict RewardBreakdown.to_dict() writes, got {short(data)}") from None
+
+
+def _term_from_dict(data: Mapping[str, Any]) -> TermValue:
+    raw = data["raw"]
+    return _tuple(TermValue, (None if raw is None else _real(raw), _real(data["weight"]), _real(data["contribution"]),
+                              data["abstained"] is True, data.get("reason")))
+
+
+def _real(value: Any) -> float:
+    if not is_number(value):
+        raise ValueError(f"{short(value)} is not a finite number")
+    return float(value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,6 +172,7 @@ class Shaper:
         provides = getattr(cls, "reward_provides", None)
         if provides is None:
             return
+        provides = _provided(provides)
         for c in (c for group in self._groups for c in group):
             missing = c.needs - provides
             if missing:
@@ -270,6 +297,16 @@ class Shaper:
         return total
 
 
+_PROVIDES = RenamedKeys("reward_provides", RENAMED_INPUTS)
+
+
+def _provided(provides: frozenset[str]) -> frozenset[str]:
+    """``reward_provides`` in today's words (an env may still say ``question``/``references``)."""
+    if provides.isdisjoint(RENAMED_INPUTS):
+        return provides
+    return frozenset(_PROVIDES.apply(dict.fromkeys(provides), stacklevel=5))
+
+
 def _term_value(c: _Compiled, weight: float, episode: Episode, step: int, values: dict[str, TermValue],
                 guard: str | None) -> TermValue:
     """One term's value: gated off, zeroed by a guard, abstained, or weighted (and capped)."""
@@ -340,8 +377,9 @@ def _compile_at(where: str, spec: TermSpec) -> _Compiled:
         raise ConfigError(field, exc.value, exc.allowed) from exc.__cause__
 
 
-# Inputs only some envs can give, and the word their ``reward_provides`` uses for them.
-_INPUT_NEEDS = {"question": "question", "references": "references", "plan": "travelplanner"}
+# Inputs only some envs can give, and the word their ``reward_provides`` uses for them (the
+# registered inputs say their own).
+_INPUT_NEEDS = {"task_text": "task_text", "gold_answers": "gold_answers"}
 
 
 def _compile(spec: TermSpec, where: str) -> _Compiled:
@@ -354,7 +392,8 @@ def _compile(spec: TermSpec, where: str) -> _Compiled:
         if bound:
             fn = _bind(fn, bound)
     gate = None if spec.gate is None else (spec.gate.term, spec.gate.at_least)
-    needs = spec.needs | {_INPUT_NEEDS[name] for name in inputs if name in _INPUT_NEEDS}
+    needs = spec.needs | {_INPUT_NEEDS[name] for name in inputs if name in _INPUT_NEEDS} \
+        | {READERS[name].needs for name in inputs if name in READERS}
     return _Compiled(spec, spec.key, _scorer(fn, tuple(input_getter(name, spec) for name in inputs)),
                      -1.0 if spec.penalty else 1.0, spec.is_guarded(), gate, spec.cap, frozenset(needs), where)
 

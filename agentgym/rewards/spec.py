@@ -30,34 +30,23 @@ from pydantic import Field, model_validator
 
 from agentgym.errors import ConfigError
 from agentgym.rewards._base import MAX_STEPS, Guards, LinearWeight, NonNegative, SpecModel, TermSpec
-from agentgym.rewards.judge import LLMJudge
-from agentgym.rewards.terms_generic import (
-    AnswerLength,
-    Custom,
-    Format,
-    NumTurns,
-    Outcome,
-    ToolCallValidity,
-    ToolErrorRate,
-)
-from agentgym.rewards.terms_qa import ExactMatch, LengthAwareBleu, SubEM, TokenF1
-from agentgym.rewards.terms_travelplanner import (
-    CommonsenseMacro,
-    CommonsenseMicro,
-    Constraint,
-    FinalPass,
-    HardMacro,
-    HardMicro,
-    Schema,
-)
+from agentgym.rewards import judge, terms_generic, terms_qa, terms_travelplanner
+from agentgym.rewards._registry import TERMS
 
 __all__ = ["RewardSpec", "Stage", "Term", "TERM_SPECS", "TERM_KINDS"]
 
-TERM_SPECS: tuple[type[TermSpec], ...] = (
-    Format, ToolCallValidity, ToolErrorRate, NumTurns, AnswerLength, Outcome,
-    Schema, CommonsenseMicro, HardMicro, CommonsenseMacro, HardMacro, FinalPass, Constraint,
-    ExactMatch, SubEM, TokenF1, LengthAwareBleu, LLMJudge, Custom,
-)
+_TERM_MODULES = tuple(m.__name__ for m in (terms_generic, terms_travelplanner, terms_qa, judge))
+"""The modules whose imports register every term kind; the catalogue lists their kinds in this order."""
+
+
+
+def _catalogue_order(spec: type[TermSpec]) -> int:
+    return _TERM_MODULES.index(spec.__module__) if spec.__module__ in _TERM_MODULES else len(_TERM_MODULES)
+
+
+TERM_SPECS: tuple[type[TermSpec], ...] = tuple(sorted((d.spec for d in TERMS.values()),
+                                                      key=_catalogue_order))
+"""Every term's spec model, read from the registry (the term catalogue)."""
 TERM_KINDS = tuple(cls.model_fields["kind"].default for cls in TERM_SPECS)
 
 Term = Annotated[Union[TERM_SPECS], Field(discriminator="kind")]  # noqa: UP007 (a union built from the tuple)

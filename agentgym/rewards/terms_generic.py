@@ -14,7 +14,7 @@ from pydantic import Field, field_validator
 from agentgym.core.types import StepInfo
 from agentgym.errors import ConfigError
 from agentgym.rewards._base import Flag, TermSpec
-from agentgym.rewards._registry import INPUTS, Abstain, abstain, signature_inputs, term
+from agentgym.rewards._registry import INPUTS, Abstain, abstain, signature_inputs, term, term_kind
 
 __all__ = ["Format", "ToolCallValidity", "ToolErrorRate", "NumTurns", "AnswerLength", "Outcome", "Custom"]
 
@@ -112,6 +112,7 @@ def outcome_term(outcome: float) -> float:
     return outcome
 
 
+@term_kind
 class Custom(TermSpec):
     """A function of your own, named as ``module:function``; it asks for inputs by parameter name.
 

@@ -1,7 +1,7 @@
 """QA terms: exact match, substring match, token F1 (SQuAD normalization) and length-aware BLEU.
 
 Each scores the submitted answer against the reference answers (the best over them) and
-abstains when the episode has no references. The metrics are the search-QA env's own
+abstains when the episode has no gold answers. The metrics are the search-QA env's own
 (``agentgym.envs.searchqa.scoring``), so the reward and the env's evaluation agree.
 """
 
@@ -32,12 +32,12 @@ class ExactMatch(_QATerm):
 
 
 @term(ExactMatch)
-def exact_match(answer: str | None, references: Sequence[str]) -> float | Abstain:
+def exact_match(answer: str | None, gold_answers: Sequence[str]) -> float | Abstain:
     from agentgym.envs.searchqa.scoring import exact_match as em
 
-    if not references:
+    if not gold_answers:
         return abstain(_NO_REFERENCES)
-    return 0.0 if answer is None else em(answer, references)
+    return 0.0 if answer is None else em(answer, gold_answers)
 
 
 class SubEM(_QATerm):
@@ -47,12 +47,12 @@ class SubEM(_QATerm):
 
 
 @term(SubEM)
-def sub_em(answer: str | None, references: Sequence[str]) -> float | Abstain:
+def sub_em(answer: str | None, gold_answers: Sequence[str]) -> float | Abstain:
     from agentgym.envs.searchqa.scoring import substring_match
 
-    if not references:
+    if not gold_answers:
         return abstain(_NO_REFERENCES)
-    return 0.0 if answer is None else substring_match(answer, references)
+    return 0.0 if answer is None else substring_match(answer, gold_answers)
 
 
 class TokenF1(_QATerm):
@@ -62,12 +62,12 @@ class TokenF1(_QATerm):
 
 
 @term(TokenF1)
-def token_f1(answer: str | None, references: Sequence[str]) -> float | Abstain:
+def token_f1(answer: str | None, gold_answers: Sequence[str]) -> float | Abstain:
     from agentgym.envs.searchqa.scoring import token_f1 as f1
 
-    if not references:
+    if not gold_answers:
         return abstain(_NO_REFERENCES)
-    return 0.0 if answer is None else f1(answer, references).f1
+    return 0.0 if answer is None else f1(answer, gold_answers).f1
 
 
 class LengthAwareBleu(_QATerm):
@@ -83,10 +83,10 @@ class LengthAwareBleu(_QATerm):
 
 
 @term(LengthAwareBleu)
-def la_bleu(answer: str | None, references: Sequence[str], config: LengthAwareBleu) -> float | Abstain:
-    if not references:
+def la_bleu(answer: str | None, gold_answers: Sequence[str], config: LengthAwareBleu) -> float | Abstain:
+    if not gold_answers:
         return abstain(_NO_REFERENCES)
     if answer is None:
         return 0.0
-    return length_aware_bleu(answer, references, max_order=config.max_order, floor=config.floor,
+    return length_aware_bleu(answer, gold_answers, max_order=config.max_order, floor=config.floor,
                              length_penalty=config.length_penalty)

@@ -1,6 +1,6 @@
 """TravelPlanner terms (Planner-R1's process-level rewards) read from the evaluator's report.
 
-Each reads the final ``EvaluationReport`` (as a dict) of its ``evaluation``: ``strict`` (default,
+Each reads the final ``EvaluationReport`` (typed, read once per episode) of its ``evaluator``: ``strict`` (default,
 no loopholes) or ``official`` (the official evaluator's verdicts). When the env evaluated with
 the other one, the episode re-evaluates the plan. An episode that ended without a plan is
 scored like an undelivered plan: every constraint fails, as in the official metrics.
@@ -8,14 +8,16 @@ scored like an undelivered plan: every constraint fails, as in the official metr
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
-from pydantic import AliasChoices, Field, field_validator
+from pydantic import ValidationError, field_validator, model_validator
 
+from agentgym._deprecated import RenamedKeys
 from agentgym.errors import ConfigError
 from agentgym.rewards._base import TermSpec
-from agentgym.rewards._registry import Abstain, abstain, term
+from agentgym.rewards._registry import Abstain, abstain, episode_input, term
 
 __all__ = [
     "Schema", "CommonsenseMicro", "HardMicro", "CommonsenseMacro", "HardMacro", "FinalPass", "Constraint",
@@ -29,29 +31,64 @@ _LOCAL_FIELD = {"valid_room_rule": "house_rule", "valid_cuisine": "cuisine", "va
                 "valid_transportation": "transportation"}
 
 
+def _typed_report(report: Mapping[str, Any]) -> Any:
+    """The report as an ``EvaluationReport``; an abstention when it is not a TravelPlanner one."""
+    from agentgym.envs.travelplanner.evaluation import EvaluationReport
+
+    if isinstance(report, EvaluationReport):
+        return report
+    try:
+        return EvaluationReport.model_validate(report)
+    except ValidationError:
+        return _FOREIGN
+
+
 class _ReportTerm(TermSpec):
     guarded = True
     needs = frozenset({"travelplanner"})
-    # ``mode`` is the name 0.1.0 used; it is still read, for one release.
-    evaluation: Literal["strict", "official"] = Field("strict", validation_alias=AliasChoices("evaluation", "mode"))
+    read_report = staticmethod(_typed_report)
+    evaluator: Literal["strict", "official"] = "strict"
     """The evaluator whose report the term reads: ``strict`` (no loopholes) or ``official``."""
 
+    @model_validator(mode="before")
+    @classmethod
+    def _renamed(cls, data: Any) -> Any:
+        if isinstance(data, dict) and not data.keys().isdisjoint(_OLD_KEYS.renames):
+            return _OLD_KEYS.apply(data, stacklevel=7)
+        return data
 
-def _missing(evaluation: str) -> Abstain:
-    return abstain(f"no TravelPlanner evaluation report of the {evaluation!r} evaluation")
+
+_OLD_KEYS = RenamedKeys("TravelPlanner reward term key", {"mode": "evaluator", "evaluation": "evaluator"})
+"""``mode`` (0.1.0) and ``evaluation`` (0.1) still name the evaluator, until 0.3."""
+
+
+def _missing(evaluator: str) -> Abstain:
+    return abstain(f"no TravelPlanner evaluation report of the {evaluator!r} evaluator")
 
 
 _NO_REPORT = abstain("no TravelPlanner evaluation report")
 _FOREIGN = abstain("the report is not a TravelPlanner evaluation report")
 
 
-def _read(report: Mapping[str, Any] | None, key: str) -> Any:
-    """``report[key]``, or an abstention when there is no report or it is not a TravelPlanner one."""
-    if report is None:
-        return _NO_REPORT
-    if not isinstance(report, Mapping) or key not in report:
-        return _FOREIGN
-    return report[key]
+@episode_input("plan", "the submitted TravelPlanner plan, as parse_plan reads it", needs="travelplanner")
+def read_plan(episode: Any) -> Any:
+    """The episode's answer read as a TravelPlanner plan (``ParsedPlan``)."""
+    from agentgym.envs.travelplanner.plan import MAX_PLAN_TEXT, parse_plan
+
+    answer = episode.answer
+    return parse_plan(answer if answer is None or len(answer) > MAX_PLAN_TEXT else _json_list(answer))
+
+
+def _json_list(text: str) -> Any:
+    """The JSON list ``text`` holds, else ``text``: parse_plan reads a list without scanning the
+    text for answer tags and code fences, which a bare JSON plan does not have."""
+    if not text.lstrip().startswith("["):
+        return text
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return text
+    return value if isinstance(value, list) else text
 
 
 class Schema(TermSpec):
@@ -96,64 +133,56 @@ def _days_of(task: Any) -> int | None:
     return days if isinstance(days, int) else None
 
 
-class CommonsenseMicro(_ReportTerm):
+class _Summary(_ReportTerm):
+    """A term that is one of the report's summary figures, named by ``figure``."""
+
+    figure: ClassVar[str]
+
+
+class CommonsenseMicro(_Summary):
     """Share of the 8 commonsense constraints the plan passes."""
 
     kind: Literal["commonsense_micro"] = "commonsense_micro"
+    figure = "commonsense_micro"
 
 
-@term(CommonsenseMicro)
-def commonsense_micro(report: Mapping[str, Any] | None) -> float | Abstain:
-    value = _read(report, "commonsense_micro")
-    return value if isinstance(value, Abstain) else float(value)
-
-
-class HardMicro(_ReportTerm):
+class HardMicro(_Summary):
     """Share of the query's applicable hard constraints the plan passes (0 when they were not checked)."""
 
     kind: Literal["hard_micro"] = "hard_micro"
+    figure = "hard_micro"
 
 
-@term(HardMicro)
-def hard_micro(report: Mapping[str, Any] | None) -> float | Abstain:
-    value = _read(report, "hard_micro")
-    return value if isinstance(value, Abstain) else float(value)
-
-
-class CommonsenseMacro(_ReportTerm):
+class CommonsenseMacro(_Summary):
     """1.0 iff the plan passes every commonsense constraint."""
 
     kind: Literal["commonsense_macro"] = "commonsense_macro"
+    figure = "commonsense_pass"
 
 
-@term(CommonsenseMacro)
-def commonsense_macro(report: Mapping[str, Any] | None) -> float | Abstain:
-    value = _read(report, "commonsense_pass")
-    return value if isinstance(value, Abstain) else float(value is True)
-
-
-class HardMacro(_ReportTerm):
+class HardMacro(_Summary):
     """1.0 iff the hard constraints were checked and the plan passes all that apply."""
 
     kind: Literal["hard_macro"] = "hard_macro"
+    figure = "hard_pass"
 
 
-@term(HardMacro)
-def hard_macro(report: Mapping[str, Any] | None) -> float | Abstain:
-    value = _read(report, "hard_pass")
-    return value if isinstance(value, Abstain) else float(value is True)
-
-
-class FinalPass(_ReportTerm):
+class FinalPass(_Summary):
     """1.0 iff the plan passes every commonsense and every applicable hard constraint."""
 
     kind: Literal["final_pass"] = "final_pass"
+    figure = "final_pass"
 
 
-@term(FinalPass)
-def final_pass(report: Mapping[str, Any] | None) -> float | Abstain:
-    value = _read(report, "final_pass")
-    return value if isinstance(value, Abstain) else float(value is True)
+def report_figure(report: Any, config: _Summary) -> float | Abstain:
+    """The summary figure ``config`` names (a pass counts 1.0), of the report of its evaluator."""
+    if report is None:
+        return _NO_REPORT
+    return report if isinstance(report, Abstain) else float(getattr(report, config.figure))
+
+
+for _spec in (CommonsenseMicro, HardMicro, CommonsenseMacro, HardMacro, FinalPass):
+    term(_spec)(report_figure)
 
 
 class Constraint(_ReportTerm):
@@ -177,16 +206,16 @@ class Constraint(_ReportTerm):
 
 
 @term(Constraint)
-def constraint_passed(report: Mapping[str, Any] | None, task: Any, config: Constraint) -> float | Abstain:
+def constraint_passed(report: Any, task: Any, config: Constraint) -> float | Abstain:
     if report is None:
-        return _missing(config.evaluation)
+        return _missing(config.evaluator)
+    if isinstance(report, Abstain):
+        return report
     name = config.constraint
-    if not isinstance(report, Mapping) or not isinstance(report.get("commonsense"), Mapping):
-        return _FOREIGN
-    group = report["commonsense"] if name in report["commonsense"] else report.get("hard")
+    group = report.commonsense if name in report.commonsense else report.hard
     if group is None:  # the hard box was gated off: applicable constraints count as failed
         return abstain(f"{name} does not apply to this query") if not _applies(name, task) else 0.0
-    passed = group[name]["passed"]
+    passed = group[name].passed
     return abstain(f"{name} does not apply to this query") if passed is None else float(passed)
 
 

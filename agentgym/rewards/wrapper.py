@@ -25,18 +25,21 @@ import gymnasium
 
 from agentgym.core.types import StepInfo
 from agentgym.errors import ConfigError
+from agentgym._deprecated import RenamedKeys
 from agentgym.rewards._base import check_training_step
+from agentgym.rewards._registry import RENAMED_INPUTS
 from agentgym.rewards.episode import Episode, step_info
 from agentgym.rewards.shaper import Shaper, build_shaper
 
-__all__ = ["ShapeReward", "EpisodeRecorder", "pop_training_step", "check_training_step"]
+__all__ = ["ShapeReward", "pop_training_step", "check_training_step"]
 
-CONTEXT_KEYS = ("task", "question", "references", "answer", "outcome", "evaluate")
+CONTEXT_KEYS = ("task", "task_text", "gold_answers", "answer", "outcome", "evaluate")
 """What an env's ``reward_context()`` may return (see ``TextEnv.reward_context``)."""
+_OLD_CONTEXT = RenamedKeys("reward_context key", RENAMED_INPUTS)
 
 
-class EpisodeRecorder:
-    """Keeps what an episode did (prompt, actions, step infos, env return) and shapes it at its end."""
+class _Recorder:
+    """ShapeReward's memory of the episode (prompt, actions, steps, env return), shaped at its end."""
 
     def __init__(self, shaper: Shaper) -> None:
         self.shaper = shaper
@@ -49,11 +52,11 @@ class EpisodeRecorder:
         self.steps: list[StepInfo] = []
         self.env_return = 0.0
 
-    def step(self, action: str, reward: float, done: bool, info: dict[str, Any],
+    def step(self, action: str, reward: float, done: bool, step: StepInfo, info: dict[str, Any],
              context: Callable[[], Mapping[str, Any]], schedule: tuple[int | None, int | None]) -> float:
         """Record one step; return the reward to pay (on the last step, with ``info["reward"]`` set)."""
         self.actions.append(action)
-        self.steps.append(step_info(info))
+        self.steps.append(step)
         self.env_return += float(reward)
         if not done:
             return 0.0
@@ -63,6 +66,8 @@ class EpisodeRecorder:
 
     def episode(self, context: Mapping[str, Any]) -> Episode:
         """The recorded episode, completed by the env's ``reward_context()``."""
+        if not context.keys().isdisjoint(RENAMED_INPUTS):
+            context = _OLD_CONTEXT.apply(context, stacklevel=6)
         unknown = set(context) - set(CONTEXT_KEYS)
         if unknown:
             raise ConfigError("reward_context", sorted(unknown), CONTEXT_KEYS)
@@ -88,7 +93,7 @@ class ShapeReward(gymnasium.Wrapper):
 
     The unshaped outcome is the env's own return over the episode (1.0 iff solved for
     agentgym envs); ``env.unwrapped.reward_context()``, when the env has it, supplies the task,
-    the answer and the references the terms read.
+    the answer and the gold answers the terms read.
     """
 
     def __init__(self, env: gymnasium.Env, reward: Any) -> None:
@@ -97,7 +102,7 @@ class ShapeReward(gymnasium.Wrapper):
             raise ConfigError("reward", "ShapeReward over an env made with reward=...",
                               "one shaper: either the env's reward= kwarg or the ShapeReward wrapper")
         self.shaper = build_shaper(reward, env=env.unwrapped)
-        self._recorder = EpisodeRecorder(self.shaper)
+        self._recorder = _Recorder(self.shaper)
         self.training_step: int | None = None
         self.total_steps: int | None = None
 
@@ -121,10 +126,17 @@ class ShapeReward(gymnasium.Wrapper):
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         observation, reward, terminated, truncated, info = self.env.step(action)
+        step = self._step_info(info)
         info = dict(info)
-        shaped = self._recorder.step(str(action), float(reward), terminated or truncated, info, self._context,
+        shaped = self._recorder.step(str(action), float(reward), terminated or truncated, step, info, self._context,
                                      (self.training_step, self.total_steps))
         return observation, shaped, terminated, truncated, info
+
+    def _step_info(self, info: dict[str, Any]) -> StepInfo:
+        # The env's own record when the dict came straight from it: no parse of what it just dumped.
+        typed = getattr(self.env.unwrapped, "step_info_of", None)
+        step = typed(info) if callable(typed) else None
+        return step if step is not None else step_info(info)
 
     def _context(self) -> Mapping[str, Any]:
         context = getattr(self.env.unwrapped, "reward_context", None)

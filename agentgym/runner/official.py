@@ -1,6 +1,6 @@
 """A TravelPlanner run's official metrics and its submission file for ``agentgym eval travelplanner``.
 
-The env evaluates every delivered plan (``info["evaluation"]``); an episode that ended without one
+The env evaluates every delivered plan (``info["report"]``); an episode that ended without one
 is scored as undelivered, as the official metrics do. The queries come from the env the run played.
 """
 
@@ -31,7 +31,7 @@ def travelplanner_official(records: Sequence[EpisodeRecord], env: Any, out: Path
         return {}
     reports, lines = [], []
     for record, query in played:
-        report = record.evaluation
+        report = record.report
         plan = parse_plan(record.answer) if record.answer is not None else None
         if isinstance(report, dict) and report.get("evaluator", report.get("evaluation")) == "official":
             reports.append(EvaluationReport.model_validate(report))

@@ -5,11 +5,16 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from agentgym._deprecated import RenamedKeys
+from agentgym._toolbox import is_number
 from agentgym.agents.base import EpisodeLog
+from agentgym.rewards.shaper import RewardBreakdown
 
 __all__ = ["EpisodeRecord"]
+
+_FIELDS = RenamedKeys("results.jsonl field", {"evaluation": "report"})
 
 
 class EpisodeRecord(BaseModel):
@@ -27,9 +32,9 @@ class EpisodeRecord(BaseModel):
     truncated: bool
     terminated_reason: str | None = None
     success: bool | None = None
-    """The env's verdict: ``evaluation.final_pass`` (TravelPlanner), ``evaluation.em`` (short QA)."""
+    """The env's verdict: ``report.final_pass`` (TravelPlanner), ``report.em`` (short QA)."""
     score: float | None = None
-    """``evaluation.score`` when the env reports one."""
+    """``report.score`` when the env reports one."""
     reward_terms: dict[str, float | None] = Field(default_factory=dict)
     """Raw value of each shaped reward term (None: abstained or inactive)."""
     invalid_actions: int = 0
@@ -43,28 +48,34 @@ class EpisodeRecord(BaseModel):
     answer: str | None = None
     """What the episode submitted (the final ``StepInfo.answer``), None when it ended without one."""
     final_observation: str = ""
-    evaluation: dict[str, Any] | None = None
+    report: dict[str, Any] | None = None
+    """The env's report of the episode (``StepInfo.report``); lines written by 0.1 call it ``evaluation``."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _renamed(cls, data: Any) -> Any:
+        return _FIELDS.apply(data, stacklevel=6) if isinstance(data, dict) and "evaluation" in data else data
 
     @classmethod
     def from_log(cls, episode: int, seed: int, log: EpisodeLog, *, usage: dict[str, int] | None = None,
                  agent_error: str | None = None) -> EpisodeRecord:
         last = log.last_info
-        evaluation = last.get("evaluation") if isinstance(last.get("evaluation"), dict) else None
+        report = last.get("report") if isinstance(last.get("report"), dict) else None
         codes = Counter(_error_code(info) for info in log.infos)
         codes.pop(None, None)
         return cls(
             episode=episode, seed=seed, task_id=last.get("task_id") or log.first_info.get("task_id"),
             total_reward=log.total_reward, turns=len(log.actions), terminated=log.terminated,
             truncated=log.truncated or agent_error is not None, terminated_reason=last.get("terminated_reason"),
-            success=False if agent_error else _success(evaluation), score=_number((evaluation or {}).get("score")),
-            reward_terms=_reward_terms(last.get("reward")),
+            success=False if agent_error else _success(report), score=_number((report or {}).get("score")),
+            reward_terms=_reward_terms(RewardBreakdown.from_info(last)),
             invalid_actions=sum(1 for info in log.infos if info.get("action") == "invalid"),
             tool_errors=sum(1 for info in log.infos if info.get("action") == "tool" and info.get("error")),
             error_codes=dict(codes), duration_s=round(log.duration_s, 4), usage=dict(usage or {}),
             agent_error=agent_error, actions=list(log.actions),
             answer=last.get("answer") if isinstance(last.get("answer"), str) else None,
             final_observation=log.observations[-1] if log.observations else log.first_observation,
-            evaluation=evaluation)
+            report=report)
 
     def to_json(self) -> str:
         return self.model_dump_json()
@@ -75,22 +86,19 @@ def _error_code(info: dict[str, Any]) -> str | None:
     return error.get("code") if isinstance(error, dict) else None
 
 
-def _success(evaluation: dict[str, Any] | None) -> bool | None:
-    if not evaluation:
+def _success(report: dict[str, Any] | None) -> bool | None:
+    if not report:
         return None
-    if isinstance(evaluation.get("final_pass"), bool):
-        return evaluation["final_pass"]
-    if isinstance(evaluation.get("em"), (int, float)):
-        return evaluation["em"] >= 1.0
+    if isinstance(report.get("final_pass"), bool):
+        return report["final_pass"]
+    if isinstance(report.get("em"), (int, float)):
+        return report["em"] >= 1.0
     return None
 
 
 def _number(value: Any) -> float | None:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    return float(value) if is_number(value) else None
 
 
-def _reward_terms(breakdown: Any) -> dict[str, float | None]:
-    if not isinstance(breakdown, dict) or not isinstance(breakdown.get("terms"), dict):
-        return {}
-    return {name: _number(term.get("raw")) if isinstance(term, dict) else None
-            for name, term in breakdown["terms"].items()}
+def _reward_terms(breakdown: RewardBreakdown | None) -> dict[str, float | None]:
+    return {} if breakdown is None else {name: term.raw for name, term in breakdown.terms.items()}

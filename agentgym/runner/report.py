@@ -69,7 +69,7 @@ def _qa_by_source(records: Sequence[EpisodeRecord]) -> dict[str, dict[str, float
     # Episodes that ended without an answer count as 0, as in Search-R1's and FlashRAG's tables.
     groups: dict[str, list[tuple[float, float]]] = defaultdict(list)
     for r in records:
-        ev = r.evaluation or {}
+        ev = r.report or {}
         if not isinstance(ev.get("em"), (int, float)) and "golden_answers" not in ev:
             continue
         pair = (float(ev.get("em") or 0.0), float(ev.get("f1") or 0.0))

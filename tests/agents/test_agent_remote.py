@@ -25,5 +25,5 @@ def test_a_chat_agent_plays_a_remote_env_to_a_final_pass(stub, stub_url):
                 return log
 
         log = asyncio.run(go())
-    assert log.last_info["evaluation"]["final_pass"] is True
+    assert log.last_info["report"]["final_pass"] is True
     assert "tools" in stub.requests[0]

@@ -36,7 +36,7 @@ def test_a_json_format_episode_goes_through_native_tool_calls(stub, stub_url):
     env = gymnasium.make("TravelPlanner-v0", action_format="json")
     agent = OpenAIChatAgent(config(stub_url), tools=function_tools(env))
     log = play(env, agent, index=1)
-    assert log.terminated and log.last_info["evaluation"]["final_pass"] is True
+    assert log.terminated and log.last_info["report"]["final_pass"] is True
     first, second = stub.requests[0], stub.requests[1]
     assert [t["function"]["name"] for t in first["tools"]] == [t["function"]["name"] for t in function_tools(env)]
     assert [m["role"] for m in first["messages"]] == ["user"]

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import agentgym
+from agentgym._deprecated import AgentGymDeprecationWarning
 from agentgym.core import ErrorCode, Param, StepInfo, TextSpace, Tool, ToolBox, ToolCall, ToolResult
 from agentgym.core.parsing import Answer, Call, GiveUp, parse_action
 from agentgym.core.types import ActionError
@@ -48,6 +49,7 @@ step_infos = st.builds(
     error=st.none() | st.builds(ActionError, code=st.sampled_from(list(ErrorCode)), message=st.text(max_size=50)),
     terminated_reason=st.none() | st.sampled_from(["answer", "give_up", "max_turns"]),
     task_id=st.none() | st.text(max_size=10),
+    report=st.none() | st.dictionaries(st.text(max_size=10), st.integers() | st.booleans(), max_size=3),
 )
 
 
@@ -57,6 +59,23 @@ def test_step_info_survives_the_gymnasium_boundary(info):
     assert isinstance(as_dict, dict)
     json.dumps(as_dict)  # plain JSON types only
     assert StepInfo.from_info(as_dict) == info
+
+
+def test_an_info_dict_of_0_1_with_evaluation_still_reads_as_the_report_with_a_warning():
+    with pytest.warns(AgentGymDeprecationWarning, match="'evaluation' is deprecated, use 'report'"):
+        info = StepInfo.from_info({"turn": 1, "action": "answer", "evaluation": {"final_pass": True}})
+    assert info.report == {"final_pass": True} and "evaluation" not in info.to_info()
+    with pytest.warns(AgentGymDeprecationWarning, match="StepInfo.evaluation is deprecated"):
+        assert info.evaluation == {"final_pass": True}
+
+
+def test_a_results_line_of_0_1_with_evaluation_still_reads_as_the_report_with_a_warning():
+    from agentgym.runner.records import EpisodeRecord
+
+    line = {"episode": 0, "seed": 0, "total_reward": 1.0, "turns": 1, "terminated": True, "truncated": False,
+            "evaluation": {"em": 1.0}}
+    with pytest.warns(AgentGymDeprecationWarning, match="'evaluation' is deprecated, use 'report'"):
+        assert EpisodeRecord.model_validate(line).report == {"em": 1.0}
 
 
 def test_react_actions_parse_with_official_separator():

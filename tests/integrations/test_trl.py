@@ -60,7 +60,7 @@ def test_rollout_returns_what_grpo_trainer_expects(run):
     assert {"prompt_ids", "completion_ids", "logprobs", "env_mask"} <= set(out)
     assert out["logprobs"] is None
     for key in ("prompt_ids", "completion_ids", "env_mask", "shaped_reward", "reward_terms", "outcome",
-                "evaluation", "episode", "reward_info"):
+                "report", "episode", "reward_info"):
         assert len(out[key]) == 8, key
     for ids, mask in zip(out["completion_ids"], out["env_mask"]):
         assert len(ids) == len(mask) and set(mask) <= {0, 1} and 1 in mask

@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentgym.integrations.search_r1_layout import SearchR1Layout
-from agentgym.integrations.turns import EpisodeResult, TokenStream, TurnCut, TurnRules, play_episode
+from agentgym.integrations.turns import RolloutResult, TokenStream, TurnCut, TurnRules, play_episode
 
 EOS = 0
 AGENTGYM = TurnCut(stops=("</search>", "</answer>"))
@@ -54,7 +56,7 @@ class ScriptedHost:
 
 def play(host, **rules):
     host.budget = rules.get("response_length", 200)
-    stream, result = TokenStream(messages=[], token_ids=[ord("p")]), EpisodeResult()
+    stream, result = TokenStream(messages=[], token_ids=[ord("p")]), RolloutResult()
     rules = TurnRules(**{"response_length": 200, "eos_token_id": EOS, "cut": AGENTGYM, **rules})
     asyncio.run(play_episode(host, rules, None, stream, result, {}))
     return stream, result
@@ -117,7 +119,7 @@ def test_the_search_r1_layout_re_tokenizes_the_cut_turn_and_appends_raw_observat
     """Over the same rules, Search-R1's layout: the cut text tokenized again (mask 1), the observation's
     own tokens cut to max_observation_tokens (mask 0), and no end-of-turn token anywhere."""
     host = ScriptedHost(["<search>q</search> tail", "<answer>a</answer>"], obs="<information>abcdef</information>")
-    stream, result = TokenStream(messages=[], token_ids=[ord("p")]), EpisodeResult()
+    stream, result = TokenStream(messages=[], token_ids=[ord("p")]), RolloutResult()
     layout = SearchR1Layout(host, CharTokenizer(), TurnRules(response_length=200, eos_token_id=EOS, cut=SEARCH_R1),
                             max_observation_tokens=10)
     asyncio.run(play_episode(layout, layout.rules, None, stream, result, {}))
@@ -125,3 +127,14 @@ def test_the_search_r1_layout_re_tokenizes_the_cut_turn_and_appends_raw_observat
     assert "".join(map(chr, stream.response_ids)) == expected and EOS not in stream.response_ids
     assert stream.response_mask == [1] * 18 + [0] * 10 + [1] * 18
     assert result.stop_reason == "terminated"
+
+
+@pytest.mark.parametrize("module", ["agentgym.integrations.turns", "agentgym.integrations.reward_info"])
+def test_episode_result_is_the_deprecated_name_of_rollout_result(module):
+    import importlib
+
+    from agentgym._deprecated import AgentGymDeprecationWarning
+    from agentgym.integrations.reward_info import RolloutResult
+
+    with pytest.warns(AgentGymDeprecationWarning, match="EpisodeResult is deprecated"):
+        assert getattr(importlib.import_module(module), "EpisodeResult") is RolloutResult

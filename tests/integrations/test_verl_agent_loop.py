@@ -19,7 +19,7 @@ from agentgym.envs.travelplanner.scripted import gold_plan_actions  # noqa: E402
 from agentgym.integrations.verl import plugin  # noqa: E402,F401  (registers the loop, as verl's entry point does)
 from agentgym.integrations.verl.envs import ENV_POOL  # noqa: E402
 from agentgym.integrations.verl.prepare import prepare_rows  # noqa: E402
-from agentgym.integrations.verl.reward_info import reward_keys  # noqa: E402
+from agentgym.integrations.reward_info import reward_keys  # noqa: E402
 
 DENSE_TERMS = ("schema", "commonsense_micro", "hard_micro", "commonsense_macro", "hard_macro", "final_pass")
 

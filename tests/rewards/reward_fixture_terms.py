@@ -15,3 +15,8 @@ def answer_chars(answer):
 
 def not_finite(task):
     return float("nan")
+
+
+def old_input_names(question, references):
+    """A custom term of 0.1, asking for the inputs by their old names."""
+    return float(question == "q" and references == ("gold",))

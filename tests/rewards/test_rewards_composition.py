@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import math
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from reward_helpers import scripted_episode, scripted_term
 
-from agentgym.rewards import build_shaper
+from agentgym.errors import DataError
+from agentgym.rewards import RewardBreakdown, build_shaper
 
 weights = st.floats(0, 10, allow_nan=False, allow_infinity=False)
 raws = st.one_of(st.none(), st.floats(-5, 5, allow_nan=False, allow_infinity=False))
@@ -143,9 +143,18 @@ def test_a_term_returning_nan_is_a_bug_not_a_zero():
         build_shaper(spec).shape(scripted_episode({}))
 
 
-def test_metrics_have_a_fixed_key_set_with_nan_for_missing_values():
-    shaper = build_shaper({"terms": [scripted_term("a", 1.0), scripted_term("b", 1.0)]})
-    first = shaper.shape(scripted_episode({"a": 1.0, "b": None})).to_metrics()
-    second = shaper.shape(scripted_episode({"a": 0.5, "b": 0.5})).to_metrics()
-    assert first.keys() == second.keys()
-    assert math.isnan(first["reward/b/raw"]) and first["reward"] == 1.0
+def test_a_breakdown_reads_back_from_the_info_dict_it_was_written_to():
+    shaper = build_shaper({"terms": [scripted_term("a", 1.0), scripted_term("b", 2.0, penalty=True)]})
+    breakdown = shaper.shape(scripted_episode({"a": 1.0, "b": None}), training_step=3)
+    read = RewardBreakdown.from_info({"turn": 1, "reward": breakdown.to_dict()})
+    assert read == breakdown and read.all_abstained is False and read.abstained == ["b"]
+    assert RewardBreakdown.from_info({"turn": 1}) is None  # an unshaped step
+
+
+@pytest.mark.parametrize("bad", [{"total": 1.0}, {"total": "1", "outcome": 0.0, "terms": {}},
+                                 {"total": 1.0, "outcome": 0.0, "terms": {"a": {"raw": 1.0}}}, [1, 2]])
+def test_a_dict_that_is_not_a_breakdown_is_a_data_error(bad):
+    with pytest.raises(DataError, match="not a reward breakdown"):
+        RewardBreakdown.from_info({"reward": bad})
+
+

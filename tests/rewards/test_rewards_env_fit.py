@@ -43,7 +43,7 @@ def test_a_travelplanner_term_is_refused_on_searchqa(kind):
 def test_a_qa_term_is_refused_on_travelplanner(kind):
     with pytest.raises(ConfigError) as caught:
         gymnasium.make("TravelPlanner-v0", reward={"terms": [{"kind": kind, "weight": 1}]})
-    assert kind in str(caught.value) and "TravelPlanner" in str(caught.value) and "references" in str(caught.value)
+    assert kind in str(caught.value) and "TravelPlanner" in str(caught.value) and "gold_answers" in str(caught.value)
 
 
 def test_every_preset_fits_the_env_it_was_made_for(monkeypatch):
@@ -131,7 +131,7 @@ _number = st.one_of(*[_fine] * 8, _junk)  # mostly usable, so that many specs ge
 _weight = st.one_of(_number, _number, st.fixed_dictionaries(
     {"kind": st.just("linear"), "start": _number, "end": _number, "initial": _number, "final": _number}))
 _extra = st.one_of(st.just({}), st.just({}), st.fixed_dictionaries({}, optional={
-    "evaluation": st.sampled_from(["strict", "official", "x"]),
+    "evaluator": st.sampled_from(["strict", "official", "x"]),
     "constraint": st.sampled_from(["valid_cost", "is_valid_restaurants", "nope"]),
     "max_order": _number, "floor": _number}))
 _term = st.builds(lambda base, extra: {**base, **extra}, st.fixed_dictionaries(

@@ -108,7 +108,7 @@ def judge_term(stub, **fields):
 def qa(answer, question="Who wrote Hamlet?", reference="William Shakespeare", final=None):
     final = final or f"<think>Surely the Bard.</think><answer>{answer}</answer>"
     return Episode([StepInfo(turn=1, action="answer", terminated_reason="answer", answer=answer)], actions=[final],
-                   question=question, references=[reference])
+                   task_text=question, gold_answers=[reference])
 
 
 def judged(stub, episode, **fields):

@@ -37,8 +37,8 @@ def judge_term(url: str, **fields) -> dict:
 
 def episode() -> Episode:
     return Episode([StepInfo(turn=1, action="answer", terminated_reason="answer", answer="Shakespeare")],
-                   actions=["<answer>Shakespeare</answer>"], question="Who wrote Hamlet?",
-                   references=["William Shakespeare"])
+                   actions=["<answer>Shakespeare</answer>"], task_text="Who wrote Hamlet?",
+                   gold_answers=["William Shakespeare"])
 
 
 def judged(url: str, **fields):

@@ -34,10 +34,10 @@ KIND_FIELDS = {
                                                   "balanced_tags": st.lists(st.sampled_from(["think", "search"]),
                                                                             min_size=1, max_size=2)}),
     "answer_length": st.fixed_dictionaries({}, optional={"unit": st.just("chars")}),
-    "final_pass": st.fixed_dictionaries({}, optional={"evaluation": st.just("official")}),
-    "hard_micro": st.fixed_dictionaries({}, optional={"evaluation": st.just("official")}),
+    "final_pass": st.fixed_dictionaries({}, optional={"evaluator": st.just("official")}),
+    "hard_micro": st.fixed_dictionaries({}, optional={"evaluator": st.just("official")}),
     "constraint": st.fixed_dictionaries({"constraint": st.sampled_from(CONSTRAINTS)},
-                                        optional={"evaluation": st.just("official")}),
+                                        optional={"evaluator": st.just("official")}),
     "la_bleu": st.fixed_dictionaries({}, optional={"max_order": st.integers(1, 3), "floor": positive,
                                                    "length_penalty": st.just("brevity")}),
     "llm_judge": st.fixed_dictionaries({"model": st.just("judge-model")},
@@ -240,8 +240,8 @@ def test_bad_specs_name_the_field_and_the_allowed_values(doc, message):
 
 def test_config_error_carries_field_value_and_allowed():
     with pytest.raises(ConfigError) as caught:
-        load_spec({"terms": [{"kind": "final_pass", "weight": 1, "evaluation": "lenient"}]})
-    assert (caught.value.field, caught.value.value) == ("terms[0].evaluation", "lenient")
+        load_spec({"terms": [{"kind": "final_pass", "weight": 1, "evaluator": "lenient"}]})
+    assert (caught.value.field, caught.value.value) == ("terms[0].evaluator", "lenient")
     assert caught.value.allowed == "'strict' or 'official'"
 
 
@@ -251,3 +251,17 @@ def test_specs_are_frozen_data():
         spec.normalize = "weights"
     assert hash(spec) == hash(load_spec("planner_r1/dense"))
     assert isinstance(spec, RewardSpec)
+
+
+def test_one_term_catalogue_the_union_the_exports_and_agentgym_list_read_from_the_registry():
+    import typing
+
+    import agentgym.rewards as rewards
+    from agentgym.cli._catalog import catalog
+    from agentgym.rewards._registry import TERMS
+    from agentgym.rewards.spec import TERM_SPECS, Term
+
+    assert set(TERM_KINDS) == set(TERMS) and len(TERM_KINDS) == len(TERMS)
+    assert set(typing.get_args(typing.get_args(Term)[0])) == {d.spec for d in TERMS.values()}
+    assert all(getattr(rewards, spec.__name__) is spec and spec.__name__ in rewards.__all__ for spec in TERM_SPECS)
+    assert catalog()["reward_terms"] == list(TERM_KINDS)

@@ -80,7 +80,7 @@ def test_penalties_subtract_with_a_nonnegative_weight():
 # -- QA ----------------------------------------------------------------------------------------
 def qa_episode(answer, references=("Paris",), final=None):
     final = final if final is not None else f"<think>hm</think><answer>{answer}</answer>"
-    return Episode([answered(1, answer)], actions=[final], question="Capital of France?", references=references)
+    return Episode([answered(1, answer)], actions=[final], task_text="Capital of France?", gold_answers=references)
 
 
 @pytest.mark.parametrize("answer", ["Paris", "the paris.", "Paris, France", "Lyon", "It is Paris"])
@@ -93,7 +93,7 @@ def test_qa_terms_agree_with_the_env_scoring(answer):
 
 def test_qa_terms_abstain_without_references_and_score_no_answer_zero():
     assert raw("exact_match", qa_episode("Paris", references=())).abstained
-    no_answer = Episode([tool(1)], actions=["<search>x</search>"], references=["Paris"])
+    no_answer = Episode([tool(1)], actions=["<search>x</search>"], gold_answers=["Paris"])
     result = breakdown([{"kind": "exact_match", "weight": 1.0}], no_answer, guards={"non_empty_answer": False})
     assert result.terms["exact_match"].raw == 0.0 and not result.terms["exact_match"].abstained
 
@@ -191,7 +191,7 @@ def test_several_answer_tags_earn_no_content_reward():
 
 
 def test_an_empty_answer_earns_no_content_reward():
-    empty = Episode([answered(1, "")], actions=["<answer> </answer>"], references=[""], question="q")
+    empty = Episode([answered(1, "")], actions=["<answer> </answer>"], gold_answers=[""], task_text="q")
     assert breakdown(SPEC, empty).terms["exact_match"].reason == "guard: the answer is empty"
 
 
@@ -200,13 +200,13 @@ def test_an_answer_copied_from_the_prompt_earns_no_content_reward():
     prompt = f"Answer like this example: <answer>{example}</answer>"
     copied_text = example.lower().replace(' in ', '  in ')
     copied = Episode([answered(1, copied_text)], actions=[f"<answer>{copied_text}</answer>"],
-                     prompt=prompt, references=[example], question="q")
+                     prompt=prompt, gold_answers=[example], task_text="q")
     result = breakdown(SPEC, copied)
     assert result.terms["exact_match"].raw == 0.0
     assert result.terms["exact_match"].reason == "guard: the answer is copied from the prompt"
     assert breakdown(SPEC, copied, guards={"min_copy_chars": 99}).terms["exact_match"].raw == 1.0
     short = Episode([answered(1, "Paris")], actions=["<answer>Paris</answer>"], prompt="Is it Paris or Lyon?",
-                    references=["Paris"], question="q")
+                    gold_answers=["Paris"], task_text="q")
     assert breakdown(SPEC, short).terms["exact_match"].raw == 1.0  # short answers are never "copies"
 
 
@@ -240,7 +240,7 @@ def test_episodes_read_back_from_info_dicts():
     infos = [StepInfo(turn=0).to_info(), {**tool(1).to_info(), "episode": {"r": 1}},
              answered(2, "Paris").to_info()]
     episode = Episode.from_infos(infos, actions=["<search>q</search>", "<answer>Paris</answer>"],
-                                 references=["Paris"])
+                                 gold_answers=["Paris"])
     assert [s.action for s in episode.steps] == ["tool", "answer"]
     assert episode.answer == "Paris" and episode.outcome == 0.0
     assert build_shaper("prs/short").shape(episode).total == 1.0
@@ -259,3 +259,116 @@ def test_the_schema_term_reads_the_plan_shapes_the_env_accepts(text):
     episode = Episode([answered(1)], actions=[f"Finish[{text}]"], answer=text, task={"days": 1})
     assert raw("schema", episode).raw == 1.0
     assert raw("schema", Episode([answered(1)], actions=["x"], answer=text, task={"days": 2})).raw == 0.0
+
+
+SUMMARY_TERMS = {"commonsense_micro": 7 / 8, "hard_micro": 0.5, "commonsense_macro": 0.0, "hard_macro": 0.0,
+                 "final_pass": 0.0}
+
+
+def _report():
+    from agentgym.envs.travelplanner.evaluation import COMMONSENSE, HARD
+
+    verdicts = {name: {"passed": name != COMMONSENSE[0], "reason": ""} for name in COMMONSENSE}
+    hard = {name: {"passed": None if i > 1 else i == 0, "reason": ""} for i, name in enumerate(HARD)}
+    return {"evaluation": "strict", "delivered": True, "commonsense": verdicts, "hard": hard,
+            "commonsense_pass": False, "hard_pass": False, "final_pass": False, "commonsense_passed": 7,
+            "hard_passed": 1, "hard_applicable": 2, "commonsense_micro": 7 / 8, "hard_micro": 0.5}
+
+
+def test_travelplanner_terms_read_one_typed_report_per_episode(monkeypatch):
+    from agentgym.envs.travelplanner.evaluation import EvaluationReport
+
+    reads = []
+    original = EvaluationReport.model_validate.__func__
+    monkeypatch.setattr(EvaluationReport, "model_validate",
+                        classmethod(lambda cls, *a, **k: reads.append(1) or original(cls, *a, **k)))
+    episode = Episode([StepInfo(turn=1, action="answer", terminated_reason="answer", report=_report())],
+                      actions=["Finish[[]]"], answer="[]")
+    terms = [{"kind": k, "weight": 1.0} for k in SUMMARY_TERMS]
+    result = breakdown(terms + [{"kind": "constraint", "constraint": "valid_cost", "weight": 1.0}], episode)
+    assert {k: t.raw for k, t in result.terms.items()} == {**SUMMARY_TERMS, "valid_cost": 1.0}
+    assert len(reads) == 1  # six terms, one reading of the report
+
+
+@pytest.mark.parametrize("kind", [*SUMMARY_TERMS, "constraint"])
+def test_travelplanner_terms_abstain_on_a_report_that_is_not_travelplanner_s(kind):
+    fields = {"constraint": "valid_cost"} if kind == "constraint" else {}
+    episode = Episode([StepInfo(turn=1, action="answer", report={"em": 1.0})], actions=["x"], answer="x")
+    value = breakdown([{"kind": kind, "weight": 1.0, **fields}], episode).terms
+    assert next(iter(value.values())).reason == "the report is not a TravelPlanner evaluation report"
+
+
+def test_the_generic_episode_knows_no_env_and_reads_registered_inputs_once():
+    import ast
+    import inspect
+
+    import agentgym.rewards.episode as episode_module
+    from agentgym.rewards._registry import READERS
+
+    imported = [n.module or "" for n in ast.walk(ast.parse(inspect.getsource(episode_module)))
+                if isinstance(n, ast.ImportFrom)]
+    assert not [m for m in imported if "envs" in m]
+    calls = []
+    original = READERS["plan"]
+    monkeypatch = pytest.MonkeyPatch()
+    monkeypatch.setitem(READERS, "plan", type(original)(lambda ep: calls.append(1) or original.read(ep), original.needs))
+    try:
+        episode = Episode([answered(1, "[]")], actions=["Finish[[]]"])
+        assert episode.read("plan") is episode.read("plan") and calls == [1]
+    finally:
+        monkeypatch.undo()
+
+
+def test_a_term_asking_for_question_and_references_gets_task_text_and_gold_answers_with_a_warning():
+    from agentgym._deprecated import AgentGymDeprecationWarning
+
+    spec = {"terms": [{"kind": "custom", "function": "reward_fixture_terms:old_input_names", "weight": 1.0}]}
+    with pytest.warns(AgentGymDeprecationWarning, match="'question'.*use 'task_text'"):
+        shaper = build_shaper(spec)
+    episode = Episode([answered(1, "x")], actions=["<answer>x</answer>"], task_text="q", gold_answers=["gold"])
+    assert shaper.shape(episode).total == 1.0
+
+
+def test_episode_kwargs_and_attributes_of_0_1_still_work_with_a_warning():
+    from agentgym._deprecated import AgentGymDeprecationWarning
+
+    with pytest.warns(AgentGymDeprecationWarning, match="'references' is deprecated, use 'gold_answers'"):
+        episode = Episode([answered(1, "Paris")], actions=["<answer>Paris</answer>"], question="q",
+                          references=["Paris"])
+    assert (episode.task_text, episode.gold_answers) == ("q", ("Paris",))
+    with pytest.warns(AgentGymDeprecationWarning, match="Episode.references is deprecated"):
+        assert episode.references == ("Paris",)
+    with pytest.warns(AgentGymDeprecationWarning, match="Episode.question is deprecated"):
+        assert episode.question == "q"
+    with pytest.raises(ConfigError, match="only one of"):
+        Episode([], question="q", task_text="q")
+    with pytest.raises(TypeError, match="quesion"):
+        Episode([], quesion="q")
+
+
+def test_an_env_saying_question_and_references_in_its_reward_context_still_fits_with_a_warning():
+    import gymnasium
+
+    from agentgym._deprecated import AgentGymDeprecationWarning
+    from agentgym.core.env import TextEnv
+    from agentgym.core.types import StepInfo as Info
+    from agentgym.rewards import ShapeReward
+
+    class OldQA(TextEnv):
+        reward_provides = frozenset({"question", "references"})
+
+        def _start(self, options):
+            return "Capital of France?", Info(turn=0)
+
+        def _act(self, action):
+            return "done", 0.0, True, Info(turn=self.turn, action="answer", answer=action)
+
+        def reward_context(self):
+            return {"question": "Capital of France?", "references": ["Paris"]}
+
+    with pytest.warns(AgentGymDeprecationWarning, match="reward_provides 'question'"):
+        env = ShapeReward(OldQA(), {"terms": [{"kind": "exact_match", "weight": 1.0}]})
+    env.reset(seed=0)
+    with pytest.warns(AgentGymDeprecationWarning, match="reward_context key 'references'"):
+        _, reward, *_ = env.step("Paris")
+    assert reward == 1.0 and isinstance(env, gymnasium.Env)

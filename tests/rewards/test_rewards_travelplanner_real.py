@@ -35,7 +35,7 @@ def episode_for(row, world, env_evaluation="strict"):
     query = TravelTask.from_row(row["query"], id=row["id"])
     text = json.dumps(row["plan"])
     report = evaluate(parse_plan(text), query, world, evaluator=env_evaluation)  # the env reads model text leniently
-    step = StepInfo(turn=1, action="answer", terminated_reason="answer", evaluation=report.model_dump(mode="json"))
+    step = StepInfo(turn=1, action="answer", terminated_reason="answer", report=report.model_dump(mode="json"))
     return Episode([step], actions=[f"Finish[{text}]"], task=query, answer=text, outcome=float(report.final_pass),
                    evaluate=lambda plan, evaluation: evaluate(parse_plan(plan), query, world,
                                                               evaluator=evaluation).model_dump(mode="json"))
@@ -56,7 +56,7 @@ def with_evaluation(spec, evaluation):
     for terms in [doc.get("terms")] + [s["terms"] for s in doc.get("stages", [])]:
         for term in terms or []:
             if term["kind"] != "schema":
-                term["evaluation"] = evaluation
+                term["evaluator"] = evaluation
     return doc
 
 
@@ -121,7 +121,7 @@ def test_travelplanner_env_pays_the_preset_through_the_reward_kwarg(real_travelp
             _, reward, terminated, truncated, info = env.step(action)
             if not (terminated or truncated):
                 assert reward == 0.0 and "reward" not in info
-        passed = info["evaluation"]["final_pass"]
+        passed = info["report"]["final_pass"]
         assert info["reward"]["outcome"] == float(passed)
         contributions = sum(t["contribution"] for t in info["reward"]["terms"].values())
         assert reward == info["reward"]["total"] == pytest.approx(contributions)
@@ -135,7 +135,7 @@ def test_terms_of_another_evaluation_than_the_env_re_evaluate_the_plan(real_trav
                  if _passes(row, real_world, "official") and not _passes(row, real_world, "strict"))
     env = gymnasium.make("TravelPlanner-v0", database=real_travelplanner, tasks="train", evaluator="official",
                          reward={"terms": [{"kind": "final_pass", "weight": 1.0},
-                                           {"kind": "final_pass", "weight": 0.0, "evaluation": "official",
+                                           {"kind": "final_pass", "weight": 0.0, "evaluator": "official",
                                             "name": "official_pass"}]})
     env.reset(options={"task_index": index})
     for action in gold_plan_actions(env.unwrapped.task):

@@ -45,7 +45,7 @@ def test_the_reward_is_paid_on_the_last_step_with_its_breakdown():
     assert breakdown["outcome"] == 1.0 and breakdown["training_step"] == 7
     assert set(breakdown["terms"]) == {"schema", "commonsense_micro", "hard_micro", "commonsense_macro",
                                        "hard_macro", "final_pass"}
-    assert info["evaluation"]["final_pass"] is True  # the env's own info is kept
+    assert info["report"]["final_pass"] is True  # the env's own info is kept
 
 
 def test_without_reward_the_env_keeps_its_own_reward():
@@ -150,3 +150,33 @@ def test_a_shaping_env_pickles_mid_episode():
 def test_an_unknown_preset_fails_at_make_time():
     with pytest.raises(ConfigError, match="^reward='planner_r1/dens' is not allowed"):
         gymnasium.make("TravelPlanner-v0", reward="planner_r1/dens")
+
+
+class _CopyInfo(gymnasium.Wrapper):
+    """A wrapper that hands on a copy of each info dict (so it is not the env's own)."""
+
+    def step(self, action):
+        observation, reward, terminated, truncated, info = self.env.step(action)
+        return observation, reward, terminated, truncated, {**info, "added": 1}
+
+
+def test_the_wrapper_reads_the_env_s_own_step_records_without_parsing_them(monkeypatch):
+    from agentgym.core.types import StepInfo
+
+    parsed = []
+    original = StepInfo.model_validate.__func__
+    monkeypatch.setattr(StepInfo, "model_validate",
+                        classmethod(lambda cls, *a, **k: parsed.append(1) or original(cls, *a, **k)))
+    direct = play(gymnasium.make("TravelPlanner-v0", reward="planner_r1/dense"))
+    assert parsed == []  # every step's StepInfo came from the env, none was read back from its dict
+    copied = play(ShapeReward(_CopyInfo(TravelPlannerEnv()), "planner_r1/dense"))
+    assert len(parsed) == len(copied)  # a dict the env did not make is read, as before
+    assert copied[-1][4]["reward"] == direct[-1][4]["reward"]
+
+
+def test_an_env_knows_only_the_info_dict_it_returned_last():
+    env = TravelPlannerEnv()
+    _, info = env.reset(seed=3)
+    assert env.step_info_of(info).turn == 0 and env.step_info_of(dict(info)) is None
+    _, _, _, _, second = env.step(gold_plan_actions(env.query)[0])
+    assert env.step_info_of(second).turn == 1 and env.step_info_of(info) is None

@@ -31,13 +31,13 @@ def chat(url: str, out: Path, *extra: str) -> list[str]:
     return ["--base-url", url, "--model", "stub", "--out", str(out), "--quiet", *extra]
 
 
-def test_list_names_envs_reward_presets_and_recipes():
+def test_list_names_envs_reward_presets_terms_and_recipes():
     result = runner.invoke(app, ["list"])
     assert result.exit_code == 0
-    for name in ("TravelPlanner-v0", "SearchQA-v0", "planner_r1/dense", "prs/short"):
+    for name in ("TravelPlanner-v0", "SearchQA-v0", "planner_r1/dense", "prs/short", "final_pass", "la_bleu"):
         assert name in result.output
     listed = json.loads(runner.invoke(app, ["list", "--json"]).output)
-    assert set(listed) == {"envs", "reward_presets", "recipes", "notes"}
+    assert set(listed) == {"envs", "reward_presets", "reward_terms", "recipes", "notes"}
 
 
 def test_list_reads_each_part_from_the_module_that_owns_it():

@@ -40,7 +40,7 @@ def test_a_scripted_agent_solves_single_hop_questions_in_one_search():
         assert env.task.metadata["supporting_doc_ids"][0] in info["extra"]["passage_ids"]
         assert gold.lower() in obs.lower()
         _, reward, terminated, _, info = env.step(f"<answer>{gold}</answer>")
-        assert terminated and reward == 1.0 and info["evaluation"]["retrieval_hit"]
+        assert terminated and reward == 1.0 and info["report"]["retrieval_hit"]
 
 
 def test_a_bridge_question_needs_the_second_passage():
@@ -92,7 +92,7 @@ def test_several_answers_the_last_well_formed_one_counts(env):
     assert terminated and reward == 1.0
     assert info["extra"]["answer"] == gold and info["extra"]["answer_blocks"] == 2
     assert info["extra"]["parse_notes"] == ["ignored an unclosed <answer>"]
-    assert info["evaluation"]["em"] == 1.0 and info["evaluation"]["answer"] == gold
+    assert info["report"]["em"] == 1.0 and info["report"]["answer"] == gold
 
 
 def test_search_limit_then_answer():
@@ -164,7 +164,7 @@ def test_a_huge_answer_is_scored_but_clipped_in_info(env):
     gold = env.unwrapped.task.golden_answers[0]
     _, reward, terminated, _, info = env.step(f"<answer>{gold} " + "word " * 100_000 + "</answer>")
     assert terminated and reward == 0.0 and len(info["extra"]["answer"]) < 2100
-    assert len(info["evaluation"]["answer"]) < 2100 and info["evaluation"]["subem"] == 1.0
+    assert len(info["report"]["answer"]) < 2100 and info["report"]["subem"] == 1.0
 
 
 def test_truncation_at_max_turns():
@@ -233,13 +233,13 @@ def test_long_form_env_uses_the_judge_hook_or_the_lexical_fallback():
     env.reset(seed=0)
     reference = env.task.golden_answers[0]
     _, reward, _, _, info = env.step(f"<answer>{reference}</answer>")
-    assert reward == pytest.approx(1.0) and info["evaluation"]["scorer"] == "lexical"
+    assert reward == pytest.approx(1.0) and info["report"]["scorer"] == "lexical"
 
     calls = []
     judged = gymnasium.make("SearchQA-LongForm-v0", judge=lambda q, a, refs: calls.append((q, a, refs)) or 0.25)
     judged.reset(seed=0)
     _, reward, _, _, info = judged.step("<answer>Some words.</answer>")
-    assert reward == 0.25 and info["evaluation"]["scorer"] == "judge" and calls[0][2] == [reference]
+    assert reward == 0.25 and info["report"]["scorer"] == "judge" and calls[0][2] == [reference]
 
     def broken(q, a, refs):
         raise TimeoutError("judge unreachable")
@@ -247,7 +247,7 @@ def test_long_form_env_uses_the_judge_hook_or_the_lexical_fallback():
     fallback = gymnasium.make("SearchQA-LongForm-v0", judge=broken)
     fallback.reset(seed=0)
     _, reward, _, _, info = fallback.step(f"<answer>{reference}</answer>")
-    assert reward == pytest.approx(1.0) and "TimeoutError" in info["evaluation"]["judge_error"]
+    assert reward == pytest.approx(1.0) and "TimeoutError" in info["report"]["judge_error"]
     with pytest.raises(ConfigError, match="judge"):
         gymnasium.make("SearchQA-LongForm-v0", judge="gpt")
 

@@ -80,7 +80,7 @@ def test_an_empty_answer_ends_the_episode(make):
     env = make()
     env.reset(seed=0)
     obs, reward, terminated, _, info = env.step("<answer></answer>")
-    assert terminated and reward == 0.0 and obs == "" and info["evaluation"]["answer"] == ""
+    assert terminated and reward == 0.0 and obs == "" and info["report"]["answer"] == ""
 
 
 def test_the_cut_is_at_the_first_search_close_else_the_first_answer_close():
@@ -198,7 +198,7 @@ def test_control_characters_are_kept_before_scoring(make):
     env = make(question={"question": "Capital of France", "golden_answers": ["Paris"]})
     env.reset(seed=0)
     _, reward, terminated, _, info = env.step("<answer>Paris\x00</answer>")
-    assert terminated and reward == 0.0 and info["evaluation"]["em"] == 0.0
+    assert terminated and reward == 0.0 and info["report"]["em"] == 0.0
     assert exact_match("Paris\x00", ["Paris"]) == 0.0  # qa_em normalizes, it does not clean
 
 
@@ -277,7 +277,7 @@ def test_a_search_r1_row_plays_as_it_is(tmp_path, numpy_lists):
     assert obs == PROMPT.format(q="Which company bought Genentech?") and info["task_id"] == "hotpotqa-train-7"
     assert env.step("<search>Genentech acquired</search>")[0].startswith('\n\n<information>Doc 1(Title: "Roche")')
     _, reward, terminated, _, info = env.step("<answer>Roche</answer>")
-    assert terminated and reward == 1.0 and info["evaluation"]["data_source"] == "hotpotqa"
+    assert terminated and reward == 1.0 and info["report"]["data_source"] == "hotpotqa"
 
 
 def test_run_reports_em_and_f1_per_data_source(tmp_path):
@@ -286,7 +286,7 @@ def test_run_reports_em_and_f1_per_data_source(tmp_path):
 
     def record(i, source, em, f1):
         return EpisodeRecord(episode=i, seed=i, total_reward=em, turns=1, terminated=True, truncated=False,
-                             evaluation={"em": em, "f1": f1, "golden_answers": ["x"], "data_source": source})
+                             report={"em": em, "f1": f1, "golden_answers": ["x"], "data_source": source})
 
     summary = summarize([record(0, "nq", 1.0, 1.0), record(1, "nq", 0.0, 0.5), record(2, "hotpotqa", 1.0, 1.0)], 3)
     assert summary.qa["nq"] == {"n": 2, "em": 0.5, "f1": 0.75} and summary.qa["hotpotqa"]["em"] == 1.0

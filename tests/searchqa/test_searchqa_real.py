@@ -43,7 +43,7 @@ def _scripted_em(env, n):
         obs, _, _, _, info = env.step(f"<think>Search the question.</think><search>{question.text}</search>")
         assert info["error"] is None and obs.count("Doc ") >= 1
         _, reward, terminated, _, info = env.step(f"<answer>{question.golden_answers[0]}</answer>")
-        assert terminated and info["evaluation"]["em"] == reward
+        assert terminated and info["report"]["em"] == reward
         total += reward
     return total / n
 
@@ -60,7 +60,7 @@ def test_musique_runs_with_its_corpus(searchqa_data):
     assert _scripted_em(env, 100) == 1.0
     env.reset(options={"task_id": "2hop__150763_14904"})
     _, reward, _, _, info = env.step("<answer>Stanley Hall</answer>")  # an alias among golden_answers
-    assert reward == 1.0 and info["evaluation"]["em"] == 1.0
+    assert reward == 1.0 and info["report"]["em"] == 1.0
 
 
 def test_hotpotqa_through_a_remote_retriever(hotpot, searchqa_data, loopback_server):
@@ -84,4 +84,4 @@ def test_long_form_alce_with_the_lexical_fallback(searchqa_data):
     _, full, _, _, info = env.step(f"<answer>{reference}</answer>")
     env.reset(options={"task_index": 0})
     _, partial, _, _, _ = env.step("<answer>Mawsynram, India holds the official record.</answer>")
-    assert full == pytest.approx(1.0) and 0 < partial < full and info["evaluation"]["scorer"] == "lexical"
+    assert full == pytest.approx(1.0) and 0 < partial < full and info["report"]["scorer"] == "lexical"

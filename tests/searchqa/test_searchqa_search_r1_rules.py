@@ -136,7 +136,7 @@ def _play_both(bm25, turns, golds=("Genentech",), max_turns=4):
         got.append({"observation": observation, "query": ours.queries[-1] if len(ours.queries) > before else None,
                     "done": terminated or truncated, "counters": info["extra"]["search_r1"]})
         if terminated or truncated:
-            assert info["evaluation"]["scored_answer"] == expected["scored"]
+            assert info["report"]["scored_answer"] == expected["scored"]
             break
     assert got == expected["steps"]
     assert reward == expected["reward"] and ours.queries == theirs.queries
@@ -186,12 +186,12 @@ def test_acted_answer_scoring_is_the_documented_option(bm25):
                          scoring="answer")
     env.reset(seed=0)
     *_, info = env.step("<answer>Roche</answer><answer>Genentech</answer><search>q</search>")
-    assert info["evaluation"]["score"] == 0.0 and info["evaluation"]["scored_answer"] == "Roche"
+    assert info["report"]["score"] == 0.0 and info["report"]["scored_answer"] == "Roche"
     env.reset(seed=0)
     for _ in range(4):
         env.step("<search>Evan Morris</search>")
     *_, reward, _, truncated, info = env.step("<search>Evan Morris</search>")
-    assert truncated and reward == 0.0 and info["evaluation"]["answer"] is None
+    assert truncated and reward == 0.0 and info["report"]["answer"] is None
 
 
 def test_scoring_is_checked():

@@ -32,7 +32,7 @@ def test_coalesced_episodes_are_identical_to_local_ones(serve, env_calls):
                 assert await remote.step(action) == expected, action
                 if expected[2] or expected[3]:
                     break
-            assert expected[2] and expected[4]["evaluation"]["final_pass"] is True
+            assert expected[2] and expected[4]["report"]["final_pass"] is True
 
     async def main() -> None:
         await asyncio.gather(*(play(index) for index in range(8)))  # eight sessions step in the same turns

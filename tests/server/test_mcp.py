@@ -85,8 +85,8 @@ async def _play_travelplanner(client: Client, index: int) -> None:
         assert result.structured_content["reward"] == reward
         assert result.structured_content["terminated"] == terminated
     assert terminated and reward == 1.0
-    assert result.structured_content["info"]["evaluation"] == info["evaluation"]
-    assert info["evaluation"]["final_pass"] is True
+    assert result.structured_content["info"]["report"] == info["report"]
+    assert info["report"]["final_pass"] is True
     after = await client.call_tool("search_cities", {"state": "Texas"})
     assert after.is_error and "ended" in after.content[0].text  # one episode per MCP session
 
@@ -107,7 +107,7 @@ async def _play_searchqa(client: Client, index: int) -> None:
     _, reward, terminated, _, info = local.step(f"<answer>{question.golden_answers[0]}</answer>")
     assert answered.structured_content["terminated"] and terminated
     assert answered.structured_content["reward"] == reward == 1.0
-    assert answered.structured_content["info"]["evaluation"] == info["evaluation"]
+    assert answered.structured_content["info"]["report"] == info["report"]
 
 
 def test_mcp_http_plays_travelplanner_and_searchqa_episodes():

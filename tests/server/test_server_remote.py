@@ -50,7 +50,7 @@ def test_whole_travelplanner_episodes_are_identical_locally_and_remotely(live_se
             assert remote.step(action) == expected, action
             if expected[2] or expected[3]:
                 break
-        assert expected[2] and expected[4]["evaluation"]["final_pass"] is True
+        assert expected[2] and expected[4]["report"]["final_pass"] is True
     remote.close()
 
 
@@ -61,7 +61,7 @@ def test_searchqa_episodes_are_identical_locally_and_remotely(live_server):
                    "<search>x</search>", "<answer>nobody</answer>"]:
         expected = local.step(action)
         assert remote.step(action) == expected
-    assert expected[2] is True and "f1" in expected[4]["evaluation"]
+    assert expected[2] is True and "f1" in expected[4]["report"]
     remote.close()
 
 

@@ -158,7 +158,7 @@ def test_full_episodes_on_the_default_world(action_format, mode):
     for i in range(0, len(env.unwrapped.tasks), 5):
         total, terminated, info = _play_reference_plan(env, i)
         assert terminated and info["terminated_reason"] == "answer", info["error"]
-        assert info["evaluation"]["final_pass"] and total == 1.0, info["evaluation"]
+        assert info["report"]["final_pass"] and total == 1.0, info["report"]
         assert info["error"] is None
         levels.add(env.unwrapped.task.level)
     assert levels == {"easy", "medium", "hard"}
@@ -171,7 +171,7 @@ def test_full_episodes_on_the_real_database(real_travelplanner, action_format, m
                          max_turns=60)
     for i in (0, 12, 40):
         total, terminated, info = _play_reference_plan(env, i)
-        assert terminated and total == 1.0, info["evaluation"]
+        assert terminated and total == 1.0, info["report"]
         if mode == "tool-use":
             assert info["turn"] > 10  # the information was gathered through the tools
 
@@ -181,7 +181,7 @@ def test_an_unreadable_plan_ends_the_episode_as_not_delivered():
     env.reset(seed=0)
     obs, reward, terminated, _, info = env.step("Finish[this is not a plan]")
     assert terminated and reward == 0.0
-    assert info["error"]["code"] == "invalid_plan" and not info["evaluation"]["delivered"]
+    assert info["error"]["code"] == "invalid_plan" and not info["report"]["delivered"]
     assert "could not be read" in obs
 
 

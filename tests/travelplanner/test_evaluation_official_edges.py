@@ -118,5 +118,5 @@ def test_the_env_still_reads_model_text_leniently_in_official_evaluation(tiny_wo
     assert finish.startswith("Finish[")
     fenced = "Finish[```json\n" + finish[len("Finish["):-1] + "\n```]"
     _, reward, terminated, _, info = env.step(fenced)
-    assert terminated and info["evaluation"]["delivered"] and info["evaluation"]["evaluator"] == "official"
+    assert terminated and info["report"]["delivered"] and info["report"]["evaluator"] == "official"
     assert reward == 1.0

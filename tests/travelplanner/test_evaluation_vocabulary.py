@@ -86,14 +86,18 @@ def test_solve_must_pass_keeps_mode_as_a_deprecated_alias(tiny_world, tmp_path):
     assert "--must-pass" in shown and "--mode" not in shown
 
 
-def test_a_terms_mode_is_read_as_its_evaluation():
-    old = load_spec({"terms": [{"kind": "final_pass", "weight": 1, "mode": "official"}]})
-    new = load_spec({"terms": [{"kind": "final_pass", "weight": 1, "evaluation": "official"}]})
-    assert old == new and old.terms[0].evaluation == "official"
-    assert new.to_dict()["terms"][0]["evaluation"] == "official" and "mode" not in new.to_dict()["terms"][0]
-    with pytest.raises(ConfigError) as caught:  # both names at once: one is an unknown key
-        load_spec({"terms": [{"kind": "final_pass", "weight": 1, "mode": "official", "evaluation": "strict"}]})
-    assert caught.value.field == "terms[0].mode"
+@pytest.mark.parametrize("key", ["mode", "evaluation"])
+def test_a_terms_mode_or_evaluation_is_read_as_its_evaluator_with_a_warning(key):
+    from agentgym._deprecated import AgentGymDeprecationWarning
+
+    with pytest.warns(AgentGymDeprecationWarning, match=f"'{key}' is deprecated, use 'evaluator'"):
+        old = load_spec({"terms": [{"kind": "final_pass", "weight": 1, key: "official"}]})
+    new = load_spec({"terms": [{"kind": "final_pass", "weight": 1, "evaluator": "official"}]})
+    assert old == new and old.terms[0].evaluator == "official"
+    assert new.to_dict()["terms"][0] == {"kind": "final_pass", "weight": 1.0, "evaluator": "official"}
+    with pytest.raises(ConfigError) as caught:  # both names at once: they could disagree
+        load_spec({"terms": [{"kind": "final_pass", "weight": 1, key: "official", "evaluator": "strict"}]})
+    assert caught.value.field == f"terms[0].{key}"
 
 
 @pytest.mark.parametrize("old_key", ["mode", "evaluation"])
@@ -146,7 +150,7 @@ def test_an_episode_logged_with_mode_is_shaped_like_one_logged_with_evaluation(t
 
     new = evaluate(list(q.annotated_plan), q, world, evaluator="official").model_dump(mode="json")
     old = {"mode": new.pop("evaluator"), **new}
-    step = StepInfo(turn=1, action="answer", terminated_reason="answer", answer="plan", evaluation=old)
+    step = StepInfo(turn=1, action="answer", terminated_reason="answer", answer="plan", report=old)
     episode = Episode([step], actions=["Finish[plan]"], task=q, evaluate=reevaluate)
     assert episode.report_for("official") is episode.report and calls == []
     assert episode.report_for("strict")["evaluator"] == "strict" and calls == ["strict"]

@@ -43,8 +43,8 @@ def test_the_oracle_passes_every_generated_query(world, generated, action_format
     agent = SolverAgent(env)
     for i in range(len(generated)):
         reward, terminated, steps = play(env, agent, options={"task_index": i})
-        assert terminated and reward == 1.0, steps[-1].get("evaluation")
-        assert steps[-1]["terminated_reason"] == "answer" and steps[-1]["evaluation"]["final_pass"]
+        assert terminated and reward == 1.0, steps[-1].get("report")
+        assert steps[-1]["terminated_reason"] == "answer" and steps[-1]["report"]["final_pass"]
         tools = steps[:-1]
         assert all(s["action"] == "tool" and s["error"] is None for s in tools)
         if mode == "tool-use":

@@ -66,4 +66,4 @@ def test_the_oracle_plays_the_real_train_queries(real_travelplanner):
             obs, reward, terminated, truncated, info = env.step(agent.act(obs, info))
             if terminated or truncated:
                 break
-        assert reward == 1.0 and info["evaluation"]["final_pass"]
+        assert reward == 1.0 and info["report"]["final_pass"]

@@ -105,7 +105,7 @@ class SearchQAEnv(TextEnv):
     ## Rewards
     0 on every step but the last. On an answer: its exact match (``metric="em"``, default),
     substring match (``"subem"``) or token F1 (``"f1"``) against the gold answers, on the answer
-    text only, SQuAD-normalized. ``info["evaluation"]`` has all three and whether a gold answer
+    text only, SQuAD-normalized. ``info["report"]`` has all three and whether a gold answer
     appeared in any retrieved passage. ``reward=`` (a preset such as ``prs/short`` or a spec)
     replaces this with a shaped reward, breakdown in ``info["reward"]`` (see the rewards docs).
 
@@ -161,7 +161,7 @@ class SearchQAEnv(TextEnv):
     stop_strings: ClassVar[tuple[str, ...]] = STOP_STRINGS
     """Where a generated turn ends (the tag format's closing tags; each instance sets its own:
     ``search-r1`` stops at ``</search>`` only and declares Search-R1's cut in ``stop_priority``)."""
-    reward_provides: ClassVar[frozenset[str]] = frozenset({"question", "references"})
+    reward_provides: ClassVar[frozenset[str]] = frozenset({"task_text", "gold_answers"})
     renamed_kwargs: ClassVar[RenamedKeys] = _RENAMED_KWARGS
     renamed_options: ClassVar[RenamedKeys] = TASK_OPTION_RENAMES
 
@@ -276,9 +276,9 @@ class SearchQAEnv(TextEnv):
         if self.search_r1:
             return self._act_search_r1(action)
         text, reward, terminated, info = self._act_turn(action)
-        if not terminated and self.turn >= self.max_turns and info.evaluation is None:
+        if not terminated and self.turn >= self.max_turns and info.report is None:
             # The episode ends unanswered: report it as a wrong answer, so per-dataset EM counts it.
-            info = info.model_copy(update={"evaluation": self._unanswered()})
+            info = info.model_copy(update={"report": self._unanswered()})
         return text, reward, terminated, info
 
     def _unanswered(self) -> dict[str, Any]:
@@ -315,8 +315,8 @@ class SearchQAEnv(TextEnv):
         update: dict[str, Any] = {"extra": {**info.extra, "search_r1": self._r1.counters()}}
         if not (terminated or self.turn >= self.max_turns):
             return text, 0.0, False, info.model_copy(update=update)
-        update["evaluation"] = self._search_r1_evaluation()  # Search-R1 scores every episode, answered or not
-        return text, float(update["evaluation"]["score"]), terminated, info.model_copy(update=update)
+        update["report"] = self._search_r1_evaluation()  # Search-R1 scores every episode, answered or not
+        return text, float(update["report"]["score"]), terminated, info.model_copy(update=update)
 
     def _search_r1_turn(self, parsed: Any, search_phase: bool) -> tuple[str, tuple[str, float, bool, StepInfo]]:
         """What the turn does (``search``, ``answer`` or ``invalid``) and its step."""
@@ -408,7 +408,7 @@ class SearchQAEnv(TextEnv):
         kind = "answer" if answer is not None else "give_up"
         extra["answer"] = None if answer is None else clip(answer, _INFO_ANSWER_CHARS)
         text = "Answer received. The episode is over." if answer is not None else "You gave up. The episode is over."
-        return text, reward, True, self._info(action=kind, terminated_reason=kind, evaluation=evaluation,
+        return text, reward, True, self._info(action=kind, terminated_reason=kind, report=evaluation,
                                                 answer=answer, extra=extra)
 
     def evaluate(self, answer: str) -> dict[str, Any]:
@@ -430,8 +430,8 @@ class SearchQAEnv(TextEnv):
 
         The unshaped outcome is exact match (short form) on the submitted answer."""
         task = self._task
-        context: dict[str, Any] = {"task": task, "question": task.text,
-                                   "references": list(task.golden_answers), "answer": self._answer}
+        context: dict[str, Any] = {"task": task, "task_text": task.text,
+                                   "gold_answers": list(task.golden_answers), "answer": self._answer}
         if not self.long_form:
             scored = self._r1.scored_answer() if self.scoring == "transcript" else self._answer
             context["outcome"] = 0.0 if scored is None else exact_match(scored, task.golden_answers)
@@ -450,7 +450,7 @@ class LongFormSearchQAEnv(SearchQAEnv):
     references)`` when a judge is given and returns a number; otherwise (no judge, or it returned
     None or raised) the deterministic lexical fallback: the best ROUGE-L F1 of the answer against a
     reference, over SQuAD-normalized tokens (``scoring.lexical_longform_score``).
-    ``info["evaluation"]["scorer"]`` says which one scored. The reward shaper plugs an LLM judge in
+    ``info["report"]["scorer"]`` says which one scored. The reward shaper plugs an LLM judge in
     through ``judge``; scale its output to [0, 1] to keep rewards comparable with the fallback.
     """
 

@@ -78,7 +78,7 @@ class TravelPlannerEnv(TextEnv):
     ## Rewards
     0 on every step but the last; on submission, 1.0 if the plan passes every constraint
     (final pass) under the ``evaluator``, else 0.0. Override ``terminal_reward`` for another
-    terminal signal; ``info["evaluation"]`` holds the full report. With ``reward=`` (a preset
+    terminal signal; ``info["report"]`` holds the full report. With ``reward=`` (a preset
     such as ``planner_r1/dense``, or a reward spec) the last step pays the shaped reward instead,
     with its breakdown in ``info["reward"]`` (see ``docs/rewards.md``).
 
@@ -218,7 +218,7 @@ class TravelPlannerEnv(TextEnv):
         text = _final_text(report, gave_up)
         info = self._info(action="give_up" if gave_up else "answer", error=error, answer=self._answer,
                           terminated_reason="give_up" if gave_up else "answer",
-                          evaluation=report.model_dump(mode="json"))
+                          report=report.model_dump(mode="json"))
         return text, reward, True, info
 
     def terminal_reward(self, report: Any) -> float:

@@ -14,7 +14,7 @@ stop strings, ``<think>``, the end-of-turn token, budgets, ``max_turns``). It re
     reward_terms      {term: raw value} of the reward spec (0.0 when absent or abstaining)
     reward_info       the fixed-key breakdown verl logs too (``reward_info``): outcome, truncated...
     outcome           1.0 iff the env says the task was solved
-    evaluation        the env's ``info["evaluation"]`` of the last step ({} when none)
+    report            the env's ``info["report"]`` of the last step ({} when none)
     episode           env id, task id, stop reason, actions taken, training step
 
 TRL hands the extra keys to every reward function by name (``rewards.py`` reads them).
@@ -36,7 +36,7 @@ import gymnasium
 from agentgym._toolbox import is_int, require_choice, require_int
 from agentgym.errors import ConfigError
 from agentgym.integrations.turns import (
-    EpisodeResult,
+    RolloutResult,
     TokenStream,
     TurnCut,
     TurnRules,
@@ -44,7 +44,7 @@ from agentgym.integrations.turns import (
     play_episode,
     score_episode,
 )
-from agentgym.integrations.verl.reward_info import term_names_for
+from agentgym.integrations.reward_info import term_names_for
 from agentgym.integrations.search_r1_layout import SearchR1Layout, check_env
 
 __all__ = ["AgentGymRollout", "rollout_func", "task_dataset", "TurnConstraint", "schedule_clock", "TASK_KEY"]
@@ -119,14 +119,14 @@ class AgentGymRollout:
         return output
 
     async def _play_all(self, sampler: Any, rules: TurnRules, envs: list[Any], tasks: list[dict[str, Any]],
-                        step: int | None, total: int | None) -> list[tuple[_Episode, EpisodeResult]]:
+                        step: int | None, total: int | None) -> list[tuple[_Episode, RolloutResult]]:
         sampler.live = len(tasks)
         return list(await asyncio.gather(*(self._play(sampler, rules, env, task, step, total)
                                            for env, task in zip(envs, tasks))))
 
     async def _play(self, sampler: Any, rules: TurnRules, env: Any, task: Mapping[str, Any], step: int | None,
-                    total: int | None) -> tuple[_Episode, EpisodeResult]:
-        result = EpisodeResult()
+                    total: int | None) -> tuple[_Episode, RolloutResult]:
+        result = RolloutResult()
         try:
             observation, _ = env.reset(seed=task.get("seed"), options=self._options(task, step, total) or None)
             episode = _Episode(messages=[{"role": "user", "content": observation}])
@@ -163,9 +163,9 @@ class AgentGymRollout:
         self._idle.extend(envs[: max(0, self._env_max_idle - len(self._idle))])
 
     # -- the output ------------------------------------------------------------------------
-    def _output(self, played: list[tuple[_Episode, EpisodeResult]], step: int | None, sampler: Any) -> dict[str, list]:
+    def _output(self, played: list[tuple[_Episode, RolloutResult]], step: int | None, sampler: Any) -> dict[str, list]:
         out: dict[str, list[Any]] = {k: [] for k in ("prompt_ids", "completion_ids", "env_mask", "shaped_reward",
-                                                     "reward_terms", "reward_info", "outcome", "evaluation",
+                                                     "reward_terms", "reward_info", "outcome", "report",
                                                      "episode")}
         for episode, result in played:
             score, info = score_episode(result, self.term_names, unfinished_reward=self.unfinished_reward)
@@ -176,7 +176,7 @@ class AgentGymRollout:
                 mask = [1] * len(mask)
             if result.masked:
                 mask = [0] * len(mask)
-            evaluation = (result.final_info or {}).get("evaluation") if result.done else None
+            report = result.report
             out["prompt_ids"].append(episode.token_ids[: episode.prompt_length])
             out["completion_ids"].append(completion)
             out["env_mask"].append(mask)
@@ -184,7 +184,7 @@ class AgentGymRollout:
             out["reward_terms"].append({n: info[f"term/{n}"] for n in self.term_names})
             out["reward_info"].append(info)
             out["outcome"].append(info["outcome"])
-            out["evaluation"].append(dict(evaluation) if isinstance(evaluation, Mapping) else {})
+            out["report"].append(dict(report) if isinstance(report, Mapping) else {})
             out["episode"].append({**episode_summary(result, self.env_id), "actions": list(episode.actions),
                                    "training_step": step})
         out["logprobs"] = None  # type: ignore[assignment]

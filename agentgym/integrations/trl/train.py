@@ -240,7 +240,7 @@ def dry_run(name: str, overrides: Sequence[str] = (), *, echo: Callable[[str], N
 def _check_env(recipe: TrlRecipe) -> None:
     import gymnasium
 
-    from agentgym.integrations.verl.reward_info import term_names_for
+    from agentgym.integrations.reward_info import term_names_for
 
     term_names_for(recipe.reward)
     kwargs = dict(recipe.env.kwargs)

@@ -58,14 +58,14 @@ from agentgym.integrations.verl.envs import (  # noqa: E402
     training_step_of,
 )
 from agentgym.integrations.turns import (  # noqa: E402
-    EpisodeResult,
+    RolloutResult,
     TokenStream,
     TurnRules,
     episode_summary,
     play_episode,
     score_episode,
 )
-from agentgym.integrations.verl.reward_info import term_names_for  # noqa: E402
+from agentgym.integrations.reward_info import term_names_for  # noqa: E402
 from agentgym.integrations.search_r1_layout import SearchR1Layout, check_env  # noqa: E402
 from agentgym.integrations.verl.config import AgentGymConfig, EnvTask, decode_json_field  # noqa: E402
 from agentgym.integrations.stops import TurnCut, sampling_stop_params  # noqa: E402
@@ -109,7 +109,7 @@ class AgentGymAgentLoop(AgentLoopBase):
     async def run(self, sampling_params: dict[str, Any], **kwargs: Any) -> AgentLoopOutput:
         rollout = _Rollout(messages=[dict(m) for m in (kwargs.get("raw_prompt") or [])])
         # broken until proven otherwise: a cancelled rollout may leave a step running in a thread.
-        result, task, env, broken = EpisodeResult(), None, None, True
+        result, task, env, broken = RolloutResult(), None, None, True
         extra_info = row_extra_info(kwargs)  # a Search-R1-prepared row is mapped onto SearchQA-v0
         try:
             if _FATAL:
@@ -152,7 +152,7 @@ class AgentGymAgentLoop(AgentLoopBase):
         return self._output(rollout, result, task, self._term_names(extra_info))
 
     # -- the episode (the rules are agentgym.integrations.turns'; these are verl's parts) ------
-    async def _play(self, env: Any, rollout: _Rollout, result: EpisodeResult, sampling_params: dict[str, Any]) -> None:
+    async def _play(self, env: Any, rollout: _Rollout, result: RolloutResult, sampling_params: dict[str, Any]) -> None:
         rules = TurnRules(response_length=self.response_length, eos_token_id=self.tokenizer.eos_token_id,
                           cut=self.cut, max_turns=self.max_assistant_turns, max_resumes=_MAX_RESUMES)
         host: Any = self
@@ -238,7 +238,7 @@ class AgentGymAgentLoop(AgentLoopBase):
         except Exception:  # a broken spec already failed the env; keep the base keys
             return ()
 
-    def _output(self, rollout: _Rollout, result: EpisodeResult, task: EnvTask | None,
+    def _output(self, rollout: _Rollout, result: RolloutResult, task: EnvTask | None,
                 terms: tuple[str, ...]) -> AgentLoopOutput:
         split = rollout.prompt_length
         prompt_ids, response_ids = rollout.token_ids[:split], rollout.token_ids[split:]

@@ -1,4 +1,5 @@
-"""The ``reward_extra_info`` of a trajectory: floats under a key set fixed per env and reward spec.
+"""How a trainer's rollout ended (``RolloutResult``), and its reward info: floats under a key set
+fixed per env and reward spec, which the verl and TRL integrations both log.
 
 verl builds its reward columns from the first trajectory's keys and its group filter looks one
 key up in every trajectory, so every trajectory of a run must carry the same keys, whether its
@@ -18,30 +19,39 @@ episode finished, ran out of tokens or crashed::
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-__all__ = ["EpisodeResult", "reward_keys", "term_names_for", "extra_info_from"]
+from agentgym._deprecated import module_aliases
+from agentgym._toolbox import is_number
+from agentgym.rewards.shaper import RewardBreakdown
+
+__all__ = ["RolloutResult", "reward_keys", "term_names_for", "extra_info_from", "score_of"]
+
+__getattr__ = module_aliases(__name__, {"EpisodeResult": "RolloutResult"})
 
 BASE_KEYS = ("score", "outcome", "num_turns", "truncated", "env_failed", "abstained", "masked")
 
 
 @dataclass
-class EpisodeResult:
-    """What the agent loop learned of an episode, enough to score it and to explain the score."""
+class RolloutResult:
+    """How a trainer's rollout of an env ended: the loop's own account (turns, stop reason, env
+    error) and the typed records of the env's last step (reward breakdown, report)."""
 
     env_return: float = 0.0
     """Sum of the env's rewards (agentgym envs pay on the last step only)."""
-    final_info: Mapping[str, Any] | None = None
-    """The ``info`` of the last step taken (holds ``reward`` and ``evaluation`` when the episode ended)."""
+    task_id: str | None = None
     num_turns: int = 0
     done: bool = False
     """The env ended the episode (terminated or truncated by its own ``max_turns``)."""
     terminated: bool = False
     """The agent ended it (answer or give-up)."""
+    breakdown: RewardBreakdown | None = None
+    """The shaped reward's breakdown, when the episode ended under a reward spec."""
+    report: dict[str, Any] | None = None
+    """The env's report (``StepInfo.report``), when the episode ended with one."""
     stop_reason: str | None = None
     """Why the loop stopped: ``terminated``, ``env_truncated``, ``max_turns``, ``response_length``, ``env_error``."""
     error: str | None = None
@@ -49,11 +59,26 @@ class EpisodeResult:
     fatal: bool = False
     """The error is the user's configuration (``ConfigError``, a missing dependency): the run must stop."""
 
+    def add_step(self, reward: float, info: Mapping[str, Any], *, terminated: bool, truncated: bool) -> None:
+        """Count one env step; on the last one, keep its reward breakdown and report."""
+        self.env_return += float(reward)
+        self.task_id = info.get("task_id") or self.task_id
+        if terminated or truncated:
+            self.done, self.terminated = True, bool(terminated)
+            report = info.get("report")
+            self.breakdown, self.report = RewardBreakdown.from_info(info), report if isinstance(report, dict) else None
+
+    @property
+    def outcome(self) -> float:
+        """The unshaped outcome: the breakdown's, else the env's return of an episode that ended well."""
+        if self.breakdown is not None:
+            return self.breakdown.outcome
+        return self.env_return if self.done and self.error is None else 0.0
+
     @property
     def abstained(self) -> bool:
-        """Every reward term abstained (the reward helper's ``info["reward"]["abstained"]``)."""
-        breakdown = (self.final_info or {}).get("reward") if self.done else None
-        return bool(breakdown.get("abstained")) if isinstance(breakdown, Mapping) else False
+        """Every reward term abstained (``RewardBreakdown.all_abstained``)."""
+        return self.breakdown is not None and self.breakdown.all_abstained
 
     @property
     def masked(self) -> bool:
@@ -83,7 +108,7 @@ def term_names_for(reward: Any) -> tuple[str, ...]:
     return _term_names_cached(json.dumps(reward, sort_keys=True, default=str))
 
 
-def score_of(result: EpisodeResult, *, failure_reward: float, unfinished_reward: float) -> float:
+def score_of(result: RolloutResult, *, failure_reward: float, unfinished_reward: float) -> float:
     """The trajectory's reward: the env's when the episode ended, else the configured fallback."""
     if result.error is not None:
         return float(failure_reward)
@@ -92,26 +117,20 @@ def score_of(result: EpisodeResult, *, failure_reward: float, unfinished_reward:
     return _finite(result.env_return)
 
 
-def extra_info_from(result: EpisodeResult, term_names: Sequence[str], score: float) -> dict[str, float]:
+def extra_info_from(result: RolloutResult, term_names: Sequence[str], score: float) -> dict[str, float]:
     """The fixed-key float dict for verl's ``reward_extra_info``."""
-    breakdown = (result.final_info or {}).get("reward") if result.done else None
-    breakdown = breakdown if isinstance(breakdown, Mapping) else {}
-    outcome = breakdown.get("outcome", result.env_return if result.done and result.error is None else 0.0)
-    info = {"score": float(score), "outcome": _finite(outcome), "num_turns": float(result.num_turns),
+    info = {"score": float(score), "outcome": _finite(result.outcome), "num_turns": float(result.num_turns),
             "truncated": 0.0 if result.terminated else 1.0, "env_failed": 0.0 if result.error is None else 1.0,
             "abstained": float(result.abstained), "masked": float(result.masked)}
-    terms = breakdown.get("terms") or {}
+    terms = result.breakdown.terms if result.breakdown is not None else {}
     for name in term_names:
-        term = terms.get(name) or {}
-        info[f"term/{name}"] = _finite(term.get("raw"))
+        term = terms.get(name)
+        info[f"term/{name}"] = 0.0 if term is None or term.raw is None else term.raw
     for name in term_names:
-        info[f"term/{name}/abstained"] = 1.0 if (terms.get(name) or {}).get("abstained") else 0.0
+        term = terms.get(name)
+        info[f"term/{name}/abstained"] = 1.0 if term is not None and term.abstained else 0.0
     return info
 
 
-def _finite(value: Any) -> float:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return 0.0
-    return number if math.isfinite(number) else 0.0
+def _finite(value: float) -> float:
+    return float(value) if is_number(value) else 0.0
