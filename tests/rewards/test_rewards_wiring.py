@@ -178,5 +178,5 @@ def test_an_env_knows_only_the_info_dict_it_returned_last():
     env = TravelPlannerEnv()
     _, info = env.reset(seed=3)
     assert env.step_info_of(info).turn == 0 and env.step_info_of(dict(info)) is None
-    _, _, _, _, second = env.step(gold_plan_actions(env.query)[0])
+    _, _, _, _, second = env.step(gold_plan_actions(env.task)[0])
     assert env.step_info_of(second).turn == 1 and env.step_info_of(info) is None
