@@ -35,7 +35,8 @@ def test_travelplanner_rows_have_verl_columns(tmp_path):
     assert "<tool_call>" in row["prompt"][1]["content"]  # json action format: the tool schemas are shown
     assert row["reward_model"] == {"style": "env", "ground_truth": row["extra_info"]["task_id"]}
     info = row["extra_info"]
-    assert info["index"] == info["task_index"] == 1 and "query_index" not in info and info["env_id"] == "TravelPlanner-v0"
+    assert info["index"] == info["task_index"] == 1 and info["env_id"] == "TravelPlanner-v0"
+    assert "query_index" not in info
     assert json.loads(info["env_kwargs"]) == {"action_format": "json", "tasks": "validation"}
     assert json.loads(info["reward"]) == "planner_r1/dense"
     task = EnvTask.from_extra_info(info)

@@ -1,4 +1,4 @@
-"""`agentgym travelplanner generate` and `solve`: deterministic query files, official submissions."""
+"""`agentgym travelplanner generate` and `solve`: deterministic task files, official submissions."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ def test_generate_then_solve_then_evaluate(tmp_path):
     args = ["travelplanner", "generate", "--world", str(root), "--n", "9", "--seed", "4", "--out", str(out)]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
-    assert "wrote 9 queries" in result.output and "queries/s" in result.output
+    assert "wrote 9 tasks" in result.output and "tasks/s" in result.output
     first = out.read_bytes()
     assert CliRunner().invoke(app, args).exit_code == 0 and out.read_bytes() == first
     rows = [json.loads(line) for line in first.decode().splitlines()]
@@ -35,7 +35,7 @@ def test_generate_then_solve_then_evaluate(tmp_path):
         assert metrics.final_pass_rate == 1.0
 
 
-def test_solve_reports_infeasible_queries_with_a_null_plan(tmp_path):
+def test_solve_reports_infeasible_tasks_with_a_null_plan(tmp_path):
     root = generate_world(tmp_path / "world", seed=2, scale="tiny")
     rows = [json.loads(line) for line in (root / "queries" / "train.jsonl").read_text().splitlines()]
     rows[0]["budget"] = 1
@@ -43,7 +43,7 @@ def test_solve_reports_infeasible_queries_with_a_null_plan(tmp_path):
     sub = tmp_path / "sub.jsonl"
     args = ["travelplanner", "solve", "--tasks", str(root / "poor.jsonl"), "--out", str(sub)]
     result = CliRunner().invoke(app, args)
-    assert result.exit_code == 0, result.output  # the world is found next to the query file
+    assert result.exit_code == 0, result.output  # the world is found next to the task file
     assert "8 solved" in result.output and "1 proved infeasible" in result.output
     assert json.loads(sub.read_text().splitlines()[0])["plan"] is None
 
