@@ -17,7 +17,7 @@ REPO = Path(__file__).resolve().parent.parent
 @pytest.mark.parametrize("args, message", [
     (["serve-retriever", "/nonexistent/corpus.jsonl"], "error: no such corpus file"),
     (["serve", "--env-calls", "bogus"], "error: env_calls: Input should be"),
-    (["travelplanner", "solve", "--queries", "/nonexistent.jsonl"], "no task file"),
+    (["travelplanner", "solve", "--tasks", "/nonexistent.jsonl"], "no task file"),
 ])
 def test_mistakes_end_with_one_line_not_a_traceback(args, message):
     out = subprocess.run([sys.executable, "-m", "agentgym.cli", *args], capture_output=True, text=True, timeout=120)
@@ -151,7 +151,7 @@ def _cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
 
 
 def _foreign_submission(tmp_path: Path) -> Path:
-    """Two plan lines whose queries are set in real US cities, which the embedded world does not have."""
+    """Two plan lines whose tasks are set in real US cities, which the embedded world does not have."""
     import json
 
     from agentgym.envs.travelplanner.synthetic import default_world_path
@@ -172,23 +172,23 @@ def _foreign_submission(tmp_path: Path) -> Path:
     return path
 
 
-def test_eval_stops_when_the_queries_belong_to_another_world(tmp_path):
+def test_eval_stops_when_the_tasks_belong_to_another_world(tmp_path):
     plans = _foreign_submission(tmp_path)
     out = _cli("eval", "travelplanner", "-s", str(plans))
     text = " ".join((out.stdout + out.stderr).split())
     assert out.returncode == 1 and "Hard" not in text
-    assert "2 of 2 queries are set in cities the world at" in text and "Washington -> Myrtle Beach" in text
-    assert "--database DIR" in text and "--foreign-queries" in text
-    forced = _cli("eval", "travelplanner", "-s", str(plans), "--foreign-queries")
-    assert forced.returncode == 0 and "2 of 2 queries are set in cities this world does not have" in " ".join(
+    assert "2 of 2 tasks are set in cities the world at" in text and "Washington -> Myrtle Beach" in text
+    assert "--database DIR" in text and "--foreign-tasks" in text
+    forced = _cli("eval", "travelplanner", "-s", str(plans), "--foreign-tasks")
+    assert forced.returncode == 0 and "2 of 2 tasks are set in cities this world does not have" in " ".join(
         forced.stdout.split())
 
 
-def test_eval_scores_queries_generated_for_the_world(tmp_path):
-    queries = tmp_path / "queries.jsonl"
-    assert _cli("travelplanner", "generate", "--n", "9", "--out", str(queries)).returncode == 0
-    assert _cli("travelplanner", "solve", "-q", str(queries), "-o", str(tmp_path / "plans.jsonl")).returncode == 0
-    out = _cli("eval", "travelplanner", "-q", str(queries), "-s", str(tmp_path / "plans.jsonl"))
+def test_eval_scores_tasks_generated_for_the_world(tmp_path):
+    tasks = tmp_path / "tasks.jsonl"
+    assert _cli("travelplanner", "generate", "--n", "9", "--out", str(tasks)).returncode == 0
+    assert _cli("travelplanner", "solve", "-t", str(tasks), "-o", str(tmp_path / "plans.jsonl")).returncode == 0
+    out = _cli("eval", "travelplanner", "-t", str(tasks), "-s", str(tmp_path / "plans.jsonl"))
     assert out.returncode == 0, out.stdout + out.stderr
     assert "100.00%" in out.stdout
     # At 80 columns every header of the by-group table is whole.

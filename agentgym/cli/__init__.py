@@ -41,7 +41,7 @@ COMMANDS: dict[str, LazyCommand] = {
                        "(resumable), a metrics table and a plot."),
     "eval": LazyCommand("agentgym.cli.eval:eval_app", "Score submissions with an env's official evaluator."),
     "travelplanner": LazyCommand("agentgym.cli.travelplanner:travelplanner_app",
-                                 "TravelPlanner worlds and queries."),
+                                 "TravelPlanner worlds and tasks."),
     "serve": LazyCommand("agentgym.cli.serve:serve", "Serve agentgym envs over HTTP: sessions with "
                          "reset/step/close, auth, limits, /health, /metrics."),
     "mcp": LazyCommand("agentgym.cli.mcp:mcp", "Serve an env's tools over MCP (stdio or streamable HTTP): one "

@@ -23,6 +23,8 @@ __all__ = ["eval_app", "travelplanner"]
 
 alias("agentgym eval travelplanner", "--evaluation", "--evaluator")
 alias("agentgym eval travelplanner", "--mode", "--evaluator")
+alias("agentgym eval travelplanner", "--queries", "--tasks")
+alias("agentgym eval travelplanner", "--foreign-queries", "--foreign-tasks")
 
 eval_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
                        help="Score submissions with an env's official evaluator.")
@@ -30,13 +32,14 @@ eval_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
 
 @eval_app.command("travelplanner")
 def travelplanner(
-    submission: Path = typer.Option(..., "--submission", "-s", help="Plans, one JSON line per query "
-                                    '({"idx", "query", "plan"}), in query order.'),
-    queries: str = typer.Option(None, "--queries", "-q", help="Query file in the HF field format "
-                                "(.jsonl/.json/.csv/.parquet) or a split name of the world "
-                                f"({', '.join(SPLITS)}). Default: the queries embedded in the submission lines."),
+    submission: Path = typer.Option(..., "--submission", "-s", help="Plans, one JSON line per task "
+                                    '({"idx", "query", "plan"}), in task order.'),
+    tasks: str = typer.Option(None, "--tasks", "-t", help="Task file in the HF field format "
+                              "(.jsonl/.json/.csv/.parquet) or a split name of the world "
+                              f"({', '.join(SPLITS)}). Default: the tasks embedded in the submission lines."),
+    queries: str = typer.Option(None, "--queries", "-q", hidden=True, help="Deprecated name of --tasks."),
     database: Path = typer.Option(None, "--database", "-d", "--world", "-w", help="World folder holding database/ "
-                                  "(default: found next to the query or submission file, else "
+                                  "(default: found next to the task or submission file, else "
                                   "$AGENTGYM_TRAVELPLANNER_DB, else the embedded synthetic world; --world is an "
                                   "alias)."),
     evaluator: str = typer.Option(None, "--evaluator", "-e", show_default=False,
@@ -44,20 +47,25 @@ def travelplanner(
     evaluation: str = typer.Option(None, "--evaluation", hidden=True, help="Deprecated name of --evaluator."),
     mode: str = typer.Option(None, "--mode", "-m", hidden=True, help="Deprecated name of --evaluator."),
     output: Path = typer.Option(None, "--output", "-o", help="Write the metrics and every plan's verdicts as JSON."),
-    foreign_queries: bool = typer.Option(False, "--foreign-queries", help="Score queries whose cities the world "
-                                         "does not have (they fail), instead of stopping."),
+    foreign_tasks: bool = typer.Option(False, "--foreign-tasks", help="Score tasks whose cities the world "
+                                       "does not have (they fail), instead of stopping."),
+    foreign_queries: bool = typer.Option(False, "--foreign-queries", hidden=True,
+                                         help="Deprecated name of --foreign-tasks."),
 ) -> None:
     """Score a TravelPlanner submission: the six official metrics, by level and trip length."""
     if mode is not None:
         evaluator = deprecated_flag("--mode", "--evaluator", mode, evaluator, "official")
     evaluator = deprecated_flag("--evaluation", "--evaluator", evaluation, evaluator, "official")
+    tasks = deprecated_flag("--queries", "--tasks", queries, tasks, None)
+    if foreign_queries:  # a switch: print the note, then turn the new switch on
+        deprecated_flag("--foreign-queries", "--foreign-tasks", "on", None, "on")
+        foreign_tasks = True
     if evaluator not in EVALUATORS:
         raise typer.BadParameter(f"{evaluator!r} is not an evaluator; use one of {', '.join(EVALUATORS)}",
                                  param_hint="--evaluator")
     console = plain_console()
     try:
-        result = run(submission, queries=queries, database=database, evaluator=evaluator,
-                     foreign_queries=foreign_queries)
+        result = run(submission, tasks=tasks, database=database, evaluator=evaluator, foreign_tasks=foreign_tasks)
     except AgentGymError as exc:
         console.print(labeled("error", "red", str(exc)))
         raise typer.Exit(1) from None

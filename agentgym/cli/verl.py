@@ -11,12 +11,14 @@ from typing import Any
 
 import typer
 
-from agentgym.cli._options import parse_env_kwargs
+from agentgym._deprecated import alias
+from agentgym.cli._options import deprecated_flag, parse_env_kwargs
 from agentgym.errors import AgentGymError, DependencyNotInstalled
 
 __all__ = ["verl_app", "train", "TRAIN_CONTEXT"]
 
 verl_app = typer.Typer(no_args_is_help=True, help="verl 0.9 integration: training data and recipes.")
+alias("agentgym verl prepare", "--queries", "--tasks")
 TRAIN_CONTEXT = {"allow_extra_args": True, "ignore_unknown_options": True}
 """``agentgym train`` passes every argument it does not know to Hydra as an override."""
 
@@ -26,7 +28,8 @@ def prepare(
     env_id: str = typer.Argument(..., help="TravelPlanner-v0, SearchQA-v0 or SearchQA-LongForm-v0."),
     out: Path = typer.Option(..., "--out", "-o", help="Parquet file to write (data.train_files / val_files)."),
     split: str = typer.Option(None, "--split", help="A split of the env's data, e.g. train or validation."),
-    queries: str = typer.Option(None, "--queries", help="A query/question file instead of a split."),
+    tasks: str = typer.Option(None, "--tasks", help="A task file instead of a split."),
+    queries: str = typer.Option(None, "--queries", hidden=True, help="Deprecated name of --tasks."),
     env_kwarg: list[str] = typer.Option(None, "--env-kwarg", "-k", help="Env constructor kwarg KEY=VALUE (VALUE "
                                         "read as JSON when it parses), e.g. -k action_format=json. Repeatable."),
     reward: str = typer.Option(None, "--reward", help="Reward preset or spec (JSON/YAML text or file) for the rows."),
@@ -35,14 +38,15 @@ def prepare(
     system_prompt: str = typer.Option(None, "--system-prompt", help="A system message put before each task."),
     data_source: str = typer.Option(None, "--data-source", help="Search QA: the dataset name for every row "
                                     "(nq, hotpotqa... for Search-R1's trainer; searchR1_nq... for verl's), over the "
-                                    "question file's own data_source field. Without it, rows lacking one take the "
+                                    "task file's own data_source field. Without it, rows lacking one take the "
                                     "dataset the file name names, and a file naming none is refused."),
 ) -> None:
     """Write verl rows (prompt, data_source, reward_model, extra_info, agent_name) for an env's tasks."""
     from agentgym.integrations.verl.prepare import prepare_rows, write_parquet
 
+    tasks = deprecated_flag("--queries", "--tasks", queries, tasks, None)
     try:
-        rows = prepare_rows(env_id, split=split, queries=queries, env_kwargs=parse_env_kwargs(env_kwarg or []),
+        rows = prepare_rows(env_id, split=split, tasks=tasks, env_kwargs=parse_env_kwargs(env_kwarg or []),
                             reward=_spec(reward), limit=limit, start=start, system_prompt=system_prompt,
                             data_source=data_source)
         path = write_parquet(rows, out)

@@ -37,7 +37,7 @@ def tp_rows():
 @pytest.fixture(scope="module")
 def plans(tp_rows):
     env = gymnasium.make("TravelPlanner-v0", tasks="train")
-    return [gold_plan_actions(env.unwrapped.tasks[r["extra_info"]["query_index"]]) for r in tp_rows]
+    return [gold_plan_actions(env.unwrapped.tasks[r["extra_info"]["task_index"]]) for r in tp_rows]
 
 
 def scripted(plans_by_turn):

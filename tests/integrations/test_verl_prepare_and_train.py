@@ -7,9 +7,10 @@ import json
 import pytest
 from typer.testing import CliRunner
 
+from agentgym._deprecated import AgentGymDeprecationWarning
 from agentgym.cli import app
 from agentgym.errors import ConfigError
-from agentgym.integrations.verl.prepare import prepare_rows, read_parquet
+from agentgym.integrations.verl.prepare import TASK_KWARG, prepare_rows, read_parquet, write_parquet
 from agentgym.integrations.verl.config import AgentGymConfig, EnvTask
 from agentgym.integrations.verl.train import compose_recipe
 
@@ -34,7 +35,8 @@ def test_travelplanner_rows_have_verl_columns(tmp_path):
     assert "<tool_call>" in row["prompt"][1]["content"]  # json action format: the tool schemas are shown
     assert row["reward_model"] == {"style": "env", "ground_truth": row["extra_info"]["task_id"]}
     info = row["extra_info"]
-    assert info["index"] == info["query_index"] == 1 and info["env_id"] == "TravelPlanner-v0"
+    assert info["index"] == info["task_index"] == 1 and info["env_id"] == "TravelPlanner-v0"
+    assert "query_index" not in info
     assert json.loads(info["env_kwargs"]) == {"action_format": "json", "tasks": "validation"}
     assert json.loads(info["reward"]) == "planner_r1/dense"
     task = EnvTask.from_extra_info(info)
@@ -49,40 +51,100 @@ def test_searchqa_rows_carry_the_gold_answers(tmp_path):
     assert json.loads(rows[0]["extra_info"]["reward"]) is None
 
 
-def test_query_files_become_absolute_paths(tmp_path, monkeypatch):
+def test_task_files_become_absolute_paths(tmp_path, monkeypatch):
     import gymnasium
 
     import agentgym  # noqa: F401
 
     env = gymnasium.make("TravelPlanner-v0", tasks="train")
-    queries = tmp_path / "q.jsonl"
-    queries.write_text("\n".join(json.dumps(q.to_row()) for q in env.unwrapped.tasks[:2]) + "\n")
+    tasks = tmp_path / "q.jsonl"
+    tasks.write_text("\n".join(json.dumps(t.to_row()) for t in env.unwrapped.tasks[:2]) + "\n")
     monkeypatch.chdir(tmp_path)
-    rows = prepare_rows("TravelPlanner-v0", queries="q.jsonl")
-    assert len(rows) == 2 and json.loads(rows[0]["extra_info"]["env_kwargs"])["tasks"] == str(queries)
+    rows = prepare_rows("TravelPlanner-v0", tasks="q.jsonl")
+    assert len(rows) == 2 and json.loads(rows[0]["extra_info"]["env_kwargs"])["tasks"] == str(tasks)
 
 
 def test_bad_inputs_name_the_field(tmp_path):
     with pytest.raises(ConfigError, match="env_id"):
         prepare_rows("CartPole-v1")
     with pytest.raises(ConfigError, match="split"):
-        prepare_rows("TravelPlanner-v0", split="train", queries="x.jsonl")
+        prepare_rows("TravelPlanner-v0", split="train", tasks="x.jsonl")
     result = runner.invoke(app, ["verl", "prepare", "TravelPlanner-v0", "--out", str(tmp_path / "x.parquet"),
                                  "--env-kwarg", "oops"])
     assert result.exit_code != 0
 
 
 def test_run_settings_override_rows():
-    info = {"env_id": "TravelPlanner-v0", "env_kwargs": '{"queries": "train", "max_turns": 5}',
-            "query_index": 2, "reward": "null"}
+    info = {"env_id": "TravelPlanner-v0", "env_kwargs": '{"tasks": "train", "max_turns": 5}',
+            "task_index": 2, "reward": "null"}
     settings = AgentGymConfig(reward="planner_r1/sparse", env_kwargs={"action_format": "json"}, max_turns=12)
     task = EnvTask.from_extra_info(info, settings)
-    assert task.env_kwargs == {"queries": "train", "max_turns": 12, "action_format": "json"}
+    assert task.env_kwargs == {"tasks": "train", "max_turns": 12, "action_format": "json"}
     assert task.reward == "planner_r1/sparse"
     with pytest.raises(ValueError):
         AgentGymConfig.model_validate({"observation_rol": "user"})
-    with pytest.raises(ConfigError, match="query_index"):
-        EnvTask.from_extra_info({**info, "query_index": "2"})
+    with pytest.raises(ConfigError, match="task_index"):
+        EnvTask.from_extra_info({**info, "task_index": "2"})
+
+
+# -- retired spellings (0.1): each still works and warns -----------------------------------------
+def _rows_file(tmp_path):
+    import gymnasium
+
+    import agentgym  # noqa: F401
+
+    env = gymnasium.make("TravelPlanner-v0", tasks="train")
+    path = tmp_path / "q.jsonl"
+    path.write_text("\n".join(json.dumps(t.to_row()) for t in env.unwrapped.tasks[:2]) + "\n")
+    return path
+
+
+def test_rows_written_by_0_1_with_query_index_still_play_their_task(tmp_path):
+    new = prepare_rows("TravelPlanner-v0", split="train", limit=3)
+    old = [{**r, "extra_info": {("query_index" if k == "task_index" else k): v for k, v in r["extra_info"].items()}}
+           for r in new[1:]]
+    # One parquet file of 0.1 and 0.2 rows: each row's missing key reads back as None.
+    rows = read_parquet(write_parquet([new[0], *old], tmp_path / "mixed.parquet"))
+    assert rows[0]["extra_info"]["query_index"] is None and rows[1]["extra_info"]["task_index"] is None
+    assert EnvTask.from_extra_info(rows[0]["extra_info"]).reset_options == {"task_index": 0}  # no warning
+    for i in (1, 2):
+        with pytest.warns(AgentGymDeprecationWarning, match="'query_index' is deprecated, use 'task_index'"):
+            assert EnvTask.from_extra_info(rows[i]["extra_info"]).reset_options == {"task_index": i}
+    with pytest.raises(ConfigError, match=r"only one of 'query_index' \(deprecated\) and 'task_index'"):
+        EnvTask.from_extra_info({**new[0]["extra_info"], "query_index": 1})
+
+
+def test_prepare_rows_queries_kwarg_works_and_warns(tmp_path):
+    path = _rows_file(tmp_path)
+    with pytest.warns(AgentGymDeprecationWarning, match=r"prepare_rows\(\) kwarg 'queries'"):
+        old = prepare_rows("TravelPlanner-v0", queries=path)
+    assert old == prepare_rows("TravelPlanner-v0", tasks=path) and len(old) == 2
+    with pytest.raises(ConfigError, match="only one of 'queries'"):
+        prepare_rows("TravelPlanner-v0", queries=path, tasks=path)
+
+
+def test_query_kwarg_is_the_old_name_of_task_kwarg():
+    from agentgym.integrations.verl import prepare as module
+
+    with pytest.warns(AgentGymDeprecationWarning, match="prepare.QUERY_KWARG"):
+        assert module.QUERY_KWARG is TASK_KWARG
+    assert "TASK_KWARG" in module.__all__ and "QUERY_KWARG" not in module.__all__
+
+
+def test_prepare_queries_flag_works_and_says_it_is_deprecated(tmp_path):
+    path = _rows_file(tmp_path)
+    new = runner.invoke(app, ["verl", "prepare", "TravelPlanner-v0", "--tasks", str(path), "--out",
+                              str(tmp_path / "new.parquet")])
+    old = runner.invoke(app, ["verl", "prepare", "TravelPlanner-v0", "--queries", str(path), "--out",
+                              str(tmp_path / "old.parquet")])
+    assert new.exit_code == old.exit_code == 0, new.output + old.output
+    assert "deprecated" not in new.stderr and "--queries is now --tasks" in " ".join(old.stderr.split())
+    assert read_parquet(tmp_path / "old.parquet") == read_parquet(tmp_path / "new.parquet")
+    both = runner.invoke(app, ["verl", "prepare", "TravelPlanner-v0", "--queries", str(path), "--tasks", "train",
+                               "--out", str(tmp_path / "x.parquet")])
+    assert both.exit_code == 2 and "give only one" in both.output
+    shown = runner.invoke(app, ["verl", "prepare", "--help"]).output
+    assert "--tasks" in shown and "--queries" not in shown
 
 
 def test_recipes_are_listed_and_printed():

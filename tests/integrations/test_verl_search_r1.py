@@ -93,7 +93,7 @@ def _rows(tmp_path):
                         '"golden_answers": ["Genentech"]}\n')
     corpus = tmp_path / "corpus.jsonl"
     corpus.write_text("".join(__import__("json").dumps(c) + "\n" for c in CORPUS))
-    return prepare_rows("SearchQA-v0", queries=question, env_kwargs={
+    return prepare_rows("SearchQA-v0", tasks=question, env_kwargs={
         "action_format": "search-r1", "corpus": str(corpus), "cache_dir": str(tmp_path / "cache")})
 
 

@@ -246,11 +246,11 @@ def test_prepared_rows_carry_the_dataset_and_search_r1s_ground_truth(tmp_path):
     from agentgym.integrations.verl.prepare import prepare_rows
 
     kwargs = {"corpus": str(tmp_path / "c.jsonl"), "action_format": "search-r1", "cache_dir": str(tmp_path / "cache")}
-    rows = prepare_rows("SearchQA-v0", queries=_question_file(tmp_path), env_kwargs=kwargs)
+    rows = prepare_rows("SearchQA-v0", tasks=_question_file(tmp_path), env_kwargs=kwargs)
     assert [r["data_source"] for r in rows] == ["nq", "hotpotqa"]
     assert rows[0]["reward_model"] == {"style": "rule", "ground_truth": {"target": ["Robert Swanson"]}}
     assert rows[1]["prompt"][-1]["content"] == PROMPT.format(q="Which company bought Genentech?")
-    forced = prepare_rows("SearchQA-v0", queries=_question_file(tmp_path), env_kwargs=kwargs, data_source="popqa")
+    forced = prepare_rows("SearchQA-v0", tasks=_question_file(tmp_path), env_kwargs=kwargs, data_source="popqa")
     assert {r["data_source"] for r in forced} == {"popqa"}
 
 

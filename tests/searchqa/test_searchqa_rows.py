@@ -52,7 +52,7 @@ def test_a_search_r1_row_plays_its_own_question_and_id(tmp_path):
 def test_exported_rows_have_search_r1s_layout_and_play_back_the_same(tmp_path, capsys):
     path = _files(tmp_path, "hotpotqa_dev500.questions.jsonl", [
         {"id": "hp-1", "question": "Which company bought Genentech", "golden_answers": ["Roche"]}])
-    (row,) = prepare_rows("SearchQA-v0", queries=path, env_kwargs=_kwargs(tmp_path))
+    (row,) = prepare_rows("SearchQA-v0", tasks=path, env_kwargs=_kwargs(tmp_path))
     assert "data_source 'hotpotqa' taken from the file name" in capsys.readouterr().err
     assert row["data_source"] == "hotpotqa" and row["ability"] == "fact-reasoning"
     assert row["extra_info"]["split"] == "dev" and row["extra_info"]["index"] == 0
@@ -70,8 +70,8 @@ def test_exported_rows_have_search_r1s_layout_and_play_back_the_same(tmp_path, c
 def test_a_question_file_naming_no_dataset_is_refused(tmp_path):
     path = _files(tmp_path, "train.jsonl", [{"question": "q", "golden_answers": ["a"]}])
     with pytest.raises(ConfigError, match="data_source"):
-        prepare_rows("SearchQA-v0", queries=path, env_kwargs=_kwargs(tmp_path))
-    rows = prepare_rows("SearchQA-v0", queries=path, env_kwargs=_kwargs(tmp_path), data_source="searchR1_nq")
+        prepare_rows("SearchQA-v0", tasks=path, env_kwargs=_kwargs(tmp_path))
+    rows = prepare_rows("SearchQA-v0", tasks=path, env_kwargs=_kwargs(tmp_path), data_source="searchR1_nq")
     assert rows[0]["data_source"] == "searchR1_nq" and rows[0]["extra_info"]["split"] == "train"
 
 
@@ -79,7 +79,7 @@ def test_exported_rows_are_scored_by_verls_dispatcher(tmp_path):
     verl_scores = pytest.importorskip("verl.utils.reward_score")
     path = _files(tmp_path, "nq_test.jsonl", [{"question": "Which company bought Genentech",
                                                 "golden_answers": ["Roche"]}])
-    (row,) = prepare_rows("SearchQA-v0", queries=path, env_kwargs=_kwargs(tmp_path), data_source="searchR1_nq")
+    (row,) = prepare_rows("SearchQA-v0", tasks=path, env_kwargs=_kwargs(tmp_path), data_source="searchR1_nq")
     solution = row["prompt"][0]["content"] + "<answer> Roche </answer>"
     truth = row["reward_model"]["ground_truth"]
     assert verl_scores.default_compute_score(row["data_source"], solution, truth) == 1.0
@@ -94,5 +94,5 @@ def test_a_blank_gold_plays_as_search_r1_scores_it(tmp_path):
     env, *_ = _play(row, tmp_path)
     assert env.step("<answer>.</answer>")[1] == 1.0
     path = _files(tmp_path, "nq_train.jsonl", [{"question": "What is it", "golden_answers": [""]}])
-    (exported,) = prepare_rows("SearchQA-v0", queries=path, env_kwargs=_kwargs(tmp_path))
+    (exported,) = prepare_rows("SearchQA-v0", tasks=path, env_kwargs=_kwargs(tmp_path))
     assert exported["reward_model"]["ground_truth"]["target"] == [""]

@@ -46,7 +46,7 @@ def test_train_gold_metrics(real_world, train_queries):
     }
     assert (m.commonsense_denominator, m.hard_denominator) == (360, 105)
     assert set(m.by_level) == {"easy", "medium", "hard"} and set(m.by_days) == {3, 5, 7}
-    assert all(s.n_queries == 15 for s in [*m.by_level.values(), *m.by_days.values()])
+    assert all(s.n_tasks == 15 for s in [*m.by_level.values(), *m.by_days.values()])
 
 
 def test_official_denominators_come_from_the_queries(train_queries, validation_queries):
@@ -76,7 +76,7 @@ def test_validation_sample_metrics(real_world, validation_queries, validation_sa
     counts = (m.delivered, m.commonsense_passed, m.commonsense_macro_count, m.hard_passed,
               m.hard_macro_count, m.final_pass_count)
     assert counts == EXPECTED_VALIDATION[evaluation]
-    assert (m.n_queries, m.commonsense_denominator, m.hard_denominator) == (180, 1440, 420)
+    assert (m.n_tasks, m.commonsense_denominator, m.hard_denominator) == (180, 1440, 420)
     assert math.isclose(m.delivery_rate, counts[0] / 180)
     assert math.isclose(m.commonsense_micro, counts[1] / 1440)
     assert math.isclose(m.hard_micro, counts[3] / 420)

@@ -51,13 +51,13 @@ def test_aggregate_counts_like_upstream():
         _report(delivered=False),
     ]
     m = aggregate(reports, queries)
-    assert (m.n_queries, m.delivered, m.commonsense_denominator, m.hard_denominator) == (4, 3, 32, 5)
+    assert (m.n_tasks, m.delivered, m.commonsense_denominator, m.hard_denominator) == (4, 3, 32, 5)
     assert m.commonsense_passed == 8 + 7 + 7 and m.commonsense_micro == 22 / 32
     assert m.hard_passed == 1 and m.hard_micro == 1 / 5
     assert (m.commonsense_macro_count, m.hard_macro_count, m.final_pass_count) == (1, 1, 1)
     assert m.official()["Final Pass Rate"] == 0.25 and m.delivery_rate == 0.75
     assert list(m.by_level) == ["easy", "medium", "hard"] and list(m.by_days) == [3, 5, 7]
-    assert m.by_level["easy"].n_queries == 2 and m.by_level["easy"].final_pass_rate == 0.5
+    assert m.by_level["easy"].n_tasks == 2 and m.by_level["easy"].final_pass_rate == 0.5
     assert m.by_level["medium"].hard_denominator == 2 and m.by_days[7].delivery_rate == 0.0
     with pytest.raises(ConfigError):
         aggregate(reports[:3], queries)

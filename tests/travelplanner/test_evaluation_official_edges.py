@@ -100,11 +100,11 @@ def test_the_cli_in_official_mode_counts_strings_as_not_delivered(gold, tmp_path
     sub.write_text("\n".join(json.dumps(r) for r in rows))
     queries = tmp_path / "queries.jsonl"
     queries.write_text("\n".join(json.dumps({**r, "query": q.to_row()}) for r in rows))
-    out = run(sub, queries=str(queries), database=world.root, evaluator="official")
+    out = run(sub, tasks=str(queries), database=world.root, evaluator="official")
     delivered = [r.delivered for r in out["reports"]]
     assert delivered == [True, False]
     assert out["reports"][1].error.startswith(ERROR_PREFIX)
-    strict = run(sub, queries=str(queries), database=world.root, evaluator="strict")
+    strict = run(sub, tasks=str(queries), database=world.root, evaluator="strict")
     assert [r.delivered for r in strict["reports"]] == [True, True]
 
 

@@ -166,7 +166,7 @@ def test_cli_on_every_plan_set(real_travelplanner, tmp_path, evaluation):
 
 def test_cli_validation_sample_with_query_file(real_travelplanner, tmp_path):
     out = tmp_path / "report.json"
-    text = _cli("--queries", real_travelplanner / "queries" / "validation.jsonl",
+    text = _cli("--tasks", real_travelplanner / "queries" / "validation.jsonl",
                 "--submission", real_travelplanner / "postprocess" / "example_evaluation.jsonl", "--output", out)
     assert "825/1440" in text and "23/420" in text
     data = json.loads(out.read_text())
@@ -185,7 +185,7 @@ def test_cli_matches_plans_by_line_order_not_idx(real_travelplanner, tmp_path):
     sub = tmp_path / "sub.jsonl"
     sub.write_text("\n".join(lines) + "\n")
     out = tmp_path / "r.json"
-    text = _cli("--queries", "train", "--database", real_travelplanner, "--submission", sub, "--output", out)
+    text = _cli("--tasks", "train", "--database", real_travelplanner, "--submission", sub, "--output", out)
     assert "warning" in text
     plans = json.loads(out.read_text())["plans"]
     assert [p["final_pass"] for p in plans[:4]] == [True, True, True, False]

@@ -27,7 +27,7 @@ runner = CliRunner()
 
 @pytest.fixture(scope="module")
 def submission(tiny_world, tmp_path_factory):
-    """Three gold plans of the tiny world, each line carrying its query (no --queries needed)."""
+    """Three gold plans of the tiny world, each line carrying its task (no --tasks needed)."""
     world, queries = tiny_world
     path = tmp_path_factory.mktemp("vocab") / "plans.jsonl"
     path.write_text("".join(json.dumps({"query": q.to_row(), "plan": list(q.annotated_plan)}) + "\n"
@@ -52,7 +52,7 @@ def test_eval_evaluation_and_mode_are_deprecated_aliases_of_evaluator(submission
     data = json.loads((tmp_path / "new.json").read_text())
     assert data["evaluator"] == evaluator and "mode" not in data and "evaluation" not in data
     assert (tmp_path / "old.json").read_text() == (tmp_path / "new.json").read_text()
-    assert f"TravelPlanner ({evaluator} evaluator, 3 queries)" in new.stdout
+    assert f"TravelPlanner ({evaluator} evaluator, 3 tasks)" in new.stdout
 
 
 def test_eval_defaults_to_official_and_refuses_two_different_choices(submission, tmp_path):
@@ -76,7 +76,7 @@ def test_solve_must_pass_keeps_mode_as_a_deprecated_alias(tiny_world, tmp_path):
     outputs = []
     for flags in (["--must-pass", "strict"], ["--mode", "strict"], ["-m", "strict"]):
         out = tmp_path / f"sub{len(outputs)}.jsonl"
-        result = runner.invoke(app, ["travelplanner", "solve", "-q", str(rows), "-d", str(world.root), "-o", str(out),
+        result = runner.invoke(app, ["travelplanner", "solve", "-t", str(rows), "-d", str(world.root), "-o", str(out),
                                      *flags])
         assert result.exit_code == 0, result.output
         assert ("deprecated: --mode is now --must-pass" in " ".join(result.stderr.split())) == (flags[0] != "--must-pass")

@@ -106,7 +106,7 @@ def _assert_rows(rows, recorded) -> None:
 
 def test_reference_information_of_train_queries_is_reproduced(real_travelplanner, real_world):
     from agentgym.envs.travelplanner.tasks import load_tasks
-    from agentgym.envs.travelplanner.reference import reference_information
+    from agentgym.envs.travelplanner.reference_information import reference_information
 
     tools = tools_for(real_world)
     for q in load_tasks("train", world_root=real_travelplanner):

@@ -138,9 +138,9 @@ class SearchQAEnv(TextEnv):
       default of the long form, which Search-R1 does not score).
     * ``reward``: a reward preset name or spec (None: the ``metric`` is the reward).
     * ``top_k`` (3), ``max_searches`` (4), ``max_turns`` (10; 4 with ``search-r1``, whose meaning differs:
-      see Action formats), ``passage_chars`` (1000, per passage
-      text), ``max_query_chars`` (1000; not with ``search-r1``), ``max_action_chars`` (1,000,000; none with
-      ``search-r1`` unless given).
+      see Action formats), ``passage_chars`` (1000, per passage text), ``max_query_chars`` (1000, per
+      search string; not with ``search-r1``), ``max_action_chars`` (1,000,000; none with ``search-r1``
+      unless given).
     * ``synthetic_size`` (``small``, ``default``, ``large`` or an int of passages) and
       ``synthetic_seed`` (0): the embedded world. ``index_dir``, ``cache_dir``: where the BM25
       index and the generated world are kept (the index defaults to the cache, never the data

@@ -19,7 +19,7 @@ from agentgym.envs.travelplanner._prompts import first_observation
 from agentgym.envs.travelplanner.evaluation import EVALUATORS, evaluate
 from agentgym.envs.travelplanner.plan import ParsedPlan, parse_plan
 from agentgym.envs.travelplanner.tasks import TravelTask, load_tasks, tasks_from_environment
-from agentgym.envs.travelplanner.reference import reference_information
+from agentgym.envs.travelplanner.reference_information import reference_information
 from agentgym.envs.travelplanner.tools import Notebook, search_tools
 from agentgym.envs.travelplanner.world import World
 from agentgym.errors import ConfigError, DataError

@@ -2,8 +2,10 @@
 
 A row's ``extra_info`` names the episode::
 
-    {"index": 3, "env_id": "TravelPlanner-v0", "env_kwargs": "{\\"queries\\": \\"validation\\"}",
-     "query_index": 3, "seed": null, "reward": "\\"planner_r1/dense\\""}
+    {"index": 3, "env_id": "TravelPlanner-v0", "env_kwargs": "{\\"tasks\\": \\"validation\\"}",
+     "task_index": 3, "seed": null, "reward": "\\"planner_r1/dense\\""}
+
+Rows written by agentgym 0.1 say ``query_index``; it is still read, with a warning.
 
 ``env_kwargs`` and ``reward`` are JSON text so that rows of different shapes share one parquet
 schema; dicts are accepted too. The config section (all optional) overrides rows for a whole run::
@@ -23,12 +25,15 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agentgym._deprecated import RenamedKeys
 from agentgym._toolbox import plain, require_int
 from agentgym.errors import ConfigError
 from agentgym.integrations.verl._section import read_section, select
 from agentgym.registration import ENV_IDS
 
 __all__ = ["AgentGymConfig", "EnvTask", "decode_json_field"]
+
+_ROW_KEYS = RenamedKeys("verl row extra_info", {"query_index": "task_index"})
 
 
 class AgentGymConfig(BaseModel):
@@ -103,7 +108,8 @@ class EnvTask:
     @classmethod
     def from_extra_info(cls, extra_info: Mapping[str, Any] | None, config: AgentGymConfig | None = None) -> EnvTask:
         """Read a row's ``extra_info``, with the run's ``agentgym`` config applied on top."""
-        info = dict(extra_info or {})
+        # None is a missing key: parquet files of 0.1 and 0.2 rows read together pad each other's keys with None.
+        info = _ROW_KEYS.apply({k: v for k, v in dict(extra_info or {}).items() if v is not None})
         config = config or AgentGymConfig()
         env_id = info.get("env_id")
         if config.remote_url is None:  # a server checks its own ids
@@ -114,8 +120,8 @@ class EnvTask:
             kwargs["max_turns"] = config.max_turns
         reward = config.reward if config.reward is not None else decode_json_field(info.get("reward"))
         options = _mapping("extra_info.reset_options", decode_json_field(info.get("reset_options")))
-        if info.get("query_index") is not None:
-            options["task_index"] = _int("extra_info.query_index", info["query_index"])
+        if info.get("task_index") is not None:
+            options["task_index"] = _int("extra_info.task_index", info["task_index"])
         seed = info.get("seed")
         return cls(env_id, kwargs, options, None if seed is None else _int("extra_info.seed", seed), reward or None,
                    config.remote_url, config.remote_token)

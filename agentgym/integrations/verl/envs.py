@@ -3,7 +3,7 @@
 Rows prepared by Search-R1 itself (``data_source``, ``prompt``, ``reward_model.ground_truth.target``,
 ``extra_info = {split, index}``, no ``env_id``) are accepted as they are: ``row_extra_info`` maps
 them onto ``SearchQA-v0`` with ``action_format="search-r1"`` (``SEARCH_R1_ROW_DEFAULTS``), the row's
-question, id, prompt and gold answers played through the reset option ``query``. The corpus or retriever
+question, id, prompt and gold answers played through the reset option ``task``. The corpus or retriever
 comes from the run's ``agentgym.env_kwargs``, as for agentgym's own rows.
 
 verl makes one agent-loop object per trajectory, but building an env can be costly (the
@@ -124,7 +124,7 @@ def row_extra_info(row: Mapping[str, Any]) -> dict[str, Any]:
     return {**info, "env_id": SEARCH_R1_ROW_DEFAULTS["env_id"],
             "env_kwargs": json.dumps({**SEARCH_R1_ROW_DEFAULTS["env_kwargs"],
                                       **(_decoded(info.get("env_kwargs")) or {})}),
-            "reset_options": json.dumps(options), "query_index": None}
+            "reset_options": json.dumps(options), "task_index": None}
 
 
 def _messages(value: Any) -> list[dict[str, Any]]:

@@ -247,7 +247,7 @@ def _corpus(rows: list[dict[str, Any]]) -> list[str]:
     texts = [m["content"] for row in rows for m in row["prompt"]]
     try:
         for row in rows:
-            env.reset(options={"task_index": row["extra_info"]["query_index"]})
+            env.reset(options={"task_index": row["extra_info"]["task_index"]})
             question = row["extra_info"]["question"]
             texts += [env.step(f"<search> {question} </search>")[0], f"<search> {question} </search>",
                       f"<answer> {row['reward_model']['ground_truth']['target'][0]} </answer>"]

@@ -1,26 +1,26 @@
-"""verl training rows for agentgym envs: one row per task of a split or query file.
+"""verl training rows for agentgym envs: one row per task of a split or task file.
 
 Each row has the columns verl's ``RLHFDataset`` reads::
 
     prompt          [{"role": "user", "content": <the env's first observation>}] (+ a system prompt)
     data_source     verl groups validation metrics by it, and its reward dispatcher picks the scorer by it.
-                    Search QA: ``data_source=`` (``--data-source``), else the question's own field, else
-                    the dataset named in the question file's name (``hotpotqa_dev.jsonl``: ``hotpotqa``,
-                    with a note on stderr); a question file naming none is refused. The names Search-R1's
+                    Search QA: ``data_source=`` (``--data-source``), else the task's own field, else
+                    the dataset named in the task file's name (``hotpotqa_dev.jsonl``: ``hotpotqa``,
+                    with a note on stderr); a task file naming none is refused. The names Search-R1's
                     trainer scores (``nq``, ``hotpotqa``...) and verl's (``searchR1_nq``...) both work.
                     The embedded world and TravelPlanner: the env id (the agent loop scores them itself)
-    reward_model    {"style": "env", "ground_truth": <query id>} (TravelPlanner), or Search-R1's
+    reward_model    {"style": "env", "ground_truth": <task id>} (TravelPlanner), or Search-R1's
                     {"style": "rule", "ground_truth": {"target": [gold answers]}} (search QA), which
                     Search-R1's and verl's ``qa_em`` read as they are
     extra_info      Search-R1's {"split", "index"} (split: ``train``/``dev``/``test`` when the file name
-                    says so), then {"env_id", "env_kwargs" (JSON), "query_index", "reward" (JSON),
+                    says so), then {"env_id", "env_kwargs" (JSON), "task_index", "reward" (JSON),
                     "task_id"} (+ "question" for search QA)
     agent_name      "agentgym"
     ability         "fact-reasoning" for search QA (Search-R1's), else "agentgym"
     id, question, golden_answers   search QA: the question row's own fields, as Search-R1's rows keep them
 
 The agent loop rebuilds the env from ``extra_info`` on the Ray workers, so paths in
-``env_kwargs`` (query files, databases, corpora) are made absolute and must exist there too.
+``env_kwargs`` (task files, databases, corpora) are made absolute and must exist there too.
 """
 
 from __future__ import annotations
@@ -33,46 +33,48 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from agentgym._deprecated import module_aliases, renamed_kwargs
 from agentgym.registration import ENV_IDS
 from agentgym.errors import ConfigError, DependencyNotInstalled
 
-__all__ = ["QUERY_KWARG", "prepare_rows", "write_parquet", "read_parquet"]
+__all__ = ["TASK_KWARG", "prepare_rows", "write_parquet", "read_parquet"]
 
 SEARCH_R1_DATA_SOURCES = ("nq", "triviaqa", "popqa", "hotpotqa", "2wikimultihopqa", "musique", "bamboogle")
 """The datasets Search-R1's trainer scores with ``qa_em``; verl's dispatcher knows them as ``searchR1_<name>``."""
 _SPLITS = {"train": "train", "dev": "dev", "val": "dev", "validation": "dev", "test": "test"}
 
-QUERY_KWARG = {"TravelPlanner-v0": "tasks", "SearchQA-v0": "tasks", "SearchQA-LongForm-v0": "tasks"}
+TASK_KWARG = {"TravelPlanner-v0": "tasks", "SearchQA-v0": "tasks", "SearchQA-LongForm-v0": "tasks"}
 """The env kwarg that takes a split name or a task file, per env."""
 
 
-def prepare_rows(env_id: str, *, split: str | None = None, queries: str | os.PathLike[str] | None = None,
+@renamed_kwargs({"queries": "tasks"})
+def prepare_rows(env_id: str, *, split: str | None = None, tasks: str | os.PathLike[str] | None = None,
                  env_kwargs: Mapping[str, Any] | None = None, reward: Any = None, limit: int | None = None,
                  start: int = 0, system_prompt: str | None = None, agent_name: str = "agentgym",
                  data_source: str | None = None) -> list[dict[str, Any]]:
-    """One verl row per task (``start`` .. ``start + limit``) of ``split`` or of the ``queries`` file.
+    """One verl row per task (``start`` .. ``start + limit``) of ``split`` or of the ``tasks`` file.
 
-    ``data_source`` names the dataset of rows whose question file does not (a FlashRAG ``nq`` file)."""
-    if env_id not in QUERY_KWARG:
-        raise ConfigError("env_id", env_id, sorted(set(QUERY_KWARG) & set(ENV_IDS)))
-    if split is not None and queries is not None:
-        raise ConfigError("split", split, "either a split or a query file, not both")
+    ``data_source`` names the dataset of rows whose task file does not (a FlashRAG ``nq`` file)."""
+    if env_id not in TASK_KWARG:
+        raise ConfigError("env_id", env_id, sorted(set(TASK_KWARG) & set(ENV_IDS)))
+    if split is not None and tasks is not None:
+        raise ConfigError("split", split, "either a split or a task file, not both")
     kwargs = _absolute_paths(dict(env_kwargs or {}))
-    source = queries if queries is not None else split
+    source = tasks if tasks is not None else split
     if source is not None:
-        kwargs[QUERY_KWARG[env_id]] = _absolute_path(str(source))
+        kwargs[TASK_KWARG[env_id]] = _absolute_path(str(source))
     if reward is not None:
         from agentgym.rewards import build_shaper
 
         build_shaper(reward)  # fail here, not on the cluster
     env = _make(env_id, kwargs)
     try:
-        tasks = _tasks(env)
-        stop = len(tasks) if limit is None else min(len(tasks), start + limit)
-        split_name = split if split is not None else _split_of(Path(str(queries)).name) if queries else None
+        loaded = _tasks(env)
+        stop = len(loaded) if limit is None else min(len(loaded), start + limit)
+        split_name = split if split is not None else _split_of(Path(str(tasks)).name) if tasks else None
         fallback = None
-        if env_id == "SearchQA-v0" and queries is not None and data_source is None:
-            fallback = _source_of_file(tasks[start:stop], queries)
+        if env_id == "SearchQA-v0" and tasks is not None and data_source is None:
+            fallback = _source_of_file(loaded[start:stop], tasks)
         return [_row(env, env_id, i, kwargs, reward, system_prompt, agent_name, data_source or fallback, split_name,
                      override=data_source is not None) for i in range(start, stop)]
     finally:
@@ -102,19 +104,19 @@ def _row(env: Any, env_id: str, index: int, kwargs: dict[str, Any], reward: Any,
     prompt = ([{"role": "system", "content": system_prompt}] if system_prompt else []) + [
         {"role": "user", "content": observation}]
     extra_info = {"index": index, "split": split, "env_id": env_id, "env_kwargs": json.dumps(kwargs, sort_keys=True),
-                  "query_index": index, "reward": json.dumps(reward), "task_id": str(info.get("task_id"))}
-    question = getattr(env.unwrapped, "task", None)
-    if not hasattr(question, "golden_answers"):  # TravelPlanner: no gold plan; the env evaluates against the task
+                  "task_index": index, "reward": json.dumps(reward), "task_id": str(info.get("task_id"))}
+    task = getattr(env.unwrapped, "task", None)
+    if not hasattr(task, "golden_answers"):  # TravelPlanner: no gold plan; the env evaluates against the task
         source, reward_model = env_id, {"style": "env", "ground_truth": str(info.get("task_id"))}
         return {"prompt": prompt, "data_source": source, "reward_model": reward_model, "extra_info": extra_info,
                 "agent_name": agent_name, "ability": "agentgym"}
     # search QA: Search-R1's row layout, so its trainer and qa_em (and verl's) read agentgym rows too
-    source = (data_source if override else question.data_source or data_source) or env_id
-    golds = [str(a) for a in question.golden_answers]
-    extra_info["question"] = question.text
+    source = (data_source if override else task.data_source or data_source) or env_id
+    golds = [str(a) for a in task.golden_answers]
+    extra_info["question"] = task.text
     return {"prompt": prompt, "data_source": source, "ability": "fact-reasoning",
             "reward_model": {"style": "rule", "ground_truth": {"target": golds}}, "extra_info": extra_info,
-            "agent_name": agent_name, "id": question.id, "question": question.text, "golden_answers": golds}
+            "agent_name": agent_name, "id": task.id, "question": task.text, "golden_answers": golds}
 
 
 def _split_of(file_name: str) -> str:
@@ -126,16 +128,16 @@ def _split_of(file_name: str) -> str:
     return stem
 
 
-def _source_of_file(questions: Sequence[Any], path: Any) -> str | None:
-    """None when every question names its dataset; else the one the file name names (with a note), or a
+def _source_of_file(tasks: Sequence[Any], path: Any) -> str | None:
+    """None when every task names its dataset; else the one the file name names (with a note), or a
     ``ConfigError``: a row without a data_source verl's reward dispatcher knows is not exported."""
-    if all(getattr(q, "data_source", None) for q in questions):
+    if all(getattr(t, "data_source", None) for t in tasks):
         return None
     name = Path(str(path)).name
     words = [re.sub(r"\d+$", "", w) for w in re.split(r"[^a-z0-9]+", name.lower())]
     named = list(dict.fromkeys(w for w in words if w in SEARCH_R1_DATA_SOURCES))
     if len(named) != 1:
-        raise ConfigError("data_source", None, "a dataset name for rows whose question file names none (--data-source "
+        raise ConfigError("data_source", None, "a dataset name for rows whose task file names none (--data-source "
                           f"{'/'.join(SEARCH_R1_DATA_SOURCES)}, or verl's searchR1_<name>); the file name {name!r} "
                           + (f"names several: {named}" if named else "names none"))
     found = named[0]
@@ -179,3 +181,6 @@ def _pyarrow() -> tuple[Any, Any]:
     except ImportError as exc:
         raise DependencyNotInstalled("writing verl parquet rows needs pyarrow: pip install 'agentgym[parquet]'") from exc
     return pa, pq
+
+
+__getattr__ = module_aliases(__name__, {"QUERY_KWARG": "TASK_KWARG"})

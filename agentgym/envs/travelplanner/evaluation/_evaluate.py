@@ -280,11 +280,12 @@ def hard_denominator(query: TravelTask) -> int:
 
 # -- metrics --------------------------------------------------------------------------------
 class MetricSet(BaseModel):
-    """The six official metrics over a set of queries, with their counts and denominators."""
+    """The six official metrics over a set of tasks, with their counts and denominators."""
 
     model_config = ConfigDict(frozen=True)
 
-    n_queries: int
+    n_tasks: int = Field(validation_alias=AliasChoices("n_tasks", "n_queries"))
+    """How many tasks (0.1 dumps say ``n_queries``; they still load)."""
     delivery_rate: float
     commonsense_micro: float
     commonsense_macro: float
@@ -304,6 +305,12 @@ class MetricSet(BaseModel):
     def official(self) -> dict[str, float]:
         """The six metrics under the names the official ``eval.py`` prints."""
         return {label: getattr(self, key) for key, label in OFFICIAL_METRIC_NAMES.items()}
+
+    @property
+    def n_queries(self) -> int:
+        """Deprecated: ``n_tasks``."""
+        warn_renamed(f"{type(self).__name__}.n_queries", f"{type(self).__name__}.n_tasks")
+        return self.n_tasks
 
 
 class Metrics(MetricSet):
@@ -364,7 +371,7 @@ def _metric_set(pairs: list[tuple[EvaluationReport, TravelTask]]) -> MetricSet:
     errors = sum(r.delivered and r.error is not None for r, _ in pairs)
     c_den = len(COMMONSENSE) * n
     return MetricSet(
-        n_queries=n, delivery_rate=_ratio(delivered, n),
+        n_tasks=n, delivery_rate=_ratio(delivered, n),
         commonsense_micro=_ratio(c_passed, c_den), commonsense_macro=_ratio(c_macro, n),
         hard_micro=_ratio(h_passed, h_den), hard_macro=_ratio(h_macro, n), final_pass_rate=_ratio(final, n),
         delivered=delivered, commonsense_passed=c_passed, commonsense_denominator=c_den,
@@ -379,4 +386,5 @@ def _ratio(a: int, b: int) -> float:
 
 alias("EvaluationReport attribute", "evaluation", "evaluator")
 alias("Metrics attribute", "evaluation", "evaluator")
+alias("MetricSet attribute", "n_queries", "n_tasks")
 __getattr__ = module_aliases(__name__, {"EVALUATIONS": "EVALUATORS"})

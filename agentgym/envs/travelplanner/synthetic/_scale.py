@@ -6,11 +6,14 @@ from datetime import date
 from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, model_validator
 
+from agentgym._deprecated import RenamedKeys, warn_renamed
 from agentgym._toolbox import is_int
 from agentgym.envs.travelplanner.synthetic._vocab import STATES
 from agentgym.errors import ConfigError
+
+_FIELDS = RenamedKeys("WorldScale field", {"min_restaurants_per_query_cuisine": "min_restaurants_per_task_cuisine"})
 
 
 class WorldScale(BaseModel):
@@ -29,23 +32,35 @@ class WorldScale(BaseModel):
     restaurants_per_city: float
     attractions_per_city: float
     accommodations_per_city: float
-    min_restaurants_per_query_cuisine: int = 3  # per city, for each of the 7 query cuisines
+    min_restaurants_per_task_cuisine: int = 3  # per city, for each of the 7 cuisines tasks ask for
     empty_house_rules_fraction: float = 0.14
-    train_per_group: int  # queries per (level, days) group
+    train_per_group: int  # tasks per (level, days) group
     validation_per_group: int
     test_per_group: int
     first_date: date = date(2022, 3, 1)
     n_days: int = 31  # flights and trip dates cover first_date .. first_date + n_days - 1
     budget_slack_min: float = 0.1
     budget_slack_max: float = 0.4
-    hard_transport_share: float = 0.85  # hard queries carrying a transportation rule (official ~0.85)
+    hard_transport_share: float = 0.85  # hard tasks carrying a transportation rule (official ~0.85)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _renamed_fields(cls, data: Any) -> Any:
+        # stacklevel 5: the warning points at the caller of WorldScale(...)
+        return _FIELDS.apply(data, stacklevel=5) if isinstance(data, dict) else data
+
+    @property
+    def min_restaurants_per_query_cuisine(self) -> int:
+        """Deprecated: ``min_restaurants_per_task_cuisine``."""
+        warn_renamed("WorldScale.min_restaurants_per_query_cuisine", "WorldScale.min_restaurants_per_task_cuisine")
+        return self.min_restaurants_per_task_cuisine
 
 
 SCALE_PRESETS: dict[str, WorldScale] = {
     "tiny": WorldScale(
         n_states=3, n_cities=9, route_fraction=0.6, flights_per_route_day=1.0,
         distance_pair_fraction=0.8, restaurants_per_city=12, attractions_per_city=7,
-        accommodations_per_city=10, min_restaurants_per_query_cuisine=2,
+        accommodations_per_city=10, min_restaurants_per_task_cuisine=2,
         train_per_group=1, validation_per_group=1, test_per_group=1,
     ),
     "default": WorldScale(
@@ -64,7 +79,7 @@ _FRACTIONS = ("route_fraction", "distance_pair_fraction", "distance_missing_frac
               "distance_duplicate_fraction", "empty_house_rules_fraction", "hard_transport_share")
 _MINIMUM_RATES = (("flights_per_route_day", 0.0), ("restaurants_per_city", 8.0),
                   ("attractions_per_city", 5.0), ("accommodations_per_city", 1.0))
-_COUNTS = ("train_per_group", "validation_per_group", "test_per_group", "min_restaurants_per_query_cuisine")
+_COUNTS = ("train_per_group", "validation_per_group", "test_per_group", "min_restaurants_per_task_cuisine")
 
 
 def resolve_scale(scale: str | WorldScale) -> WorldScale:

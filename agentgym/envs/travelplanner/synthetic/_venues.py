@@ -167,7 +167,7 @@ def _restaurant_name_batch(rng: np.random.Generator, m: int) -> list[str]:
 def _ensure_query_cuisines(rng: np.random.Generator, sc: WorldScale, counts: Sequence[int],
                            cuisines: list[list[int]]) -> None:
     """Every city offers each query cuisine at several restaurants, so cuisine asks are answerable."""
-    need = sc.min_restaurants_per_query_cuisine
+    need = sc.min_restaurants_per_task_cuisine
     start = 0
     for count in counts:
         rows = range(start, start + count)

@@ -171,17 +171,17 @@ def play_row(row: dict[str, Any], agentgym: Any, *, training_step: int,
 # -- helpers -----------------------------------------------------------------------------------
 def _final_action(env: Any, row: dict[str, Any]) -> str:
     """An action that ends the episode with a meaningful reward: TravelPlanner's gold plan
-    submitted (when the query has one); for question answering a near miss, a gold answer plus two
+    submitted (when the task has one); for question answering a near miss, a gold answer plus two
     words, so partial-credit terms compute their statistics (an exact match short-cuts BLEU, and
     would not show that its dependency is missing)."""
     inner = getattr(env, "unwrapped", env)
     task = getattr(inner, "task", None)
-    query = task if hasattr(task, "annotated_plan") else None  # TravelPlanner's task
-    if query is not None and getattr(query, "annotated_plan", None):
+    travel = task if hasattr(task, "annotated_plan") else None  # TravelPlanner's task
+    if travel is not None and getattr(travel, "annotated_plan", None):
         from agentgym.envs.travelplanner.scripted import gold_plan_actions
 
-        return gold_plan_actions(query, getattr(inner, "action_format", "react"), tools=False)[-1]
-    if query is not None:  # a TravelPlanner query without a reference plan: submit an empty plan
+        return gold_plan_actions(travel, getattr(inner, "action_format", "react"), tools=False)[-1]
+    if travel is not None:  # a TravelPlanner task without a gold plan: submit an empty plan
         return "<answer>[]</answer>" if getattr(inner, "action_format", "") == "json" else "Finish[[]]"
     gold = gold_answer(row)
     return f"<answer> {gold or ''} or so </answer>"

@@ -153,8 +153,8 @@ def _rows_and_actions() -> tuple[list[dict[str, Any]], dict[int, list[str]]]:
     env = gymnasium.make("TravelPlanner-v0", tasks="train", action_format="json")
     actions: dict[int, list[str]] = {}
     for i, row in enumerate(tp):
-        query = env.unwrapped.tasks[row["extra_info"]["query_index"]]
-        actions[i] = gold_plan_actions(query, "json", tools=False)
+        task = env.unwrapped.tasks[row["extra_info"]["task_index"]]
+        actions[i] = gold_plan_actions(task, "json", tools=False)
     for j, row in enumerate(sq):
         actions[len(tp) + j] = [f"<answer>{gold_answer(row)}</answer>"]
     env.close()

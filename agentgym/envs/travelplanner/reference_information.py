@@ -1,8 +1,8 @@
 """Reference information for sole-planning mode, computed with the env's own tools.
 
-The official dataset's ``reference_information`` follows the query's annotated route: for each
+The official dataset's ``reference_information`` follows the task's annotated route: for each
 visited city its attractions, restaurants and accommodations, then for each leg the flights on
-that leg's date and the self-driving and taxi distances. When a query has an annotated plan we
+that leg's date and the self-driving and taxi distances. When a task has an annotated plan we
 collect exactly that. Without one, the route is unknown, so we collect the same entries for
 candidate cities: the destination city, or the first ``max_candidates`` cities of the
 destination state (in ``citySet_with_states`` order), with legs from the origin on the first
@@ -22,13 +22,13 @@ from agentgym.envs.travelplanner.world import World
 __all__ = ["reference_information", "route_of_plan"]
 
 
-def reference_information(query: TravelTask, world: World, tools, *, max_candidates: int = 4) -> list[dict[str, Any]]:
+def reference_information(task: TravelTask, world: World, tools, *, max_candidates: int = 4) -> list[dict[str, Any]]:
     """``[{'Description': ..., 'Content': ...}]`` entries, in the official order."""
-    route = route_of_plan(query)
+    route = route_of_plan(task)
     if route is not None:
         cities, legs = route
     else:
-        cities, legs = _candidate_route(query, world, max_candidates)
+        cities, legs = _candidate_route(task, world, max_candidates)
     entries = []
     for city in cities:
         for label, action in (("Attractions", "AttractionSearch"), ("Restaurants", "RestaurantSearch"),
@@ -41,32 +41,32 @@ def reference_information(query: TravelTask, world: World, tools, *, max_candida
     return entries
 
 
-def route_of_plan(query: TravelTask) -> tuple[list[str], list[tuple[str, str, str]]] | None:
-    """Visited cities and (from, to, date) legs of the query's annotated plan, if it has one."""
-    if not query.annotated_plan:
+def route_of_plan(task: TravelTask) -> tuple[list[str], list[tuple[str, str, str]]] | None:
+    """Visited cities and (from, to, date) legs of the task's annotated plan, if it has one."""
+    if not task.annotated_plan:
         return None
     cities: list[str] = []
     legs: list[tuple[str, str, str]] = []
-    for i, day in enumerate(query.annotated_plan[: query.days]):
+    for i, day in enumerate(task.annotated_plan[: task.days]):
         current = str(day.get("current_city", ""))
         if current.startswith("from ") and " to " in current:
             a, b = (strip_state(x) for x in current[5:].split(" to ", 1))
-            legs.append((a, b, query.date[i] if i < len(query.date) else ""))
-            if b != query.org and b not in cities:
+            legs.append((a, b, task.date[i] if i < len(task.date) else ""))
+            if b != task.org and b not in cities:
                 cities.append(b)
     return cities, legs
 
 
-def _candidate_route(query: TravelTask, world: World, max_candidates: int):
-    if query.visiting_city_number <= 1:
-        cities = [query.dest]
+def _candidate_route(task: TravelTask, world: World, max_candidates: int):
+    if task.visiting_city_number <= 1:
+        cities = [task.dest]
     else:
-        cities = list((world.cities_in_state(query.dest) or ())[:max_candidates])
-    first, last = query.date[0], query.date[-1]
-    legs = [(query.org, c, first) for c in cities]
-    middle = query.date[2:-1:2]  # travel days 3, 5 of 5- and 7-day trips
+        cities = list((world.cities_in_state(task.dest) or ())[:max_candidates])
+    first, last = task.date[0], task.date[-1]
+    legs = [(task.org, c, first) for c in cities]
+    middle = task.date[2:-1:2]  # travel days 3, 5 of 5- and 7-day trips
     legs += [(a, b, d) for d in middle for a, b in permutations(cities, 2)]
-    legs += [(c, query.org, last) for c in cities]
+    legs += [(c, task.org, last) for c in cities]
     return cities, legs
 
 
