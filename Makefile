@@ -41,6 +41,7 @@ bench: $(TEST_STAMP)  ## the benchmarks (generate a full-scale world on first ru
 	$(VENV)/bin/python benchmarks/bench_cli_startup.py
 	$(VENV)/bin/python benchmarks/bench_degenerate_actions.py
 	$(VENV)/bin/python benchmarks/bench_memory.py --episodes 30000
+	$(VENV)/bin/python benchmarks/bench_step_info.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -19,7 +19,7 @@ from agentgym.agents.openai_chat import API_KEY_ENV_VAR, ChatAgentConfig
 from agentgym.cli._console import labeled, plain_console
 from agentgym.cli._options import parse_env_kwargs
 from agentgym.errors import AgentGymError, ConfigError
-from agentgym.runner.config import ImportedAgentConfig, ReferenceAgentConfig, RunConfig, default_out_dir
+from agentgym.runner.config import ImportedAgentConfig, GoldAgentConfig, RunConfig, default_out_dir
 from agentgym.runner.loop import RunOutcome, run_eval
 from agentgym.runner.records import EpisodeRecord
 from agentgym.runner.report import plot, render, summarize
@@ -138,7 +138,7 @@ def _config(env_id: str, agent: str, base_url: str | None, model: str | None, ep
                                  "it here, or use --agent openai / module:factory with an env server",
                                  param_hint="--agent")
     elif agent == "gold":
-        agent_config, label = ReferenceAgentConfig(), "gold"
+        agent_config, label = GoldAgentConfig(), "gold"
     elif agent in OFFLINE_AGENTS:
         target, env_ids = OFFLINE_AGENTS[agent]
         if env_id not in env_ids:

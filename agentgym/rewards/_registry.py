@@ -27,7 +27,7 @@ INPUTS = {
     "gold_answers": "the dataset's gold answers (QA envs), a tuple of str",
     "answer": "the submitted answer text, or None when nothing was submitted",
     "outcome": "the unshaped outcome: 1.0 iff the task was solved",
-    "report": "the env's final evaluation report (a dict), of the term's ``evaluation``",
+    "report": "the env's final report (a dict), by the term's ``evaluator``",
     "config": "the term's own spec (its parameters)",
     "training_step": "the training step the trainer last set (0 when never set)",
 }

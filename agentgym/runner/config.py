@@ -8,21 +8,31 @@ import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+
+from agentgym._deprecated import alias, module_aliases, warn_renamed
 
 from agentgym.agents.openai_chat import ChatAgentConfig
 
-__all__ = ["RunConfig", "AgentConfig", "ReferenceAgentConfig", "ImportedAgentConfig", "default_out_dir"]
+__all__ = ["RunConfig", "AgentConfig", "GoldAgentConfig", "ImportedAgentConfig", "default_out_dir"]
 
 
 class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
-class ReferenceAgentConfig(_Frozen):
-    """The TravelPlanner reference-plan replay: no model needed (a baseline, and a smoke test)."""
+class GoldAgentConfig(_Frozen):
+    """The TravelPlanner gold-plan replay: no model needed (a baseline, and a smoke test)."""
 
-    kind: Literal["reference"] = "reference"
+    kind: Literal["gold", "reference"] = "gold"
+    """``reference`` is 0.1's name for it, read with a warning until 0.3."""
+
+    @field_validator("kind")
+    @classmethod
+    def _renamed(cls, kind: str) -> str:
+        if kind == "reference":
+            warn_renamed("agent kind 'reference'", "'gold'", stacklevel=2)
+        return "gold"
 
     def identity(self) -> dict[str, Any]:
         return {"kind": self.kind}
@@ -38,7 +48,7 @@ class ImportedAgentConfig(_Frozen):
         return {"kind": self.kind, "target": self.target}
 
 
-AgentConfig = Annotated[ChatAgentConfig | ReferenceAgentConfig | ImportedAgentConfig, Field(discriminator="kind")]
+AgentConfig = Annotated[ChatAgentConfig | GoldAgentConfig | ImportedAgentConfig, Field(discriminator="kind")]
 
 
 class RunConfig(_Frozen):
@@ -88,3 +98,7 @@ def default_out_dir(env_id: str, agent_label: str, reward: str | None, *, env_kw
         digest = hashlib.sha256(json.dumps(env_kwargs, sort_keys=True, default=str).encode()).hexdigest()[:8]
         parts.append(f"kw-{digest}")
     return Path("runs") / "__".join(re.sub(r"[^\w.-]+", "-", p).strip("-") for p in parts)
+
+
+alias("run config agent kind", "reference", "gold")
+__getattr__ = module_aliases(__name__, {"ReferenceAgentConfig": "GoldAgentConfig"})

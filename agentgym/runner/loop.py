@@ -27,7 +27,7 @@ import httpx
 from agentgym.agents.base import Agent, function_tools, in_env_thread, play_episode
 from agentgym.agents.openai_chat import ChatAgentConfig, OpenAIChatAgent
 from agentgym.errors import ConfigError, ModelEndpointError
-from agentgym.runner.config import ImportedAgentConfig, ReferenceAgentConfig, RunConfig
+from agentgym.runner.config import ImportedAgentConfig, GoldAgentConfig, RunConfig
 from agentgym.runner.records import EpisodeRecord
 from agentgym.runner.store import ResultStore
 
@@ -188,7 +188,7 @@ def _agent_factory(config: RunConfig, client: httpx.AsyncClient) -> AgentFactory
     agent = config.agent
     if isinstance(agent, ChatAgentConfig):
         return lambda env: OpenAIChatAgent(agent, tools=function_tools(env), client=client)
-    if isinstance(agent, ReferenceAgentConfig):
+    if isinstance(agent, GoldAgentConfig):
         from agentgym.agents.scripted import travelplanner_gold_agent
 
         return travelplanner_gold_agent

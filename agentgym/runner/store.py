@@ -113,7 +113,7 @@ class ResultStore:
     def _check_manifest(self, identity: dict[str, Any]) -> None:
         path = self.folder / MANIFEST
         if path.exists() and _has_results(self.folder):  # a folder without results is free to reuse
-            recorded = json.loads(path.read_text(encoding="utf-8")).get("identity")
+            recorded = _renamed(json.loads(path.read_text(encoding="utf-8")).get("identity"))
             if recorded != identity:
                 differing = sorted(k for k in set(identity) | set(recorded or {})
                                    if (recorded or {}).get(k) != identity.get(k))
@@ -123,6 +123,13 @@ class ResultStore:
         tmp = path.with_suffix(".tmp")
         tmp.write_text(json.dumps({"format": _FORMAT, "identity": identity}, indent=2), encoding="utf-8")
         os.replace(tmp, path)  # atomic: a manifest is whole or absent
+
+
+def _renamed(identity: Any) -> Any:
+    # 0.1 recorded the gold-plan replay as agent kind "reference": its runs still resume, until 0.3.
+    if isinstance(identity, dict) and identity.get("agent") == {"kind": "reference"}:
+        return {**identity, "agent": {"kind": "gold"}}
+    return identity
 
 
 def _has_results(folder: Path) -> bool:

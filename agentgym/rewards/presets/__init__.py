@@ -31,7 +31,7 @@ def preset_text(name: str) -> str:
     """The preset's YAML file, comments included (copy it to start a spec of your own)."""
     if name not in PRESETS:
         raise ConfigError("preset", name, PRESETS)
-    return resources.files("agentgym.rewards").joinpath("presets", f"{name}.yaml").read_text(encoding="utf-8")
+    return resources.files(__name__).joinpath(f"{name}.yaml").read_text(encoding="utf-8")
 
 
 @cache
