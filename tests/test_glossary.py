@@ -1,7 +1,8 @@
 """No public name uses a word the glossary (docs/glossary.md) retired, except the deprecated aliases.
 
-Public names are what a user types: the names each public module exports and the public members of
-those classes, env kwargs, CLI flags, reward inputs and ``StepInfo`` fields. Each is split into
+Public names are what a user types: each public module's path, the names it exports and the public
+members and fields of those classes (``StepInfo``'s among them), env kwargs, reset options, CLI
+flags and reward inputs. Each is split into
 words (``snake_case``, ``CamelCase``, ``kebab-case``) and checked against the retired words.
 """
 
@@ -145,8 +146,14 @@ def retired_spellings() -> set[str]:
     return {old if old.startswith("agentgym.") else old.rsplit(".", 1)[-1].lstrip("-") for old in olds}
 
 
+def reset_options() -> dict[str, str]:
+    from agentgym.core.tasks import TASK_OPTIONS
+
+    return {name: "reset option" for name in (*TASK_OPTIONS, "training_step", "total_steps")}
+
+
 KINDS = {"exported names and members": public_names, "env kwargs": env_kwargs, "CLI flags": cli_flags,
-         "reward inputs": reward_inputs}
+         "reward inputs": reward_inputs, "reset options": reset_options}
 
 
 @pytest.mark.parametrize("kind", KINDS)

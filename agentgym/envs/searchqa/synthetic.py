@@ -28,6 +28,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from agentgym._toolbox import is_int
 from agentgym.envs.searchqa._kb import MIN_PASSAGES, build_kb
 from agentgym.envs.searchqa._passages import render_passages
 from agentgym.envs.searchqa._questions import Draft, draw_profile, draw_short
@@ -67,7 +68,7 @@ class SyntheticWorld:
 def resolve_size(size: str | int) -> int:
     if isinstance(size, str) and size in SIZES:
         return SIZES[size]
-    if isinstance(size, int) and not isinstance(size, bool) and size >= MIN_PASSAGES:
+    if is_int(size) and size >= MIN_PASSAGES:
         return size
     raise ConfigError("synthetic_size", size, f"one of {sorted(SIZES)} or an int >= {MIN_PASSAGES}")
 

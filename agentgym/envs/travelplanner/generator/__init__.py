@@ -31,7 +31,7 @@ from agentgym.envs.travelplanner.generator._draw import (
     Spec,
     draw_spec,
 )
-from agentgym.envs.travelplanner.generator._text import query_text
+from agentgym.envs.travelplanner.generator._text import task_text
 from agentgym.envs.travelplanner.tasks import TravelTask
 from agentgym.envs.travelplanner.solver import solve
 from agentgym.envs.travelplanner.world import World
@@ -113,7 +113,7 @@ class TaskGenerator:
             return None
         slack = self.rng.uniform(self.config.budget_slack_min, self.config.budget_slack_max)
         budget = int(math.ceil(result.cost * (1.0 + slack) / 100.0)) * 100
-        meta = _meta(spec, budget=budget, text=query_text(self.rng, spec, budget))
+        meta = _meta(spec, budget=budget, text=task_text(self.rng, spec, budget))
         padded = result.plan + [{} for _ in range(max(7, spec.days) - len(result.plan))]
         row = {**meta, "date": repr(list(spec.dates)), "local_constraint": repr(spec.constraint),
                "annotated_plan": repr([meta, padded]), "reference_information": ""}

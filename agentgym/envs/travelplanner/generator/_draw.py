@@ -9,6 +9,7 @@ share of hard queries, as about 15 % of the official hard queries do.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Any
@@ -20,7 +21,7 @@ from agentgym.envs.travelplanner.tasks import CUISINES, HOUSE_RULES
 from agentgym.envs.travelplanner.solver import writable_city
 from agentgym.envs.travelplanner.world import World
 
-__all__ = ["Spec", "Atlas", "draw_spec", "LEVELS", "TRIP_DAYS", "CITIES_FOR_DAYS"]
+__all__ = ["Spec", "Atlas", "draw_spec", "pick", "LEVELS", "TRIP_DAYS", "CITIES_FOR_DAYS"]
 
 LEVELS = ("easy", "medium", "hard")
 TRIP_DAYS = (3, 5, 7)
@@ -75,20 +76,21 @@ def draw_spec(rng: np.random.Generator, atlas: Atlas, level: str, days: int, fir
     if days == 3:
         if len(atlas.cities) < 2:
             return None
-        dest = _pick(rng, atlas.cities)
-        org = _pick(rng, [c for c in atlas.cities if c != dest])
+        dest = pick(rng, atlas.cities)
+        org = pick(rng, [c for c in atlas.cities if c != dest])
     else:
         states = atlas.states_with(k)
         if not states:
             return None
-        dest = _pick(rng, states)
-        org = _pick(rng, [c for c in atlas.cities if atlas.state_of[c] != dest])
+        dest = pick(rng, states)
+        org = pick(rng, [c for c in atlas.cities if atlas.state_of[c] != dest])
     start = first + timedelta(days=int(rng.integers(0, n_days - days + 1)))
     dates = tuple((start + timedelta(days=i)).isoformat() for i in range(days))
     return Spec(level, days, org, dest, k, dates, _people(rng, level), _constraint(rng, level, transport_share))
 
 
-def _pick(rng: np.random.Generator, items: list[str]) -> str:
+def pick(rng: np.random.Generator, items: Sequence[str]) -> str:
+    """One of ``items``, drawn with ``rng``."""
     return items[int(rng.integers(len(items)))]
 
 

@@ -8,9 +8,9 @@ from datetime import date
 
 import numpy as np
 
-from agentgym.envs.travelplanner.generator._draw import Spec
+from agentgym.envs.travelplanner.generator._draw import Spec, pick
 
-__all__ = ["query_text"]
+__all__ = ["task_text"]
 
 _TEMPLATES_CITY = (
     "Please help me plan a trip from {org} to {dest} spanning {days} days from {dates}. "
@@ -73,21 +73,17 @@ _CUISINE_TEXT = (
 _NUMBER_WORDS = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight"}
 
 
-def query_text(rng: np.random.Generator, spec: Spec, budget: int) -> str:
+def task_text(rng: np.random.Generator, spec: Spec, budget: int) -> str:
     """The request sentence, then the constraint sentences in a random order."""
     text = _request(rng, spec, budget)
     extra = _constraint_sentences(rng, spec.constraint)
     return " ".join([text, *(extra[i] for i in rng.permutation(len(extra)).tolist())])
 
 
-def _pick(rng: np.random.Generator, options: Sequence[str]) -> str:
-    return options[int(rng.integers(len(options)))]
-
-
 def _request(rng: np.random.Generator, spec: Spec, budget: int) -> str:
     templates = _TEMPLATES_CITY if spec.visiting_city_number == 1 and spec.days == 3 else _TEMPLATES_STATE
     k = spec.visiting_city_number
-    return _pick(rng, templates).format(
+    return pick(rng, templates).format(
         org=spec.org, dest=spec.dest, days=spec.days, who=_who(rng, spec.people),
         n=_NUMBER_WORDS[k] if k in _NUMBER_WORDS and rng.random() < 0.5 else k,
         dates=_date_span(rng, date.fromisoformat(spec.dates[0]), date.fromisoformat(spec.dates[-1])),
@@ -96,20 +92,20 @@ def _request(rng: np.random.Generator, spec: Spec, budget: int) -> str:
 
 def _who(rng: np.random.Generator, n: int) -> str:
     if n == 1:
-        return _pick(rng, ("a single person", "one person", "one traveler", "a solo traveler"))
-    return _pick(rng, (f"a group of {n}", f"{_NUMBER_WORDS.get(n, n)} people", f"a party of {n}"))
+        return pick(rng, ("a single person", "one person", "one traveler", "a solo traveler"))
+    return pick(rng, (f"a group of {n}", f"{_NUMBER_WORDS.get(n, n)} people", f"a party of {n}"))
 
 
 def _constraint_sentences(rng: np.random.Generator, c: dict) -> list[str]:
     extra: list[str] = []
     if c["house rule"]:
-        extra.append(_pick(rng, _HOUSE_RULE_TEXT[c["house rule"]]))
+        extra.append(pick(rng, _HOUSE_RULE_TEXT[c["house rule"]]))
     if c["room type"]:
-        extra.append(_pick(rng, _ROOM_TYPE_TEXT[c["room type"]]))
+        extra.append(pick(rng, _ROOM_TYPE_TEXT[c["room type"]]))
     if c["cuisine"]:
-        extra.append(_pick(rng, _CUISINE_TEXT).format(items=_list_text(c["cuisine"])))
+        extra.append(pick(rng, _CUISINE_TEXT).format(items=_list_text(c["cuisine"])))
     if c["transportation"]:
-        extra.append(_pick(rng, _TRANSPORT_TEXT[c["transportation"]]))
+        extra.append(pick(rng, _TRANSPORT_TEXT[c["transportation"]]))
     return extra
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from agentgym._toolbox import is_number
 from agentgym.envs.travelplanner.evaluation import room_type_ok
 from agentgym.envs.travelplanner.world.index import ceil_div
 from agentgym.envs.travelplanner._plan_text import name_city
@@ -111,12 +112,8 @@ def _group_price(p: Problem, row: Any) -> float | None:
         return None
     if p.room_type is not None and not room_type_ok(p.room_type, row.room_type):
         return None
-    if not all(_number(v) for v in (row.price, row.minimum_nights, row.maximum_occupancy)):
+    if not all(is_number(v) for v in (row.price, row.minimum_nights, row.maximum_occupancy)):
         return None
     if row.maximum_occupancy <= 0 and p.must_pass == "both":
         return None  # the official cost divides by it
     return row.price * ceil_div(p.people, max(row.maximum_occupancy, 1))  # as strict valid_cost
-
-
-def _number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
