@@ -6,6 +6,8 @@ exempts exactly these from its check for retired words, and the docs page lists 
     _KWARGS = RenamedKeys("TravelPlannerEnv kwarg", {"queries": "tasks"})      # at module level
     kwargs = _KWARGS.apply(kwargs)                                             # warns per old key
     __getattr__ = module_aliases(__name__, {"ServerSettings": "ServerConfig"})  # classes, functions
+    query = renamed_attribute("TravelPlannerEnv", "query", "task")             # in a class body
+    @renamed_kwargs({"query": "task"})                                          # a function's kwargs
     alias("agentgym run --agent", "oracle", "solver")   # then warn_renamed(...) where it is read
 """
 
@@ -17,8 +19,8 @@ from typing import Any
 
 from agentgym.errors import ConfigError
 
-__all__ = ["AgentGymDeprecationWarning", "ALIASES", "RenamedKeys", "alias", "module_aliases", "renamed_kwargs",
-           "warn_renamed"]
+__all__ = ["AgentGymDeprecationWarning", "ALIASES", "RenamedKeys", "alias", "module_aliases", "renamed_attribute",
+           "renamed_env_var", "renamed_kwargs", "warn_renamed"]
 
 REMOVED_IN = "0.3"
 
@@ -98,3 +100,28 @@ def renamed_kwargs(renames: Mapping[str, str]) -> Callable[[Callable[..., Any]],
         return wrapper
 
     return decorate
+
+
+def renamed_attribute(owner: str, old: str, new: str) -> property:
+    """A read-only property ``old`` of class ``owner`` that warns and reads ``new``.
+
+        question = renamed_attribute("SearchQAEnv", "question", "task")   # in the class body
+    """
+    alias(f"{owner} attribute", old, new)
+
+    def read(self: Any) -> Any:
+        warn_renamed(f"{owner}.{old}", f"{owner}.{new}")
+        return getattr(self, new)
+
+    return property(read, doc=f"Deprecated: ``{new}`` (removed in {REMOVED_IN}).")
+
+
+def renamed_env_var(new: str, old: str) -> str | None:
+    """The environment variable ``new``, else its retired name ``old`` (with a warning); None if unset."""
+    import os
+
+    value = os.environ.get(new)
+    if not value and os.environ.get(old):
+        warn_renamed(f"${old}", f"${new}")
+        value = os.environ[old]
+    return value or None

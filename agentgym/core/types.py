@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
-from agentgym._deprecated import RenamedKeys, alias, warn_renamed
+from agentgym._deprecated import RenamedKeys, renamed_attribute
 
 __all__ = [
     "ErrorCode",
@@ -39,7 +39,6 @@ class ErrorCode(StrEnum):
 
 
 _INFO_KEYS = RenamedKeys("info key", {"evaluation": "report"})
-alias("StepInfo attribute", "evaluation", "report")
 
 
 class _Record(BaseModel):
@@ -97,11 +96,7 @@ class StepInfo(_Record):
     a warning from :meth:`from_info`."""
     extra: dict[str, Any] = Field(default_factory=dict)
 
-    @property
-    def evaluation(self) -> dict[str, Any] | None:
-        """Deprecated spelling of :attr:`report`."""
-        warn_renamed("StepInfo.evaluation", "StepInfo.report")
-        return self.report
+    evaluation = renamed_attribute("StepInfo", "evaluation", "report")
 
     @property
     def error_code(self) -> ErrorCode | None:

@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from agentgym._deprecated import RenamedKeys, alias, warn_renamed
+from agentgym._deprecated import RenamedKeys, alias, renamed_attribute
 from agentgym.core.types import StepInfo, warn_old_info_keys
 from agentgym.errors import DataError
 from agentgym.rewards._base import Guards
@@ -80,17 +80,9 @@ class Episode:
             steps = steps[1:]
         return cls(steps, **context)
 
-    @property
-    def question(self) -> str | None:
-        """Deprecated spelling of :attr:`task_text`."""
-        warn_renamed("Episode.question", "Episode.task_text")
-        return self.task_text
+    question = renamed_attribute("Episode", "question", "task_text")
 
-    @property
-    def references(self) -> tuple[str, ...]:
-        """Deprecated spelling of :attr:`gold_answers`."""
-        warn_renamed("Episode.references", "Episode.gold_answers")
-        return self.gold_answers
+    references = renamed_attribute("Episode", "references", "gold_answers")
 
     # -- derived inputs ----------------------------------------------------------------------
     @property

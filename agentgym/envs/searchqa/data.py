@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentgym._deprecated import alias, module_aliases, warn_renamed
+from agentgym._deprecated import module_aliases, renamed_attribute
 from agentgym._toolbox import clip
 from agentgym.errors import DataError, DependencyNotInstalled
 
@@ -70,11 +70,7 @@ class QATask:
     golden_answers: tuple[str, ...]
     metadata: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
-    @property
-    def question(self) -> str:
-        """Deprecated: ``text``."""
-        warn_renamed("QATask.question", "QATask.text")
-        return self.text
+    question = renamed_attribute("QATask", "question", "text")
 
     @property
     def long_form(self) -> bool:
@@ -246,5 +242,4 @@ def load_passages(source: str | os.PathLike[str] | Iterable[Mapping[str, Any] | 
         yield row if isinstance(row, Passage) else Passage.from_row(row, str(i))
 
 
-alias("QATask attribute", "question", "text")
 __getattr__ = module_aliases(__name__, {"Question": "QATask", "load_questions": "load_tasks"})

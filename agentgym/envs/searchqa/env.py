@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
-from agentgym._deprecated import RenamedKeys, alias, module_aliases, warn_renamed
+from agentgym._deprecated import RenamedKeys, alias, module_aliases, renamed_attribute, warn_renamed
 from agentgym.core.env import TextEnv, require_choice, require_positive_int
 from agentgym.core.tasks import TASK_OPTION_RENAMES, pick_task
 from agentgym.core.parsing import GiveUp
@@ -53,10 +53,8 @@ class _RenamedKwargs(RenamedKeys):
 
 
 _RENAMED_KWARGS = _RenamedKwargs("SearchQAEnv kwarg", {"questions": "tasks"})
-alias("SearchQAEnv kwarg", "protocol", "action_format")
 alias("SearchQAEnv attribute", "protocol", "action_format")
-alias("SearchQAEnv attribute", "question", "task")
-alias("SearchQAEnv attribute", "questions", "tasks")
+alias("SearchQAEnv kwarg", "protocol", "action_format")
 AnswerJudge = Callable[[str, str, Sequence[str]], "float | None"]
 _INFO_ANSWER_CHARS = 2000  # info keeps logs small; the model's own text has the whole answer
 
@@ -223,17 +221,9 @@ class SearchQAEnv(TextEnv):
         """The current episode's task (the question and its gold answers)."""
         return self._task
 
-    @property
-    def question(self) -> QATask | None:
-        """Deprecated: ``task``."""
-        warn_renamed("SearchQAEnv.question", "SearchQAEnv.task")
-        return self._task
+    question = renamed_attribute("SearchQAEnv", "question", "task")
 
-    @property
-    def questions(self) -> list[QATask]:
-        """Deprecated: ``tasks``."""
-        warn_renamed("SearchQAEnv.questions", "SearchQAEnv.tasks")
-        return self.tasks
+    questions = renamed_attribute("SearchQAEnv", "questions", "tasks")
 
     # -- episode -----------------------------------------------------------------------------
     def _reset_episode(self) -> None:

@@ -17,7 +17,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from agentgym._deprecated import alias, warn_renamed
+from agentgym._deprecated import alias, renamed_env_var
 from agentgym.envs.searchqa.bm25 import BM25_PRESETS, BM25Retriever
 from agentgym.envs.searchqa.data import QATask, load_tasks
 from agentgym.envs.searchqa.retrievers import HttpRetriever, Retriever
@@ -57,11 +57,7 @@ def resolve_sources(tasks: Any, corpus: Any, retriever: Any, *, long_form: bool,
 
 
 def _tasks_from_environment() -> str | None:
-    value = os.environ.get(TASKS_ENV_VAR)
-    if not value and os.environ.get(_OLD_TASKS_ENV_VAR):
-        warn_renamed(f"${_OLD_TASKS_ENV_VAR}", f"${TASKS_ENV_VAR}")
-        value = os.environ[_OLD_TASKS_ENV_VAR]
-    return value or None
+    return renamed_env_var(TASKS_ENV_VAR, _OLD_TASKS_ENV_VAR)
 
 
 def _retriever(retriever: Any, corpus: Any, world_corpus: Path | None, index_dir: Any, cache_dir: Any,

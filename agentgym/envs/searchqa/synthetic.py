@@ -33,13 +33,12 @@ from agentgym.envs.searchqa._kb import MIN_PASSAGES, build_kb
 from agentgym.envs.searchqa._passages import render_passages
 from agentgym.envs.searchqa._questions import Draft, draw_profile, draw_short
 from agentgym.envs.searchqa.data import Passage, QATask
-from agentgym._deprecated import alias, warn_renamed
+from agentgym._deprecated import renamed_attribute
 from agentgym.errors import ConfigError
 
 __all__ = ["SIZES", "SPLITS", "SyntheticWorld", "draw_world", "write_world", "synthetic_world_folder",
            "cache_base", "CACHE_ENV_VAR"]
 
-alias("SyntheticWorld attribute", "questions", "tasks")
 SIZES = {"small": 1_000, "default": 5_000, "large": 50_000}
 SPLITS = ("train", "validation", "test")
 GENERATOR_VERSION = "1"
@@ -58,11 +57,7 @@ class SyntheticWorld:
     def split(self, name: str, long_form: bool = False) -> list[QATask]:
         return [t for t in self.tasks if t.metadata["split"] == name and t.long_form == long_form]
 
-    @property
-    def questions(self) -> list[QATask]:
-        """Deprecated: ``tasks``."""
-        warn_renamed("SyntheticWorld.questions", "SyntheticWorld.tasks")
-        return self.tasks
+    questions = renamed_attribute("SyntheticWorld", "questions", "tasks")
 
 
 def resolve_size(size: str | int) -> int:

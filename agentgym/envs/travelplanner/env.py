@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from agentgym._deprecated import RenamedKeys, alias, warn_renamed
+from agentgym._deprecated import RenamedKeys, renamed_attribute
 from agentgym._toolbox import clip
 from agentgym.core.env import TextEnv, require_choice
 from agentgym.core.tasks import TASK_OPTION_RENAMES, pick_task
@@ -28,9 +28,6 @@ __all__ = ["TravelPlannerEnv", "MODES"]
 
 MODES = ("tool-use", "sole-planning")
 _RENAMED_KWARGS = RenamedKeys("TravelPlannerEnv kwarg", {"queries": "tasks", "evaluation": "evaluator"})
-alias("TravelPlannerEnv attribute", "evaluation", "evaluator")
-alias("TravelPlannerEnv attribute", "query", "task")
-alias("TravelPlannerEnv attribute", "queries", "tasks")
 _SEARCHES: weakref.WeakKeyDictionary[World, tuple[Tool, ...]] = weakref.WeakKeyDictionary()
 
 
@@ -154,23 +151,11 @@ class TravelPlannerEnv(TextEnv):
         """The current episode's task."""
         return self._task
 
-    @property
-    def query(self) -> TravelTask | None:
-        """Deprecated: ``task``."""
-        warn_renamed("TravelPlannerEnv.query", "TravelPlannerEnv.task")
-        return self._task
+    query = renamed_attribute("TravelPlannerEnv", "query", "task")
 
-    @property
-    def evaluation(self) -> str:
-        """Deprecated: ``evaluator``."""
-        warn_renamed("TravelPlannerEnv.evaluation", "TravelPlannerEnv.evaluator")
-        return self.evaluator
+    evaluation = renamed_attribute("TravelPlannerEnv", "evaluation", "evaluator")
 
-    @property
-    def queries(self) -> list[TravelTask]:
-        """Deprecated: ``tasks``."""
-        warn_renamed("TravelPlannerEnv.queries", "TravelPlannerEnv.tasks")
-        return self.tasks
+    queries = renamed_attribute("TravelPlannerEnv", "queries", "tasks")
 
     # -- episode -----------------------------------------------------------------------------
     def on_reset(self, options: dict[str, Any]) -> tuple[str, StepInfo]:

@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from agentgym._deprecated import alias, module_aliases, warn_renamed
+from agentgym._deprecated import alias, module_aliases, renamed_attribute, renamed_env_var
 from agentgym.envs.travelplanner._literal import LiteralError, literal_eval
 from agentgym.errors import DataError, DependencyNotInstalled
 
@@ -31,7 +31,6 @@ __all__ = ["LocalConstraint", "TravelTask", "load_tasks", "tasks_from_environmen
 TASKS_ENV_VAR = "AGENTGYM_TRAVELPLANNER_TASKS"
 _OLD_TASKS_ENV_VAR = "AGENTGYM_TRAVELPLANNER_QUERIES"
 alias("environment variable", _OLD_TASKS_ENV_VAR, TASKS_ENV_VAR)
-alias("TravelTask attribute", "query", "text")
 HF_DATASET_ENV_VAR = "AGENTGYM_TRAVELPLANNER_HF"
 SPLITS = ("train", "validation", "test")
 HF_DATASET = "osunlp/TravelPlanner"
@@ -151,11 +150,7 @@ class TravelTask(BaseModel):
             "budget": self.budget, "query": self.text, "level": self.level,
         }
 
-    @property
-    def query(self) -> str:
-        """Deprecated: ``text``."""
-        warn_renamed("TravelTask.query", "TravelTask.text")
-        return self.text
+    query = renamed_attribute("TravelTask", "query", "text")
 
 
 def _literal(value: Any, field: str) -> Any:
@@ -170,11 +165,7 @@ def _literal(value: Any, field: str) -> Any:
 
 def tasks_from_environment() -> str | None:
     """``$AGENTGYM_TRAVELPLANNER_TASKS`` (or its retired name ``$AGENTGYM_TRAVELPLANNER_QUERIES``), if set."""
-    value = os.environ.get(TASKS_ENV_VAR)
-    if not value and os.environ.get(_OLD_TASKS_ENV_VAR):
-        warn_renamed(f"${_OLD_TASKS_ENV_VAR}", f"${TASKS_ENV_VAR}")
-        value = os.environ[_OLD_TASKS_ENV_VAR]
-    return value or None
+    return renamed_env_var(TASKS_ENV_VAR, _OLD_TASKS_ENV_VAR)
 
 
 def load_tasks(source: str | os.PathLike[str] | Iterable[Mapping[str, Any]], *, world_root: Path | None = None) -> list[TravelTask]:

@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
-from agentgym._deprecated import alias, module_aliases, renamed_kwargs, warn_renamed
+from agentgym._deprecated import alias, module_aliases, renamed_attribute, renamed_kwargs, warn_renamed
 from agentgym._memo import Memo
 from agentgym._toolbox import require_choice
 from agentgym.envs.travelplanner.evaluation import _commonsense, _hard, _strict, _strict_hard
@@ -88,11 +88,7 @@ class EvaluationReport(BaseModel):
     error: str | None = None
     """Why the plan was not delivered, or which check hit an input the official code cannot read."""
 
-    @property
-    def evaluation(self) -> str:
-        """Deprecated: ``evaluator``."""
-        warn_renamed("EvaluationReport.evaluation", "EvaluationReport.evaluator")
-        return self.evaluator
+    evaluation = renamed_attribute("EvaluationReport", "evaluation", "evaluator")
 
     def to_official(self) -> dict[str, Any]:
         """``{delivered, commonsense: {name: bool|None}, hard: {name: bool|None} | None, final_pass, error}``."""
@@ -319,11 +315,7 @@ class Metrics(MetricSet):
     evaluator: str | None = Field(default=None, validation_alias=AliasChoices("evaluator", "evaluation", "mode"))
     """The evaluator of every report, or None when they mix evaluators."""
 
-    @property
-    def evaluation(self) -> str | None:
-        """Deprecated: ``evaluator``."""
-        warn_renamed("Metrics.evaluation", "Metrics.evaluator")
-        return self.evaluator
+    evaluation = renamed_attribute("Metrics", "evaluation", "evaluator")
     by_level: dict[str, MetricSet] = {}
     by_days: dict[int, MetricSet] = {}
 
@@ -384,7 +376,5 @@ def _ratio(a: int, b: int) -> float:
     return a / b if b else 0.0
 
 
-alias("EvaluationReport attribute", "evaluation", "evaluator")
-alias("Metrics attribute", "evaluation", "evaluator")
 alias("MetricSet attribute", "n_queries", "n_tasks")
 __getattr__ = module_aliases(__name__, {"EVALUATIONS": "EVALUATORS"})

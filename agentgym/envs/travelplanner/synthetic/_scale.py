@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, model_validator
 
-from agentgym._deprecated import RenamedKeys, warn_renamed
+from agentgym._deprecated import RenamedKeys, renamed_attribute
 from agentgym._toolbox import is_int
 from agentgym.envs.travelplanner.synthetic._vocab import STATES
 from agentgym.errors import ConfigError
@@ -49,11 +49,7 @@ class WorldScale(BaseModel):
         # stacklevel 5: the warning points at the caller of WorldScale(...)
         return _FIELDS.apply(data, stacklevel=5) if isinstance(data, dict) else data
 
-    @property
-    def min_restaurants_per_query_cuisine(self) -> int:
-        """Deprecated: ``min_restaurants_per_task_cuisine``."""
-        warn_renamed("WorldScale.min_restaurants_per_query_cuisine", "WorldScale.min_restaurants_per_task_cuisine")
-        return self.min_restaurants_per_task_cuisine
+    min_restaurants_per_query_cuisine = renamed_attribute("WorldScale", "min_restaurants_per_query_cuisine", "min_restaurants_per_task_cuisine")
 
 
 SCALE_PRESETS: dict[str, WorldScale] = {
