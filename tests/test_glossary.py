@@ -1,8 +1,8 @@
 """No public name uses a word the glossary (docs/glossary.md) retired, except the deprecated aliases.
 
-Public names are what a user types: each public module's path, the names it exports and the public
-members and fields of those classes (``StepInfo``'s among them), env kwargs, reset options, CLI
-flags and reward inputs. Each is split into
+Public names are what a user types: each public module's path, the names it exports, their
+parameters and the public members and fields of those classes (``StepInfo``'s among them), env
+kwargs, reset options, CLI flags and reward inputs. Each is split into
 words (``snake_case``, ``CamelCase``, ``kebab-case``) and checked against the retired words.
 """
 
@@ -38,6 +38,7 @@ ALLOWED = {
     "agentgym.remote.protocol",          # the wire format itself
     "reference_information",             # TravelPlanner's reference information
     "max_query_chars",                   # SearchQA: the longest search string
+    "query_prefix",                      # E5's prefix for a search string
 }
 
 
@@ -77,6 +78,8 @@ def public_names() -> dict[str, str]:
         for name in getattr(module, "__all__", ()):
             found.setdefault(name, module.__name__)
             value = getattr(module, name, None)
+            for parameter in _parameters(value):
+                found.setdefault(parameter, f"{module.__name__}.{name}()")
             if inspect.isclass(value) and value.__module__.startswith("agentgym"):
                 for member in vars(value):
                     if not member.startswith("_"):
@@ -84,6 +87,15 @@ def public_names() -> dict[str, str]:
                 for field in getattr(value, "model_fields", {}):
                     found.setdefault(field, f"{module.__name__}.{name}")
     return found
+
+
+def _parameters(value: object) -> list[str]:
+    if not callable(value) or not getattr(value, "__module__", "").startswith("agentgym"):
+        return []
+    try:
+        return [p for p in inspect.signature(value).parameters if not p.startswith("_")]
+    except (TypeError, ValueError):
+        return []
 
 
 def env_kwargs() -> dict[str, str]:

@@ -34,7 +34,14 @@ def test_sizes_splits_and_kinds(small):
     assert splits == {"train": 400, "validation": 50, "test": 50}
     kinds = collections.Counter(q.metadata["type"] for q in short)
     assert set(kinds) == {"single", "bridge", "comparison"} and kinds["bridge"] > kinds["single"]
-    assert len(draw_world(250, n_questions=40).split("train")) == 32
+    assert len(draw_world(250, n_tasks=40).split("train")) == 32
+
+
+def test_draw_world_takes_n_questions_until_0_3_with_a_warning():
+    from agentgym._deprecated import AgentGymDeprecationWarning
+
+    with pytest.warns(AgentGymDeprecationWarning, match="'n_questions' is deprecated, use 'n_tasks'"):
+        assert len(draw_world(250, n_questions=40).split("train")) == 32
     with pytest.raises(ConfigError, match="synthetic_size"):
         draw_world(99)
 

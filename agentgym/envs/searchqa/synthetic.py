@@ -13,7 +13,7 @@
 
 Sizes: ``"small"`` (1,000 passages, 500 questions), ``"default"`` (5,000 passages, 2,500
 questions), ``"large"`` (50,000 passages, 10,000 questions), or any int >= 100 (passages; the
-question count is half of it, between 100 and 10,000, unless ``n_questions`` is given).
+task count is half of it, between 100 and 10,000, unless ``n_tasks`` is given).
 Questions are split 80/10/10 into ``train``, ``validation`` and ``test``; their ids are
 ``<split>-<n>``. The same size and seed give byte-identical files on every machine.
 """
@@ -33,7 +33,7 @@ from agentgym.envs.searchqa._kb import MIN_PASSAGES, build_kb
 from agentgym.envs.searchqa._passages import render_passages
 from agentgym.envs.searchqa._questions import Draft, draw_profile, draw_short
 from agentgym.envs.searchqa.data import Passage, QATask
-from agentgym._deprecated import renamed_attribute
+from agentgym._deprecated import renamed_attribute, renamed_kwargs
 from agentgym.errors import ConfigError
 
 __all__ = ["SIZES", "SPLITS", "SyntheticWorld", "draw_world", "write_world", "synthetic_world_folder",
@@ -68,10 +68,11 @@ def resolve_size(size: str | int) -> int:
     raise ConfigError("synthetic_size", size, f"one of {sorted(SIZES)} or an int >= {MIN_PASSAGES}")
 
 
-def draw_world(size: str | int = "default", *, seed: int = 0, n_questions: int | None = None) -> SyntheticWorld:
+@renamed_kwargs({"n_questions": "n_tasks"})
+def draw_world(size: str | int = "default", *, seed: int = 0, n_tasks: int | None = None) -> SyntheticWorld:
     """Generate the knowledge base, its passages and its questions (see the module docstring)."""
     n_passages = resolve_size(size)
-    n_short = n_questions if n_questions is not None else min(10_000, max(100, n_passages // 2))
+    n_short = n_tasks if n_tasks is not None else min(10_000, max(100, n_passages // 2))
     rng = random.Random(seed)
     kb = build_kb(n_passages, rng)
     passages, ids = render_passages(kb, rng)
