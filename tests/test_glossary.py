@@ -13,6 +13,7 @@ import inspect
 import pkgutil
 import re
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -182,3 +183,14 @@ def test_every_alias_maps_a_retired_spelling_to_a_current_one():
     assert len(ALIASES) > 40
     for key, new in ALIASES.items():
         assert retired_in(new.strip("'-")) is None, f"{key} -> {new} still uses a retired word"
+
+
+def test_the_glossary_lists_every_retired_name():
+    public_names()  # declaring modules register their aliases on import
+    for module in ("agentgym.cli.run", "agentgym.cli.eval", "agentgym.cli.travelplanner", "agentgym.cli.verl"):
+        importlib.import_module(module)
+    table = (Path(__file__).parent.parent / "docs" / "glossary.md").read_text(encoding="utf-8")
+    table = table.split("## Retired names", 1)[1]
+    missing = [key for key in ALIASES if key.split(": ", 1)[1] not in table
+               and key.split(": ", 1)[1].rsplit(".", 1)[-1].lstrip("-") not in table]
+    assert missing == [], "retired names docs/glossary.md does not list"
