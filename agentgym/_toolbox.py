@@ -1,5 +1,7 @@
 """Small helpers the whole package shares: bounded text for messages, plain values, strict checks.
 
+``clip`` is ``agentgym.errors.clip``, re-exported here beside ``short``.
+
 One copy each, so every error message clips the same way and every "int" check refuses bools.
 """
 
@@ -9,20 +11,16 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from agentgym.errors import ConfigError
+from agentgym.errors import ConfigError, clip, short_repr
 
 __all__ = ["clip", "short", "plain", "is_int", "is_number", "require_int", "require_positive_int",
            "require_choice"]
 
 
-def clip(text: str, limit: int) -> str:
-    """``text`` cut to ``limit`` characters, saying how much was cut (never echo megabytes back)."""
-    return text if len(text) <= limit else f"{text[:limit]}... ({len(text) - limit} more characters)"
-
-
 def short(value: Any, limit: int = 80) -> str:
-    """A value as a bounded string for an error message: a str as is, anything else by ``repr``."""
-    return clip(value if isinstance(value, str) else repr(value), limit)
+    """A value as a bounded string for an error message: a str as is, anything else by a bounded
+    ``repr`` (which never raises, even on an int past ``repr``'s 4,300 digits)."""
+    return clip(value if isinstance(value, str) else short_repr(value), limit)
 
 
 def plain(value: Any) -> Any:

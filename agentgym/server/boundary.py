@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from agentgym._toolbox import is_int, short
-from agentgym.errors import ConfigError
+from agentgym.errors import ConfigError, short_repr
 from agentgym.server.presets import EnvPreset, Presets
 
 __all__ = ["ClientBoundary", "INLINE_LIMITS", "client_options"]
@@ -201,4 +201,4 @@ def _walk(field: str, value: Any, limit: int) -> None:
 
 def _short(value: Any, limit: int = 80) -> Any:
     # Never echo a client's megabyte back in the error (whose value crosses the wire); a short value stays itself.
-    return value if len(value if isinstance(value, str) else repr(value)) <= limit else short(value, limit)
+    return value if len(value if isinstance(value, str) else short_repr(value)) <= limit else short(value, limit)

@@ -109,20 +109,20 @@ class EnvTask:
     def from_extra_info(cls, extra_info: Mapping[str, Any] | None, config: AgentGymConfig | None = None) -> EnvTask:
         """Read a row's ``extra_info``, with the run's ``agentgym`` config applied on top."""
         # None is a missing key: parquet files of 0.1 and 0.2 rows read together pad each other's keys with None.
-        info = _ROW_KEYS.apply({k: v for k, v in dict(extra_info or {}).items() if v is not None})
+        row = _ROW_KEYS.apply({k: v for k, v in dict(extra_info or {}).items() if v is not None})
         config = config or AgentGymConfig()
-        env_id = info.get("env_id")
+        env_id = row.get("env_id")
         if config.remote_url is None:  # a server checks its own ids
             _check_env_id(env_id)
-        kwargs = {**_mapping("extra_info.env_kwargs", decode_json_field(info.get("env_kwargs"))),
+        kwargs = {**_mapping("extra_info.env_kwargs", decode_json_field(row.get("env_kwargs"))),
                   **config.env_kwargs}
         if config.max_turns is not None:  # the env itself ends (and scores) the episode at the limit
             kwargs["max_turns"] = config.max_turns
-        reward = config.reward if config.reward is not None else decode_json_field(info.get("reward"))
-        options = _mapping("extra_info.reset_options", decode_json_field(info.get("reset_options")))
-        if info.get("task_index") is not None:
-            options["task_index"] = _int("extra_info.task_index", info["task_index"])
-        seed = info.get("seed")
+        reward = config.reward if config.reward is not None else decode_json_field(row.get("reward"))
+        options = _mapping("extra_info.reset_options", decode_json_field(row.get("reset_options")))
+        if row.get("task_index") is not None:
+            options["task_index"] = _int("extra_info.task_index", row["task_index"])
+        seed = row.get("seed")
         return cls(env_id, kwargs, options, None if seed is None else _int("extra_info.seed", seed), reward or None,
                    config.remote_url, config.remote_token)
 

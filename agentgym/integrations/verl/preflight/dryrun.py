@@ -29,6 +29,8 @@ from typing import Any
 
 from omegaconf import OmegaConf
 
+from agentgym.rewards import RewardBreakdown
+
 __all__ = ["RunLength", "DryRunReport", "run_length", "stage_boundaries", "play_row", "check_run", "ignored_keys",
            "gold_answer"]
 
@@ -147,10 +149,10 @@ def ignored_keys(config: Any) -> list[str]:
 
 
 def play_row(row: dict[str, Any], agentgym: Any, *, training_step: int,
-             total_steps: int | None) -> tuple[float, dict[str, Any]]:
+             total_steps: int | None) -> tuple[float, RewardBreakdown | None]:
     """One short episode of a row, as the agent loop plays it: the env from ``extra_info`` (with the
     run's ``agentgym`` config), reset with the training step and run length, then one scripted final action.
-    Returns the reward and the reward breakdown (empty without a reward spec)."""
+    Returns the reward and the reward breakdown (None without a reward spec)."""
     from agentgym.integrations.verl.envs import reset_options, row_extra_info
     from agentgym.integrations.verl.config import EnvTask
 
@@ -164,8 +166,7 @@ def play_row(row: dict[str, Any], agentgym: Any, *, training_step: int,
         env.close()
     if not (terminated or truncated):
         raise AssertionError("the scripted final action did not end the episode")
-    breakdown = info.get("reward") if isinstance(info.get("reward"), dict) else {}
-    return float(reward), breakdown
+    return float(reward), RewardBreakdown.from_info(info)
 
 
 # -- helpers -----------------------------------------------------------------------------------
@@ -261,10 +262,11 @@ def _rehearse(config: Any, agentgym: Any, key: str, path: Path, steps: list[int]
             if failures == 1:  # the rows of one file share their env and reward: one line says it
                 report.problems.append(f"{where}: the scripted episode failed: {type(exc).__name__}: {exc}")
             continue
-        if breakdown.get("abstained") or not math.isfinite(reward):
-            report.problems.append(f"{where}: the reward says nothing (every term abstained): {breakdown}")
+        if (breakdown is not None and breakdown.all_abstained) or not math.isfinite(reward):
+            report.problems.append(f"{where}: the reward says nothing (every term abstained): "
+                                   f"{breakdown.to_dict() if breakdown else reward}")
             continue
-        stage = f", stage {breakdown['stage']}" if breakdown.get("stage") else ""
+        stage = f", stage {breakdown.stage}" if breakdown is not None and breakdown.stage else ""
         played.append(f"{reward:g} (step {step + 1}{stage})")
     if played:
         report.notes.append(f"{key}: played {len(played)} row(s) of {path.name}, one scripted final action each "
