@@ -40,7 +40,7 @@ from agentgym.registration import ENV_IDS, register_envs
 register_envs()
 
 _LAZY = {
-    **dict.fromkeys(("ActionError", "ErrorCode", "StepInfo", "TextEnv", "TextSpace", "Tool", "ToolBox", "ToolCall",
+    **dict.fromkeys(("ActionError", "ErrorCode", "Failure", "FailureReason", "StepInfo", "TextEnv", "TextSpace", "Tool", "ToolBox", "ToolCall",
                      "ToolResult"), "agentgym.core"),
     **dict.fromkeys(("ShapeReward", "build_shaper", "Episode"), "agentgym.rewards"),
     **dict.fromkeys(("RemoteEnv", "AsyncRemoteEnv"), "agentgym.remote"),
@@ -61,6 +61,8 @@ __all__ = [
     "ToolResult",
     "ActionError",
     "ErrorCode",
+    "Failure",
+    "FailureReason",
     "Tool",
     "ToolBox",
     # rewards, remote envs, testing

@@ -7,13 +7,14 @@ from agentgym._lazy import lazy_names as _lazy_names
 
 _WHERE = {
     "TextEnv": "env", "TextSpace": "spaces", "StepInfo": "types", "ToolCall": "types", "ToolResult": "types",
-    "ActionError": "types", "ErrorCode": "types", "Tool": "tools", "Param": "tools", "ToolBox": "tools",
+    "ActionError": "types", "ErrorCode": "types",
+    "Failure": "types", "FailureReason": "types", "Tool": "tools", "Param": "tools", "ToolBox": "tools",
     "parse_action": "parsing", "Call": "parsing", "Answer": "parsing", "GiveUp": "parsing",
 }
 
 __all__ = [
     "TextEnv", "TextSpace", "StepInfo", "ToolCall", "ToolResult", "ActionError", "ErrorCode",
-    "Tool", "Param", "ToolBox", "parse_action", "Call", "Answer", "GiveUp",
+    "Failure", "FailureReason", "Tool", "Param", "ToolBox", "parse_action", "Call", "Answer", "GiveUp",
 ]
 
 

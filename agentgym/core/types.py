@@ -13,10 +13,13 @@ from typing import Any, Literal
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from agentgym._deprecated import RenamedKeys, renamed_attribute
+from agentgym.errors import RemoteTimeout, RetrieverError, WorkerLost, clip
 
 __all__ = [
     "ErrorCode",
     "ActionError",
+    "FailureReason",
+    "Failure",
     "ToolCall",
     "ToolResult",
     "StepInfo",
@@ -38,6 +41,23 @@ class ErrorCode(StrEnum):
     SEARCH_LIMIT = "search_limit"
 
 
+class FailureReason(StrEnum):
+    """What failed outside the model, so that an episode's reward says nothing about the policy."""
+
+    ENV_ERROR = "env_error"
+    """The env raised while stepping."""
+    RESET_FAILED = "reset_failed"
+    """The env could not be built or reset to the task."""
+    RETRIEVER_UNREACHABLE = "retriever_unreachable"
+    """A search could not be carried out (the retriever is down, too slow or sent garbage)."""
+    JUDGE_UNREACHABLE = "judge_unreachable"
+    """An LLM judge gave no usable grade after its retries."""
+    TIMEOUT = "timeout"
+    """An env call outlived its timeout."""
+    WORKER_LOST = "worker_lost"
+    """The process hosting the env died."""
+
+
 _INFO_KEYS = RenamedKeys("info key", {"evaluation": "report"})
 
 
@@ -50,6 +70,30 @@ class ActionError(_Record):
     """Machine-readable reason, stable across versions."""
     message: str
     """One line naming the problem and how to fix it (also shown to the agent)."""
+
+
+class Failure(_Record):
+    """Something outside the model failed during the episode: its reward is no reward of the policy.
+
+    Trainers leave a failed episode out of their group baselines (it is never a reward of 0)."""
+
+    reason: FailureReason
+    """What failed, stable across versions."""
+    message: str
+    """One line saying what failed, for logs."""
+
+    @classmethod
+    def of_exception(cls, exc: BaseException, *, during: Literal["reset", "step"] = "step") -> Failure:
+        """The failure an exception of an env call stands for."""
+        if isinstance(exc, WorkerLost):
+            reason = FailureReason.WORKER_LOST
+        elif isinstance(exc, (RemoteTimeout, TimeoutError)):
+            reason = FailureReason.TIMEOUT
+        elif isinstance(exc, RetrieverError):
+            reason = FailureReason.RETRIEVER_UNREACHABLE
+        else:
+            reason = FailureReason.RESET_FAILED if during == "reset" else FailureReason.ENV_ERROR
+        return cls(reason=reason, message=clip(f"{type(exc).__name__}: {exc}", 500))
 
 
 class ToolCall(_Record):
@@ -89,6 +133,9 @@ class StepInfo(_Record):
     """The submitted answer (a plan, a short answer), set on the step that submitted it, in every
     action format: what reward terms score, live or offline."""
     task_id: str | None = None
+    failure: Failure | None = None
+    """Set when something outside the model failed in this step (a retriever or judge that did not
+    answer): the episode's reward then says nothing about the policy, and trainers leave it out."""
     # "evaluation": 0.1's name, read by pydantic itself (a Python validator would cost every step).
     report: dict[str, Any] | None = Field(None, validation_alias=AliasChoices("report", "evaluation"))
     """What the env's evaluator found (env specific: TravelPlanner's ``EvaluationReport``, SearchQA's

@@ -40,20 +40,25 @@ for _old, _new in RENAMED_INPUTS.items():
 
 
 class Abstain:
-    """A term's "no opinion", with the reason shown in the breakdown. ``None`` also abstains."""
+    """A term's "no opinion", with the reason shown in the breakdown. ``None`` also abstains.
 
-    __slots__ = ("reason",)
+    ``failure`` (a ``FailureReason`` value) says the term could not score because something outside
+    the model failed (a judge that did not answer): the episode's reward is then not the policy's."""
 
-    def __init__(self, reason: str) -> None:
-        self.reason = reason
+    __slots__ = ("reason", "failure")
+
+    def __init__(self, reason: str, failure: str | None = None) -> None:
+        self.reason, self.failure = reason, failure
 
     def __repr__(self) -> str:
+        if self.failure is not None:
+            return f"abstain({self.reason!r}, failure={self.failure!r})"
         return f"abstain({self.reason!r})"
 
 
-def abstain(reason: str) -> Abstain:
-    """Return this from a term to abstain and say why."""
-    return Abstain(reason)
+def abstain(reason: str, *, failure: str | None = None) -> Abstain:
+    """Return this from a term to abstain and say why; ``failure`` when the infrastructure failed."""
+    return Abstain(reason, None if failure is None else str(failure))
 
 
 TermFn = Callable[..., "float | Abstain | None"]

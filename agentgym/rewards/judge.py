@@ -31,6 +31,7 @@ from pydantic import Field, field_validator
 from agentgym import _http
 from agentgym._toolbox import clip
 from agentgym.agents.chat_client import ChatClient, RetryPolicy
+from agentgym.core.types import FailureReason
 from agentgym.errors import ConfigError, JudgeReplyError, ModelEndpointError
 from agentgym.rewards._base import NonNegative, Positive, TermSpec
 from agentgym.rewards._registry import Abstain, abstain, term
@@ -274,4 +275,6 @@ def llm_judge(task_text: str | None, gold_answers: Sequence[str], answer: str | 
     if answer is None:
         return 0.0
     result = judge.score(task_text or "", gold_answers, answer)
-    return result.value if result.value is not None else abstain(result.reason or "judge failed")
+    if result.value is None:
+        return abstain(result.reason or "judge failed", failure=FailureReason.JUDGE_UNREACHABLE)
+    return result.value

@@ -45,10 +45,12 @@ class TermValue(NamedTuple):
     """True when the term had no opinion; it then counts in neither the sum nor the normalization."""
     reason: str | None = None
     """Why the term abstained, was gated off, was zeroed by a guard, or is inactive."""
+    failure: str | None = None
+    """A ``FailureReason`` value when the term abstained because something outside the model failed."""
 
     def to_dict(self) -> dict[str, Any]:
         return {"raw": self.raw, "weight": self.weight, "contribution": self.contribution,
-                "abstained": self.abstained, "reason": self.reason}
+                "abstained": self.abstained, "reason": self.reason, "failure": self.failure}
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +74,11 @@ class RewardBreakdown:
         return [name for name, t in self.terms.items() if t.abstained]
 
     @property
+    def failures(self) -> dict[str, str]:
+        """The terms that could not score because something outside the model failed, and what failed."""
+        return {name: t.failure for name, t in self.terms.items() if t.failure is not None}
+
+    @property
     def all_abstained(self) -> bool:
         """True when no term gave a value and at least one abstained (e.g. the only term is a judge that
         failed): the total 0.0 is then no opinion, not a real 0; trainers mask or flag it. Terms gated
@@ -80,16 +87,19 @@ class RewardBreakdown:
 
     def to_dict(self) -> dict[str, Any]:
         """``info["reward"]``: ``abstained`` is :attr:`all_abstained`, ``abstain_reasons`` why each term abstained."""
-        terms, reasons, valued = {}, {}, False
+        terms, reasons, failures, valued = {}, {}, {}, False
         for name, t in self.terms.items():  # one pass: this runs for every finished episode
             terms[name] = {"raw": t.raw, "weight": t.weight, "contribution": t.contribution,
-                           "abstained": t.abstained, "reason": t.reason}
+                           "abstained": t.abstained, "reason": t.reason, "failure": t.failure}
             if t.abstained:
                 reasons[name] = t.reason
+                if t.failure is not None:
+                    failures[name] = t.failure
             elif t.raw is not None:
                 valued = True
         return {"total": self.total, "outcome": self.outcome, "stage": self.stage, "training_step": self.training_step,
-                "terms": terms, "abstained": bool(reasons) and not valued, "abstain_reasons": reasons}
+                "terms": terms, "abstained": bool(reasons) and not valued, "abstain_reasons": reasons,
+                "failures": failures}
 
     @classmethod
     def from_info(cls, info: Mapping[str, Any]) -> RewardBreakdown | None:
@@ -114,8 +124,9 @@ class RewardBreakdown:
 
 def _term_from_dict(data: Mapping[str, Any]) -> TermValue:
     raw = data["raw"]
+    failure = data.get("failure")
     return _tuple(TermValue, (None if raw is None else _real(raw), _real(data["weight"]), _real(data["contribution"]),
-                              data["abstained"] is True, data.get("reason")))
+                              data["abstained"] is True, data.get("reason"), None if failure is None else str(failure)))
 
 
 def _real(value: Any) -> float:
@@ -313,14 +324,16 @@ def _term_value(c: _Compiled, weight: float, episode: Episode, step: int, values
     if c.gate is not None:
         closed = _closed(c.gate[0], c.gate[1], episode, values)
         if closed:
-            return _tuple(TermValue, (None, weight, 0.0, False, closed))
+            return _tuple(TermValue, (None, weight, 0.0, False, closed, None))
     reason = guard if c.guarded else None
     if reason is not None:
         raw: Any = 0.0
     else:
         raw = c.score(episode, step)
-        if raw is None or isinstance(raw, Abstain):
-            return _tuple(TermValue, (None, weight, 0.0, True, raw.reason if raw is not None else "the term abstained"))
+        if raw is None:
+            return _tuple(TermValue, (None, weight, 0.0, True, "the term abstained", None))
+        if isinstance(raw, Abstain):
+            return _tuple(TermValue, (None, weight, 0.0, True, raw.reason, raw.failure))
         raw = float(raw)
         if not math.isfinite(raw):
             raise ConfigError(f"reward term {c.name!r} returned", raw, "a finite number or an abstention")
@@ -328,7 +341,7 @@ def _term_value(c: _Compiled, weight: float, episode: Episode, step: int, values
     cap = c.cap
     if cap is not None:
         contribution = max(-cap, min(cap, contribution))
-    return _tuple(TermValue, (raw, weight, contribution, False, reason))
+    return _tuple(TermValue, (raw, weight, contribution, False, reason, None))
 
 
 def _closed(source: str, at_least: float, episode: Episode, values: dict[str, TermValue]) -> str | None:

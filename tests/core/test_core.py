@@ -13,7 +13,8 @@ import agentgym
 from agentgym._deprecated import AgentGymDeprecationWarning
 from agentgym.core import ErrorCode, Param, StepInfo, TextSpace, Tool, ToolBox, ToolCall, ToolResult
 from agentgym.core.parsing import Answer, Call, GiveUp, parse_action
-from agentgym.core.types import ActionError
+from agentgym.core.types import ActionError, Failure
+from agentgym.errors import RemoteTimeout, RetrieverError, WorkerLost
 
 TOOLS = ToolBox([
     Tool("search_flights", "FlightSearch", "Flights.",
@@ -175,3 +176,17 @@ def test_literal_parsing_is_safe_from_many_threads():
     with ThreadPoolExecutor(8) as pool:
         parsed = list(pool.map(lambda _: parse_plan(text), range(400)))
     assert all(p.delivered and len(p.days) == 7 for p in parsed)
+
+
+@pytest.mark.parametrize(("exc", "during", "reason"), [
+    (RetrieverError("down"), "step", "retriever_unreachable"),
+    (RemoteTimeout("slow", status=504), "step", "timeout"),
+    (TimeoutError("slow"), "reset", "timeout"),
+    (WorkerLost("gone", status=404), "step", "worker_lost"),
+    (RuntimeError("boom"), "step", "env_error"),
+    (RuntimeError("boom"), "reset", "reset_failed"),
+])
+def test_an_env_call_exception_maps_to_its_typed_failure(exc, during, reason):
+    failure = Failure.of_exception(exc, during=during)
+    assert failure.reason == reason and failure.message.startswith(type(exc).__name__)
+    assert StepInfo.from_info(StepInfo(turn=1, failure=failure).to_info()).failure == failure

@@ -11,7 +11,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from agentgym import ConfigError, StepInfo
-from agentgym.rewards import Episode, LLMJudge, build_shaper, judge_for, parse_score
+from agentgym.rewards import Episode, LLMJudge, RewardBreakdown, build_shaper, judge_for, parse_score
 from agentgym.rewards.judge import JudgeReplyError
 
 
@@ -156,6 +156,19 @@ def test_a_judge_that_keeps_failing_abstains_and_says_why(stub):
     assert shaper.shape(qa("Shakespeare")).terms["llm_judge"].raw == 1.0  # failures are not cached
 
 
+def test_a_dead_judge_is_a_typed_failure_of_the_episode_not_a_partial_score(stub):
+    stub.default = "500"
+    shaper = build_shaper({"terms": [judge_term(stub, max_retries=0), {"kind": "format", "weight": 0.2}]})
+    result = shaper.shape(qa("Shakespeare"))
+    assert result.terms["format"].raw == 1.0 and not result.all_abstained  # format alone still scores...
+    assert result.failures == {"llm_judge": "judge_unreachable"}  # ...but the episode says the judge failed
+    as_info = result.to_dict()
+    assert as_info["failures"] == {"llm_judge": "judge_unreachable"}
+    assert RewardBreakdown.from_dict(as_info).failures == result.failures
+    stub.default = "ok:10"
+    assert shaper.shape(qa("Shakespeare")).failures == {}
+
+
 @pytest.mark.parametrize(("behaviour", "reason"), [
     ("garbage", "garbled reply: not an OpenAI chat completion"),
     ("text:It is correct.", "garbled reply: expected one final 'Score: N' line"),
@@ -217,6 +230,22 @@ def test_a_judge_plugs_into_the_long_form_env_hook(stub):
     assert judge("Who wrote Hamlet?", "Shakespeare", ["William Shakespeare"]) == pytest.approx(0.6)
     assert judge("Who wrote Hamlet?", "Marlowe", ["William Shakespeare"]) is None  # failed: no grade
     assert judge.stats["failures"] == 1 and judge.stats["requests"] == 2
+
+
+def test_the_long_form_env_marks_a_failed_judge_on_its_terminal_step(stub):
+    import gymnasium
+
+    judge = judge_for(LLMJudge.model_validate(judge_term(stub, max_retries=0)))
+    env = gymnasium.make("SearchQA-LongForm-v0", judge=judge)
+    stub.default = "ok:6"
+    env.reset(seed=0)
+    info = env.step("<answer>Someone</answer>")[4]
+    assert info["failure"] is None and info["report"]["scorer"] == "judge"
+    stub.default = "500"
+    env.reset(seed=0)
+    info = env.step("<answer>Someone else</answer>")[4]  # not in the judge's cache
+    assert info["report"]["scorer"] == "lexical"  # the documented fallback still scores the report...
+    assert info["failure"]["reason"] == "judge_unreachable"  # ...and the episode says it is not the judge's grade
 
 
 @pytest.mark.parametrize(("text", "score"), [("Score: 0", 0.0), ("Fine.\nscore : 10\n", 1.0), ("ok\nScore:7", 0.7)])

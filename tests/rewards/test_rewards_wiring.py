@@ -79,7 +79,7 @@ def test_reset_options_set_the_training_step_and_the_run_length():
     assert [b["stage"] for b in stages] == ["dense", "macro", "sparse"]
     assert [b["total"] for b in stages] == [5.0, 3.0, 1.0]
     assert stages[2]["terms"]["schema"] == {"raw": 1.0, "weight": 0.0, "contribution": 0.0, "abstained": False,
-                                            "reason": None}
+                                            "reason": None, "failure": None}
 
 
 def test_set_training_step_on_the_wrapper():
@@ -115,7 +115,7 @@ def test_giving_up_and_a_broken_plan_earn_nothing_for_content():
                                                                 {"kind": "format", "weight": 0.1}]})
     gave_up = play(env, actions=["GiveUp[too hard]"])[-1][4]["reward"]["terms"]
     assert gave_up["final_pass"] == {"raw": 0.0, "weight": 1.0, "contribution": 0.0, "abstained": False,
-                                     "reason": "guard: no answer was submitted"}
+                                     "reason": "guard: no answer was submitted", "failure": None}
     assert gave_up["format"]["raw"] == 0.0  # the episode did not end with an answer
     broken = play(env, actions=["Finish[not a plan]"])[-1][4]["reward"]["terms"]
     assert broken["final_pass"]["raw"] == 0.0 and broken["final_pass"]["reason"] is None

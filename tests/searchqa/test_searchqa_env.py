@@ -119,7 +119,9 @@ def test_a_retriever_failure_is_an_observation():
     obs, reward, terminated, truncated, info = env.step("<search>anything</search>")
     assert info["error"]["code"] == "retriever_failed" and "search failed" in obs and not terminated
     assert "RetrieverError" in info["extra"]["retriever_error"]
-    assert env.step("<answer>x</answer>")[2]
+    assert info["failure"] == {"reason": "retriever_unreachable", "message": info["extra"]["retriever_error"]}
+    answer = env.step("<answer>x</answer>")
+    assert answer[2] and answer[4]["failure"] is None  # the failure belongs to the step it happened in
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -13,7 +13,7 @@ from agentgym.core.env import TextEnv, require_choice, require_positive_int
 from agentgym.core.tasks import TASK_OPTION_RENAMES, pick_task
 from agentgym.core.parsing import GiveUp
 from agentgym.core.tools import ToolBox
-from agentgym.core.types import ActionError, ErrorCode, StepInfo, ToolCall, ToolResult
+from agentgym.core.types import ActionError, ErrorCode, Failure, FailureReason, StepInfo, ToolCall, ToolResult
 from agentgym.envs.searchqa._search_r1 import SCORINGS, SearchR1Episode
 from agentgym.envs.searchqa._render import (SEARCH_R1_PROMPT, clip, first_observation, render_hits, render_search_r1,
                                             search_r1_question)
@@ -232,6 +232,7 @@ class SearchQAEnv(TextEnv):
         self._retrieval_hit = False
         self._seen_ids: list[str] = []
         self._r1 = SearchR1Episode("")
+        self._failure: Failure | None = None  # what failed outside the model in this step (``_info`` takes it)
 
     def on_reset(self, options: dict[str, Any]) -> tuple[str, StepInfo]:
         self._task = pick_task(options, self.tasks, self._ids, self.np_random, _read_task)
@@ -306,6 +307,8 @@ class SearchQAEnv(TextEnv):
         if not (terminated or self.turn >= self.max_turns):
             return text, 0.0, False, info.model_copy(update=update)
         update["report"] = self._search_r1_evaluation()  # Search-R1 scores every episode, answered or not
+        if self._failure is not None:  # the judge failed while scoring
+            update["failure"], self._failure = self._failure, None
         return text, float(update["report"]["score"]), terminated, info.model_copy(update=update)
 
     def _search_r1_turn(self, parsed: Any, search_phase: bool) -> tuple[str, tuple[str, float, bool, StepInfo]]:
@@ -353,6 +356,7 @@ class SearchQAEnv(TextEnv):
         except Exception as exc:  # any retriever failure is an observation, never a crash of the rollout
             message = f"The search failed ({clip(str(exc) or type(exc).__name__, 200)}). Search again or answer."
             extra["retriever_error"] = f"{type(exc).__name__}: {clip(str(exc), 300)}"
+            self._failure = Failure(reason=FailureReason.RETRIEVER_UNREACHABLE, message=extra["retriever_error"])
             error = ActionError(code=ErrorCode.RETRIEVER_FAILED, message=message)
             text = message if self.action_format == "json" else f"\n\n<information>{message}</information>\n\n"
             return text, 0.0, False, self._info(action="tool", tool_call=call, error=error, extra=extra,
@@ -429,7 +433,8 @@ class SearchQAEnv(TextEnv):
 
     # -- helpers -----------------------------------------------------------------------------
     def _info(self, **fields: Any) -> StepInfo:
-        return StepInfo(turn=self.turn, task_id=self._task.id if self._task else None, **fields)
+        failure, self._failure = self._failure, None
+        return StepInfo(turn=self.turn, task_id=self._task.id if self._task else None, failure=failure, **fields)
 
 
 class LongFormSearchQAEnv(SearchQAEnv):
@@ -463,6 +468,9 @@ class LongFormSearchQAEnv(SearchQAEnv):
                 scorer = "judge" if score is not None else "lexical"
             except Exception as exc:  # a failed judge call falls back, and says so
                 report["judge_error"] = f"{type(exc).__name__}: {clip(str(exc), 300)}"
+            if score is None:  # no grade: the lexical score stands in, and the episode says the judge failed
+                self._failure = Failure(reason=FailureReason.JUDGE_UNREACHABLE,
+                                        message=report.get("judge_error", "the judge gave no grade"))
         report.update(score=report["rouge_l"] if score is None else score, scorer=scorer)
         return report
 
