@@ -58,7 +58,10 @@ def test_rollout_returns_what_grpo_trainer_expects(run):
     trainer, rollout = run
     out = rollout(_batch(trainer), trainer)
     assert {"prompt_ids", "completion_ids", "logprobs", "env_mask"} <= set(out)
-    assert out["logprobs"] is None
+    for ids, mask, logprobs in zip(out["completion_ids"], out["env_mask"], out["logprobs"]):
+        assert len(logprobs) == len(ids)  # the sampling log-prob of every token, 0.0 where the model did not sample
+        assert all(lp == 0.0 for lp, m in zip(logprobs, mask) if m == 0)
+        assert all(lp is not None and lp <= 0.0 for lp, m in zip(logprobs, mask) if m == 1)
     for key in ("prompt_ids", "completion_ids", "env_mask", "shaped_reward", "reward_terms", "outcome",
                 "report", "episode", "reward_info"):
         assert len(out[key]) == 8, key
@@ -80,8 +83,11 @@ def test_env_mask_is_zero_exactly_on_observations_and_added_tokens(run):
         if "tool" in episode["actions"]:
             searched += 1
             assert "<information>" in tokenizer.decode(masked)
-        # each turn ends with the end-of-turn token: sampled (mask 1) or added after a stop string (mask 0)
-        assert ids[-1] == tokenizer.eos_token_id
+        # each turn an observation follows ends with the end-of-turn token: sampled (mask 1) or added after
+        # a stop string (mask 0); the last turn stays as sampled, so the completion ends on a trained token
+        for at in (i for i in range(1, len(mask)) if mask[i] == 0 and mask[i - 1] == 1):
+            assert ids[at - 1] == tokenizer.eos_token_id or ids[at] == tokenizer.eos_token_id
+        assert mask[-1] == 1 or set(mask) == {0}
     assert searched > 0
 
 
@@ -97,9 +103,8 @@ def test_prompt_and_completion_are_the_chat_the_template_renders(run):
 
 
 def test_rollout_runs_the_shared_turn_engine(run, monkeypatch):
-    """The TRL rollout and the verl loop call one play_episode (turns.py), no second copy."""
-    import agentgym.integrations.trl.rollout as trl_rollout
-    from agentgym.integrations import turns
+    """The TRL rollout and the verl loop play through one play_rollout and one play_episode, no second copy."""
+    from agentgym.integrations import rollouts, turns
 
     calls = []
     original = turns.play_episode
@@ -108,13 +113,14 @@ def test_rollout_runs_the_shared_turn_engine(run, monkeypatch):
         calls.append(1)
         return await original(*args, **kwargs)
 
-    monkeypatch.setattr(trl_rollout, "play_episode", counting)
+    monkeypatch.setattr(rollouts, "play_episode", counting)
     trainer, rollout = run
     rollout(_batch(trainer, 4), trainer)
     assert len(calls) == 4
-    assert trl_rollout.play_episode is counting and original is turns.play_episode
-    source = open(trl_rollout.__file__).read() + open(sys.modules["agentgym.integrations.turns"].__file__).read()
-    assert source.count("def play_episode") == 1
+    sources = {name: open(sys.modules[name].__file__).read() for name in (
+        "agentgym.integrations.trl.rollout", "agentgym.integrations.turns", "agentgym.integrations.rollouts")}
+    assert "play_rollout(" in sources["agentgym.integrations.trl.rollout"]
+    assert sum(source.count("def play_episode") for source in sources.values()) == 1
 
 
 def test_task_dataset_rows_name_their_task_and_bad_prompts_fail_loudly():
@@ -325,18 +331,19 @@ def qwen_tokenizer(tmp_path_factory):
 
 
 def _scripted_sampler(tokenizer, replies):
-    """TRL's ``TurnSampler`` (chat rendering, decoding) with scripted turns instead of ``generate``."""
+    """TRL's ``TurnSampler`` (decoding, batching) with scripted turns instead of ``generate``."""
     from agentgym.integrations.trl._sampler import TurnSampler
 
     class Scripted(TurnSampler):
         def __init__(self):
-            self.tokenizer, self.template_kwargs, self._bases, self.live, self._pending = tokenizer, {}, {}, 1, []
+            self.tokenizer, self.live, self._pending = tokenizer, 1, []
             self.replies, self.stops = list(replies), []
 
         async def sample(self, prefix, max_tokens, stops):
             self.stops.append(stops)
             reply = self.replies.pop(0) if len(self.replies) > 1 else self.replies[0]
-            return tokenizer.encode(reply, add_special_tokens=False)[:max_tokens]
+            ids = tokenizer.encode(reply, add_special_tokens=False)[:max_tokens]
+            return ids, [-0.5] * len(ids)
 
     return Scripted()
 
@@ -344,14 +351,16 @@ def _scripted_sampler(tokenizer, replies):
 def _play_trl(tokenizer, replies, **kwargs):
     import asyncio
 
+    from agentgym.integrations.chat_layout import ChatLayout
+    from agentgym.integrations.rollouts import Clock
     from agentgym.integrations.trl.rollout import AgentGymRollout
     from agentgym.integrations.turns import TurnRules
 
     rollout = AgentGymRollout("SearchQA-v0", env_kwargs=SEARCH_R1_ENV, **kwargs)
-    sampler = _scripted_sampler(tokenizer, replies)
-    rules = TurnRules(response_length=600, eos_token_id=tokenizer.eos_token_id)
-    played = asyncio.run(rollout._play(sampler, rules, rollout._acquire(), {"options": {"task_index": 0}}, None, None))
-    return rollout._output([played], None, sampler), sampler
+    sampler, layout = _scripted_sampler(tokenizer, replies), ChatLayout(tokenizer)
+    rules = TurnRules(response_length=600, stop_ids=layout.stop_ids, end_of_turn=layout.end_of_turn)
+    played = asyncio.run(rollout._play(sampler, layout, rules, rollout._task({"options": {"task_index": 0}}), Clock()))
+    return rollout._output([played], None, layout), sampler
 
 
 @pytest.mark.parametrize("layout", ["chat", "search-r1"])

@@ -59,7 +59,7 @@ def test_reference_plan_episode_tokens_masks_and_reward(tokenizer, tp_rows, plan
     assert info["num_turns"] == len(plans[0]) == len(server.calls)
     assert info["truncated"] == 0.0 and info["env_failed"] == 0.0
     assert out.extra_fields["agentgym"]["stop_reason"] == "terminated"
-    # num_turns counts chat messages: the prompt, every model turn, every observation but the last.
+    # num_turns as verl's ToolAgentLoop counts: the prompt, every model turn, every observation.
     assert out.num_turns == 1 + 2 * len(plans[0]) - 1
     model_tokens = [t for call in server.calls for t in call["output"]]
     assert sum(out.response_mask) == len(model_tokens)
@@ -80,7 +80,8 @@ def test_token_in_token_out_and_observation_tokens(tokenizer, tp_rows, plans):
         observation_ids = after["prompt_ids"][len(grown):]
         text = tokenizer.decode(observation_ids)
         expected, *_ = env.step(tokenizer.decode(before["output"], skip_special_tokens=True))
-        assert text == f"<|im_start|>user\n{expected}<|im_end|>\n<|im_start|>assistant\n"
+        # the template's own tokens: its newline after the model's <|im_end|>, then the message
+        assert text == f"\n<|im_start|>user\n{expected}<|im_end|>\n<|im_start|>assistant\n"
     assert stream[: len(server.calls[-1]["prompt_ids"])] == server.calls[-1]["prompt_ids"]
     assert out.prompt_ids == server.calls[0]["prompt_ids"]
     assert out.prompt_ids == tokenizer.apply_chat_template(tp_rows[0]["prompt"], add_generation_prompt=True,
@@ -207,7 +208,7 @@ def test_searchqa_episode(tokenizer):
     assert out.reward_score == 1.0 and info["outcome"] == 1.0 and info["num_turns"] == 2
     observation = tokenizer.decode(server.calls[1]["prompt_ids"][len(server.calls[0]["prompt_ids"]) +
                                                                  len(server.calls[0]["output"]):])
-    assert "<information>" in observation and observation.startswith("<|im_start|>user\n")
+    assert "<information>" in observation and observation.startswith("\n<|im_start|>user\n")
 
 
 def test_remote_env_on_an_env_server(tokenizer, tp_rows, plans):

@@ -40,8 +40,12 @@ def make_tokenizer() -> Any:
 
 
 class FakeServer:
-    """Stands in for verl's ``LLMServerClient``: same ``generate`` signature, scripted or random
-    replies. ``script(request_id, turn)`` returns the reply text; ``None`` means random tokens."""
+    """Stands in for verl's ``LLMServerClient`` over vLLM (which needs a GPU): same ``generate``
+    signature, scripted or random replies. ``script(request_id, turn)`` returns the reply text;
+    ``None`` means random tokens. As vLLM does: a reply is cut at its first stop string
+    (``stop`` with ``include_stop_str_in_output``), which ends it with no end-of-turn token after it;
+    a reply without one ends with the EOS; every token has a log-prob; ``stop_reason`` is verl's
+    ``completed``."""
 
     def __init__(self, tokenizer: Any, script: Any = None, *, seed: int = 0, random_length: int = 12) -> None:
         self.tokenizer, self.script = tokenizer, script
@@ -61,13 +65,24 @@ class FakeServer:
         if text is None:
             ids = [self.rng.randrange(len(SPECIALS), self.tokenizer.vocab_size) for _ in range(self.random_length)]
         else:
-            ids = self.tokenizer.encode(text, add_special_tokens=False) + [self.tokenizer.eos_token_id]
+            ids = _as_vllm_ends(self.tokenizer, text, sampling_params)
         ids = ids[: sampling_params.get("max_tokens", len(ids))]
         self.calls.append({"request_id": request_id, "prompt_ids": list(prompt_ids), "output": ids,
                            "sampling_params": dict(sampling_params)})
         await asyncio.sleep(0)
-        return TokenOutput(token_ids=ids, log_probs=[-0.5] * len(ids), num_preempted=0,
+        return TokenOutput(token_ids=ids, log_probs=[-0.5] * len(ids), num_preempted=0, stop_reason="completed",
                            extra_fields={"min_global_steps": 1, "max_global_steps": 1})
+
+
+def _as_vllm_ends(tokenizer: Any, text: str, sampling_params: dict[str, Any]) -> list[int]:
+    """The reply's tokens as vLLM returns them: through the first stop string (kept, no EOS after
+    it) when the request has stop strings, else through the end-of-turn token."""
+    stops = sampling_params.get("stop") or []
+    found = [(text.find(s), s) for s in stops if text.find(s) >= 0]
+    if found:
+        at, stop = min(found)
+        return tokenizer.encode(text[:at + len(stop)], add_special_tokens=False)
+    return tokenizer.encode(text, add_special_tokens=False) + [tokenizer.eos_token_id]
 
 
 def trainer_config(*, response_length: int = 4096, prompt_length: int = 4096, max_assistant_turns: int | None = None,
