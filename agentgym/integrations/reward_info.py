@@ -95,7 +95,8 @@ class RolloutResult:
         """Record an env call that raised (``during`` ``reset`` or ``step``) as the episode's failure."""
         self.error = f"{type(exc).__name__}: {exc}"
         self.stop_reason = "env_error"
-        self.failure = Failure.of_exception(exc, during="reset" if during == "reset" else "step")
+        if self.failure is None:  # the first failure is what broke the episode
+            self.failure = Failure.of_exception(exc, during="reset" if during == "reset" else "step")
 
     @property
     def outcome(self) -> float:

@@ -14,7 +14,16 @@ CHAT_TEMPLATE = (
     "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
     "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
 )
+LLAMA3_TEMPLATE = (
+    "<|begin_of_text|>{% for m in messages %}<|start_header_id|>{{ m['role'] }}<|end_header_id|>\n\n"
+    "{{ m['content'] }}<|eot_id|>{% endfor %}"
+    "{% if add_generation_prompt %}<|start_header_id|>assistant<|end_header_id|>\n\n{% endif %}"
+)
+"""Llama 3's family: role headers, ``<|eot_id|>`` ends a turn with nothing after it."""
 SPECIALS = ["<|pad|>", "<|im_start|>", "<|im_end|>"]
+_FAMILIES = {"chatml": (CHAT_TEMPLATE, SPECIALS, "<|im_end|>"),
+             "llama3": (LLAMA3_TEMPLATE, ["<|pad|>", "<|begin_of_text|>", "<|start_header_id|>", "<|end_header_id|>",
+                                          "<|eot_id|>", "<|end_of_text|>"], "<|eot_id|>")}
 _CORPUS = [
     "CitySearch[Texas] FlightSearch[New York, Boston, 2022-03-01] Finish[] GiveUp[] <answer></answer>",
     "<search> capital of France </search> <information> Doc 1(Title: Paris) </information>",
@@ -22,20 +31,21 @@ _CORPUS = [
 ]
 
 
-def make_tokenizer() -> Any:
-    """A byte-level BPE (lossless on any text) with a ChatML template, trained in memory."""
+def make_tokenizer(family: str = "chatml") -> Any:
+    """A byte-level BPE (lossless on any text) with a chat template of ``family`` (``chatml``, Qwen2.5's;
+    ``llama3``), trained in memory."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 
+    template, specials, eos = _FAMILIES[family]
     bpe = Tokenizer(models.BPE(unk_token=None))
     bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     bpe.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=600, special_tokens=SPECIALS,
+    trainer = trainers.BpeTrainer(vocab_size=600, special_tokens=specials,
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
     bpe.train_from_iterator(_CORPUS * 20, trainer=trainer)
-    tokenizer = PreTrainedTokenizerFast(tokenizer_object=bpe, pad_token="<|pad|>", eos_token="<|im_end|>",
-                                        bos_token=None)
-    tokenizer.chat_template = CHAT_TEMPLATE
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=bpe, pad_token="<|pad|>", eos_token=eos, bos_token=None)
+    tokenizer.chat_template = template
     return tokenizer
 
 
