@@ -459,3 +459,48 @@ def test_trls_own_tool_loop_calls_the_search_tool_a_tiny_model_writes(tmp_path):
     trainer.train()
     assert seen and all(info["action"] == "tool" for info in seen), seen
     assert all(info["tool_call"] == {"name": "search", "arguments": {"query": "Skei"}} for info in seen)
+
+
+# -- the sampler: log-probs on TRL's own generate path, every end-of-turn id -------------------------
+def _sampled(trainer, stop_ids, prefix, constraint=None, max_tokens=12):
+    import asyncio
+
+    from agentgym.integrations.trl._sampler import TurnSampler
+
+    sampler = TurnSampler(trainer, stop_ids, constraint=constraint)
+    sampler.live = 1
+    return asyncio.run(sampler.sample(prefix, max_tokens, ()))
+
+
+def test_generate_returns_the_log_probs_it_sampled_from(run):
+    """Each token's log-prob is the model's, under the sampling temperature, at the prefix it was drawn at."""
+    import torch
+
+    trainer, _ = run
+    prefix = trainer.train_dataset[0]["prompt"] and trainer.processing_class.apply_chat_template(
+        trainer.train_dataset[0]["prompt"], add_generation_prompt=True, tokenize=True, return_dict=False)
+    tokens, logprobs = _sampled(trainer, [trainer.processing_class.eos_token_id], prefix)
+    assert tokens and len(logprobs) == len(tokens)
+    model = trainer.accelerator.unwrap_model(trainer.model)
+    with torch.no_grad():
+        logits = model(torch.tensor([prefix + tokens])).logits[0].float() / trainer.args.temperature
+    expected = [float(torch.log_softmax(logits[len(prefix) + i - 1], -1)[t]) for i, t in enumerate(tokens)]
+    assert logprobs == pytest.approx(expected, abs=1e-4)
+
+
+def test_a_turn_ends_at_every_end_of_turn_id_the_model_lists(run):
+    """Defect: the sampler stopped on ``tokenizer.eos_token_id`` only; TRL's ``eos_token_ids`` holds every
+    id of the generation config (Qwen2.5-Instruct lists two)."""
+    trainer, _ = run
+    tokenizer = trainer.processing_class
+    other = tokenizer.convert_tokens_to_ids("<|user|>")
+
+    class First:
+        def allowed(self, prefix, turn):
+            return [other] if not turn else None
+
+    prefix = tokenizer("<|user|> hi <|end|><|assistant|>", add_special_tokens=False)["input_ids"]
+    tokens, _ = _sampled(trainer, [tokenizer.eos_token_id, other], prefix, constraint=First())
+    assert tokens == [other]
+    tokens, _ = _sampled(trainer, [tokenizer.eos_token_id], prefix, constraint=First(), max_tokens=6)
+    assert tokens[0] == other and len(tokens) > 1  # not an end-of-turn id here: the turn goes on

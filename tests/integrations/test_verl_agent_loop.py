@@ -301,14 +301,45 @@ def test_an_answer_inside_think_does_not_end_a_travelplanner_episode():
     assert "made up" not in trained and trained.count("</tool_call>") == 1  # cut after the first action
 
 
-def test_the_loop_runs_on_verl_main_where_the_merge_helper_was_renamed(tokenizer, tp_rows, plans, monkeypatch):
-    # verl's main branch (PR #6804) renamed ct_merge_context_msg to ct_merge_non_assistant_msg.
+def test_the_loop_needs_none_of_verls_continuous_token_merge_helpers(tokenizer, tp_rows, plans, monkeypatch):
+    """The loop lays tokens out by agentgym's one chat rule: verl's merge helpers (renamed between 0.9.1 and
+    its main branch, PR #6804) can go without the loop noticing."""
     from verl.experimental.agent_loop.agent_loop import AgentLoopBase
 
-    merge = getattr(AgentLoopBase, "ct_merge_context_msg", None) or AgentLoopBase.ct_merge_non_assistant_msg
-    monkeypatch.setattr(AgentLoopBase, "ct_merge_non_assistant_msg", merge, raising=False)
-    monkeypatch.delattr(AgentLoopBase, "ct_merge_context_msg", raising=False)
+    for name in ("ct_merge_context_msg", "ct_merge_non_assistant_msg", "ct_merge_assistant_token"):
+        monkeypatch.delattr(AgentLoopBase, name, raising=False)
     server = h.FakeServer(tokenizer, scripted([plans[0]]))
     (out,) = h.run_rows(tokenizer, server, h.trainer_config(response_length=100_000, prompt_length=8192), tp_rows[:1])
     assert out.extra_fields["agentgym"]["stop_reason"] == "terminated" and out.reward_score == 1.0
     assert sum(out.response_mask) == sum(len(call["output"]) for call in server.calls)
+
+
+def test_num_turns_counts_as_verls_tool_agent_loop_does(tokenizer):
+    """Defect: the loop counted chat messages, a system prompt included. verl's ToolAgentLoop counts the
+    prompt once, then every model turn and every observation."""
+    row = prepare_rows("SearchQA-v0", split="train", limit=1, env_kwargs={"synthetic_size": "small"})[0]
+    row = {**row, "prompt": [{"role": "system", "content": "Be brief."}, *row["prompt"]]}
+    replies = ["<search> Skei </search>", "<search> Skei city </search>", "<answer> x </answer>"]
+    server = h.FakeServer(tokenizer, lambda rid, turn: replies[turn])
+    (out,) = h.run_rows(tokenizer, server, h.trainer_config(rollout_name="vllm"), [row])
+    assert out.num_turns == 1 + 3 + 2 and out.extra_fields["reward_extra_info"]["num_turns"] == 3
+
+
+def test_max_user_turns_ends_the_episode_as_verls_tool_agent_loop_does(tokenizer):
+    """Defect: verl's multi_turn.max_user_turns was silently ignored. With 1, one observation, then the
+    model's next turn is its last."""
+    row = prepare_rows("SearchQA-v0", split="train", limit=1, env_kwargs={"synthetic_size": "small"})[0]
+    server = h.FakeServer(tokenizer, lambda rid, turn: "<search> Skei </search>")
+    (out,) = h.run_rows(tokenizer, server, h.trainer_config(rollout_name="vllm", max_user_turns=1), [row])
+    assert out.extra_fields["agentgym"]["stop_reason"] == "max_observations" and len(server.calls) == 2
+
+
+def test_full_determinism_gives_verls_request_ids(tokenizer):
+    """Defect: rollout.full_determinism was ignored; verl's loops then route each request by ``det-<priority>``."""
+    row = prepare_rows("SearchQA-v0", split="train", limit=1, env_kwargs={"synthetic_size": "small"})[0]
+    server = h.FakeServer(tokenizer, lambda rid, turn: "<answer> x </answer>")
+    h.run_rows(tokenizer, server, h.trainer_config(rollout_name="vllm", full_determinism=True), [row], n=3)
+    assert sorted(call["request_id"] for call in server.calls) == ["det-0", "det-1", "det-2"]
+    server = h.FakeServer(tokenizer, lambda rid, turn: "<answer> x </answer>")
+    h.run_rows(tokenizer, server, h.trainer_config(rollout_name="vllm"), [row], n=2)
+    assert not any(call["request_id"].startswith("det-") for call in server.calls)

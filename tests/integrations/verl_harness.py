@@ -96,13 +96,14 @@ def _as_vllm_ends(tokenizer: Any, text: str, sampling_params: dict[str, Any]) ->
 
 
 def trainer_config(*, response_length: int = 4096, prompt_length: int = 4096, max_assistant_turns: int | None = None,
+                   max_user_turns: int | None = None, full_determinism: bool = False,
                    agentgym: dict[str, Any] | None = None, rollout_name: str | None = None) -> Any:
     """The slice of verl's config the agent loop reads."""
     return OmegaConf.create({
         "actor_rollout_ref": {"rollout": {
             **({"name": rollout_name} if rollout_name else {}),
-            "prompt_length": prompt_length, "response_length": response_length,
-            "multi_turn": {"max_assistant_turns": max_assistant_turns}}},
+            "prompt_length": prompt_length, "response_length": response_length, "full_determinism": full_determinism,
+            "multi_turn": {"max_assistant_turns": max_assistant_turns, "max_user_turns": max_user_turns}}},
         "data": {"apply_chat_template_kwargs": {}},
         "trainer": {"total_training_steps": None},
         **({"agentgym": agentgym} if agentgym is not None else {}),
@@ -123,20 +124,22 @@ def make_loop(tokenizer: Any, server: Any, config: Any) -> Any:
 
 def run_rows(tokenizer: Any, server: Any, config: Any, rows: list[dict[str, Any]], *, n: int = 1,
              global_steps: int | None = None) -> list[Any]:
-    """Run every row ``n`` times concurrently (a new loop object each, as verl does)."""
+    """Run every row ``n`` times concurrently (a new loop object each, as verl does; ``priority`` is
+    the trajectory's place in the batch, as verl's worker numbers them)."""
     sampling = {"temperature": 1.0, "top_p": 1.0, "top_k": -1, "repetition_penalty": 1.0, "logprobs": True}
 
-    async def one(row: dict[str, Any]) -> Any:
+    async def one(row: dict[str, Any], priority: int) -> Any:
         loop = make_loop(tokenizer, server, config)
         kwargs = {"raw_prompt": row["prompt"], "extra_info": row["extra_info"], "index": row["extra_info"]["index"],
                   "data_source": row["data_source"], "reward_model": row["reward_model"],
-                  "agent_name": row["agent_name"]}
+                  "agent_name": row["agent_name"], "priority": priority}
         if global_steps is not None:
             kwargs["global_steps"] = global_steps
         return await loop.run(sampling, **kwargs)
 
     async def all_rows() -> list[Any]:
-        return await asyncio.gather(*(one(row) for row in rows for _ in range(n)))
+        jobs = [row for row in rows for _ in range(n)]
+        return await asyncio.gather(*(one(row, i) for i, row in enumerate(jobs)))
 
     return asyncio.run(all_rows())
 
