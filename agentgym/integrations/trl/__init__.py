@@ -17,7 +17,7 @@ from agentgym.integrations.trl._guard import TRL_VERSION, require_trl
 
 __all__ = ["TRL_VERSION", "require_trl", "rollout_func", "AgentGymRollout", "task_dataset", "TurnConstraint",
            "schedule_clock", "agentgym_reward", "term_reward", "TagConstraint", "ReactConstraint", "SearchTool",
-           "TravelPlannerTools", "word_tokenizer", "tiny_qwen2", "shuffle_rewards"]
+           "TravelPlannerTools", "word_tokenizer", "tiny_qwen2", "shuffle_rewards", "AgentGymRolloutWorker"]
 
 _LAZY = {
     "rollout_func": "agentgym.integrations.trl.rollout",
@@ -34,6 +34,7 @@ _LAZY = {
     "word_tokenizer": "agentgym.integrations.trl.tiny",
     "tiny_qwen2": "agentgym.integrations.trl.tiny",
     "shuffle_rewards": "agentgym.integrations.trl.controls",
+    "AgentGymRolloutWorker": "agentgym.integrations.trl.async_worker",
 }
 
 # Lazy so that listing recipes and `--help` work without importing TRL and torch.
