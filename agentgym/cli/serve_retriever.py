@@ -61,7 +61,8 @@ def serve_retriever(
         raise DependencyNotInstalled("the retrieval server needs uvicorn: pip install 'agentgym[server]'") from None
     try:
         config = RetrieverConfig.with_env_tokens(
-            tokens=tuple(token or ()), default_topk=topk, max_body_bytes=max_body_bytes, max_query_chars=max_query_chars,
+            tokens=tuple(token or ()), default_topk=topk, max_body_bytes=max_body_bytes,
+            max_query_chars=max_query_chars,
             max_total_query_chars=max_total_query_chars, max_topk=max_topk, max_results=max_results,
             max_reply_bytes=max_reply_bytes, max_searches=max_searches, max_searches_per_client=max_searches_per_client,
             queue_timeout_s=queue_timeout, body_timeout_s=body_timeout)

@@ -78,7 +78,8 @@ class SearchQAEnv(TextEnv):
     the turn cut after the first ``</search>`` (else ``</answer>``), ``<think>`` being plain
     text, and the first case-sensitive ``<search>``/``<answer>`` acted on; no size limit on a
     turn; the query sent to the retriever cut to ``max_query_chars`` (10,000 characters: the one
-    difference from Search-R1, which sends it whole); its fixed invalid-action observation; an empty answer ends the episode;
+    difference from Search-R1, which sends it whole); its fixed invalid-action observation; an
+    empty answer ends the episode;
     ``max_turns`` turns with searches, then one final turn in which a search is not run;
     passages rendered from the corpus's raw ``contents``; an empty ``<information></information>``
     on no hits; observations cut to ``max_observation_tokens`` tokens of ``tokenizer`` (an
@@ -142,7 +143,8 @@ class SearchQAEnv(TextEnv):
     * ``reward``: a reward preset name or spec (None: the ``metric`` is the reward).
     * ``top_k`` (3), ``max_searches`` (4), ``max_turns`` (10; 4 with ``search-r1``, whose meaning differs:
       see Action formats), ``passage_chars`` (1000, per passage text), ``max_query_chars`` (1000, per
-      search string, a longer one refused; with ``search-r1`` 10,000, a longer one cut to it before it is sent), ``max_action_chars`` (1,000,000; none with ``search-r1``
+      search string, a longer one refused; with ``search-r1`` 10,000, a longer one cut to it before
+      it is sent), ``max_action_chars`` (1,000,000; none with ``search-r1``
       unless given).
     * ``synthetic_size`` (``small``, ``default``, ``large`` or an int of passages) and
       ``synthetic_seed`` (0): the embedded world. ``index_dir``, ``cache_dir``: where the BM25

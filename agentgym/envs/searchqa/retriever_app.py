@@ -191,7 +191,8 @@ def _owner(owners: dict[bytes, str], authorization: str) -> str:
     scheme, _, token = authorization.partition(" ")
     owner = owners.get(hashlib.sha256(token.strip().encode()).digest()) if scheme.lower() == "bearer" else None
     if owner is None:
-        raise _Refused(401, "a valid 'Authorization: Bearer <token>' header is required", {"WWW-Authenticate": "Bearer"})
+        raise _Refused(401, "a valid 'Authorization: Bearer <token>' header is required",
+                       {"WWW-Authenticate": "Bearer"})
     return owner
 
 
