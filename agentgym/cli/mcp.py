@@ -31,7 +31,9 @@ def mcp(
     env_kwarg: EnvKwargs = None,
     reward_preset: RewardPresets = None,
     import_: Imports = None,
-    max_sessions: Annotated[int, typer.Option(help="Open episodes across all clients.")] = 256,
+    max_sessions: Annotated[int, typer.Option(help="Open MCP sessions (and episodes) across all clients (503).")] = 256,
+    max_sessions_per_client: Annotated[int | None, typer.Option(
+        help="Open MCP sessions per token (http; 429). Default: an equal share of --max-sessions.")] = None,
     session_ttl: Annotated[float, typer.Option(help="Idle seconds before an episode is closed.")] = 600.0,
     request_timeout: Annotated[float, typer.Option(help="Longest tool call, in seconds.")] = 30.0,
     env_calls: EnvCalls = "processes",
@@ -46,6 +48,7 @@ def mcp(
         raise typer.BadParameter(f"{transport!r}; expected stdio or http", param_hint="--transport")
     fields = front_door_fields(env_id, presets, env_kwarg, reward_preset, import_, max_sessions, session_ttl,
                                request_timeout, env_calls, env_workers)
+    fields["max_sessions_per_client"] = max_sessions_per_client
     from agentgym.server import mcp_app
 
     try:
