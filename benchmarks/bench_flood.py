@@ -60,7 +60,8 @@ def start(args: list[str], port: int, server_path: str | None) -> subprocess.Pop
     if server_path:
         env["PYTHONPATH"] = server_path
     proc = subprocess.Popen([sys.executable, "-m", "agentgym.cli", *args, "--port", str(port), "--log-level",
-                             "error"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                             "error"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            cwd=server_path)  # -m puts the working folder first on the path
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
         if proc.poll() is not None:
@@ -105,16 +106,18 @@ def measure(name: str, pid: int, tenant: Callable[[threading.Event, list, Counte
                 peak.append(rss_mb(pid))
                 time.sleep(0.01)
 
-        threads = [threading.Thread(target=sample, daemon=True),
-                   threading.Thread(target=tenant, args=(stop, latencies, outcomes), daemon=True)]
-        for t in threads:
-            t.start()
         flooded: Counter = Counter()
-        if with_flood:
+        if with_flood:  # started first: its start-up (imports) is not the tenant's to pay
             context = multiprocessing.get_context("spawn")
             queue = context.Queue()
             sender = context.Process(target=_flood_process, args=(flood, flood_args, seconds, queue))
             sender.start()
+            assert queue.get(timeout=120) == "flooding"
+        threads = [threading.Thread(target=sample, daemon=True),
+                   threading.Thread(target=tenant, args=(stop, latencies, outcomes), daemon=True)]
+        for t in threads:
+            t.start()
+        if with_flood:
             flooded = queue.get(timeout=seconds + 120)
             sender.join(30)
         else:
@@ -244,6 +247,7 @@ def _flood_process(kind: str, args: tuple, seconds: float, queue) -> None:
     threads = [threading.Thread(target=target, args=(*args, stop, statuses)) for _ in range(args[-1])]
     for t in threads:
         t.start()
+    queue.put("flooding")
     for t in threads:
         t.join()
     queue.put(statuses)

@@ -51,6 +51,8 @@ CHUNK = 256
 TOKENS_ENV_VAR = "AGENTGYM_RETRIEVER_TOKENS"
 """Comma-separated bearer tokens ``serve-retriever`` accepts when ``--token`` is not given."""
 _ANONYMOUS = "anonymous"
+_PARSED_ON_THE_LOOP = 64 << 10
+"""Bodies up to this size are parsed and checked on the event loop; larger ones on a worker thread."""
 
 
 class RetrieverConfig(Settings):
@@ -129,7 +131,10 @@ def create_app(retriever: Retriever, *, default_topk: int | None = None, config:
             owner = _owner(owners, request.headers.get("authorization", ""))
             async with slots.held(owner):
                 raw = await _read_body(request, config)
-                parts, size = await run_in_threadpool(_answer, retriever, raw, config)
+                if len(raw) <= _PARSED_ON_THE_LOOP:  # a thread hop costs more than parsing it
+                    parts, size = await run_in_threadpool(_search, retriever, _checked(raw, config), config)
+                else:
+                    parts, size = await run_in_threadpool(_answer, retriever, raw, config)
         except _Refused as refused:
             return JSONResponse({"error": refused.message}, status_code=refused.status, headers=refused.headers)
         return StreamingResponse(_stream(parts), media_type="application/json", headers={"content-length": str(size)})
@@ -219,6 +224,11 @@ async def _read_body(request: Any, config: RetrieverConfig) -> bytes:
 
 def _answer(retriever: Retriever, raw: bytes, config: RetrieverConfig) -> tuple[list[bytes], int]:
     """The reply's parts and size (on a worker thread): the request checked, searched and rendered."""
+    return _search(retriever, _checked(raw, config), config)
+
+
+def _checked(raw: bytes, config: RetrieverConfig) -> dict[str, Any]:
+    """The request, parsed and within the limits, or ``_Refused`` (422)."""
     try:
         body = json.loads(raw)
     except (ValueError, RecursionError):
@@ -226,6 +236,10 @@ def _answer(retriever: Retriever, raw: bytes, config: RetrieverConfig) -> tuple[
     problem = _request_problem(body, config)
     if problem:
         raise _Refused(422, problem)
+    return body
+
+
+def _search(retriever: Retriever, body: dict[str, Any], config: RetrieverConfig) -> tuple[list[bytes], int]:
     k, with_scores, queries = body.get("topk") or config.default_topk, bool(body.get("return_scores")), body["queries"]
     parts, size = [b'{"result":['], 0
     for start in range(0, len(queries), CHUNK):
