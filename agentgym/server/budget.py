@@ -118,12 +118,13 @@ async def read_body(chunks: AsyncIterator[bytes], declared: int | None, hold: Bo
                 if received > min(limit, declared if declared is not None else limit):
                     raise _ApiError("RequestTooLarge", f"the body is over the limit of {min(limit, declared or limit)} "
                                     "bytes (max_request_bytes)")
-                if received > SMALL_BODY_BYTES:
+                if received > SMALL_BODY_BYTES:  # a wait for the budget is the server's, not the client's
+                    deadline.reschedule(end)
+                    waited = loop.time()
                     if not hold.claimed:  # no declared size: claim for the largest
                         await hold.claim(limit)
-                    waited = loop.time()
                     await hold.receive(received)
-                    pace_due += loop.time() - waited  # a wait for the budget is the server's, not the client's
+                    pace_due += loop.time() - waited
                 body += chunk
                 if received - block_start >= min_bytes_per_s:  # a block arrived in time: the next one is due
                     block_start, pace_due = received, loop.time() + _PACE_WINDOW_S
