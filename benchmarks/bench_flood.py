@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import multiprocessing
 import os
@@ -36,7 +37,7 @@ import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx
@@ -164,13 +165,14 @@ def retriever_tenant(url: str) -> Callable:
     return run
 
 
-def mcp_tenant(url: str) -> Callable:
+def asyncio_tenant(episodes: Callable, url: str) -> Callable:
+    """A tenant whose client is asyncio: ``episodes(url, stop, latencies, outcomes)`` on a loop of its own."""
     def run(stop: threading.Event, latencies: list, outcomes: Counter) -> None:
-        asyncio.run(_mcp_episodes(url, stop, latencies, outcomes))
+        asyncio.run(episodes(url, stop, latencies, outcomes))
     return run
 
 
-async def _mcp_episodes(url: str, stop: threading.Event, latencies: list, outcomes: Counter) -> None:
+async def mcp_episodes(url: str, stop: threading.Event, latencies: list, outcomes: Counter) -> None:
     from mcp import Client
     from mcp.client.streamable_http import streamable_http_client
     from mcp.shared._httpx_utils import create_mcp_http_client
@@ -215,13 +217,7 @@ def drip_tenant(url: str, session_id: str) -> Callable:
     return run
 
 
-def openenv_tenant(url: str) -> Callable:
-    def run(stop: threading.Event, latencies: list, outcomes: Counter) -> None:
-        asyncio.run(_openenv_episodes(url, stop, latencies, outcomes))
-    return run
-
-
-async def _openenv_episodes(url: str, stop: threading.Event, latencies: list, outcomes: Counter) -> None:
+async def openenv_episodes(url: str, stop: threading.Event, latencies: list, outcomes: Counter) -> None:
     from openenv.core import GenericEnvClient
 
     async with GenericEnvClient(base_url=url) as env:
@@ -322,60 +318,47 @@ def _openenv_flood(url: str, connections: int, stop: float, statuses: Counter) -
 
 
 # -- the doors --------------------------------------------------------------------------------
-def retriever(args: argparse.Namespace) -> dict:
+@contextlib.contextmanager
+def served(args: argparse.Namespace, command: list[str]) -> Iterator[tuple[str, int]]:
+    """The door's command on a free port, for the block: its URL and process id."""
     port = free_port()
-    proc = start(["serve-retriever", "synthetic:large"], port, args.server_path)
-    url = f"http://127.0.0.1:{port}"
+    proc = start(command, port, args.server_path)
     try:
-        return measure("retriever: 200 queries x topk 1000", proc.pid, retriever_tenant(url), "retriever",
-                       (url, args.flood_connections), args.baseline_seconds, args.seconds)
+        yield f"http://127.0.0.1:{port}", proc.pid
     finally:
         proc.terminate()
         proc.wait(30)
+
+
+def retriever(args: argparse.Namespace) -> dict:
+    with served(args, ["serve-retriever", "synthetic:large"]) as (url, pid):
+        return measure("retriever: 200 queries x topk 1000", pid, retriever_tenant(url), "retriever",
+                       (url, args.flood_connections), args.baseline_seconds, args.seconds)
 
 
 def mcp(args: argparse.Namespace) -> dict:
-    port = free_port()
-    proc = start(["mcp", "SearchQA-v0", "--transport", "http", "--max-sessions", "8", "--env-workers", "1"], port,
-                 args.server_path)
-    url = f"http://127.0.0.1:{port}/mcp"
-    try:
-        return measure("mcp: token A initializes without end", proc.pid, mcp_tenant(url), "mcp", (url, 1),
-                       args.baseline_seconds, args.seconds)
-    finally:
-        proc.terminate()
-        proc.wait(30)
+    command = ["mcp", "SearchQA-v0", "--transport", "http", "--max-sessions", "8", "--env-workers", "1"]
+    with served(args, command) as (url, pid):
+        return measure("mcp: token A initializes without end", pid, asyncio_tenant(mcp_episodes, url + "/mcp"),
+                       "mcp", (url + "/mcp", 1), args.baseline_seconds, args.seconds)
 
 
 def drip(args: argparse.Namespace) -> dict:
-    port = free_port()
-    proc = start(["serve", "--env", "TravelPlanner-v0", "--env-workers", "2"], port, args.server_path)
-    url = f"http://127.0.0.1:{port}"
-    try:
+    with served(args, ["serve", "--env", "TravelPlanner-v0", "--env-workers", "2"]) as (url, pid):
         sessions = []
         for token in (TOKEN_A, TOKEN_B):
-            reply = httpx.post(f"{url}/v1/sessions", json={"env_id": "TravelPlanner-v0"}, timeout=120,
-                               headers={"Authorization": f"Bearer {token}"})
+            headers = {"Authorization": f"Bearer {token}"}
+            reply = httpx.post(f"{url}/v1/sessions", json={"env_id": "TravelPlanner-v0"}, timeout=120, headers=headers)
             sessions.append(reply.json()["session_id"])
-            httpx.post(f"{url}/v1/sessions/{sessions[-1]}/reset", json={}, timeout=60,
-                       headers={"Authorization": f"Bearer {token}"})
-        return measure("serve: two dripped 8 MiB bodies", proc.pid, drip_tenant(url, sessions[1]), "drip",
+            httpx.post(f"{url}/v1/sessions/{sessions[-1]}/reset", json={}, timeout=60, headers=headers)
+        return measure("serve: two dripped 8 MiB bodies", pid, drip_tenant(url, sessions[1]), "drip",
                        (url, sessions[0], 2), args.baseline_seconds, args.seconds)
-    finally:
-        proc.terminate()
-        proc.wait(30)
 
 
 def openenv(args: argparse.Namespace) -> dict:
-    port = free_port()
-    proc = start(["openenv", "SearchQA-v0", "--env-workers", "1"], port, args.server_path)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        return measure("openenv: 200 MB POST /reset bodies", proc.pid, openenv_tenant(url), "openenv", (url, 1),
-                       args.baseline_seconds, args.seconds)
-    finally:
-        proc.terminate()
-        proc.wait(30)
+    with served(args, ["openenv", "SearchQA-v0", "--env-workers", "1"]) as (url, pid):
+        return measure("openenv: 200 MB POST /reset bodies", pid, asyncio_tenant(openenv_episodes, url),
+                       "openenv", (url, 1), args.baseline_seconds, args.seconds)
 
 
 DOORS = {"retriever": retriever, "mcp": mcp, "drip": drip, "openenv": openenv}
