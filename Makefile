@@ -37,6 +37,7 @@ bench: $(TEST_STAMP)  ## the benchmarks (generate a full-scale world on first ru
 	$(VENV)/bin/python benchmarks/bench_searchqa.py
 	$(VENV)/bin/python benchmarks/bench_searchqa_retrieve.py
 	$(VENV)/bin/python benchmarks/bench_server.py
+	$(VENV)/bin/python benchmarks/bench_flood.py
 	$(VENV)/bin/python benchmarks/bench_run_resume.py
 	$(VENV)/bin/python benchmarks/bench_cli_startup.py
 	$(VENV)/bin/python benchmarks/bench_degenerate_actions.py

@@ -11,7 +11,7 @@ error code in ``info``. What raises is a mistake in the calling code or its conf
     ├── StorageError (OSError)     a run folder could not be written (full disk, permissions, I/O error)
     ├── DependencyNotInstalled (ImportError)  an optional extra is needed for this call
     ├── RemoteEnvError             a call to an env server failed (``agentgym.remote``)
-    │   ├── ServerUnavailable (ConnectionError)  no answer, or the server is full (503), after retries
+    │   ├── ServerUnavailable (ConnectionError)  no answer, or the server is full (503, 429), after retries
     │   ├── Unauthorized (PermissionError)  missing or wrong bearer token (401)
     │   ├── SessionNotFound (LookupError)  unknown, expired (TTL) or another client's session (404)
     │   │   └── WorkerLost            the session's env died with its worker process (404)
@@ -140,7 +140,8 @@ class RemoteEnvError(AgentGymError):
 
 
 class ServerUnavailable(RemoteEnvError, ConnectionError):
-    """Raised when the env server cannot be reached, or stays full (503), after the retries."""
+    """Raised when the env server cannot be reached, or stays full (503) or busy for this client (429), after the
+    retries."""
 
 
 class Unauthorized(RemoteEnvError, PermissionError):

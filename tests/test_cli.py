@@ -16,7 +16,7 @@ REPO = Path(__file__).resolve().parent.parent
 
 @pytest.mark.parametrize("args, message", [
     (["serve-retriever", "/nonexistent/corpus.jsonl"], "error: no such corpus file"),
-    (["serve", "--env-calls", "bogus"], "error: env_calls: Input should be"),
+    (["serve", "--env-calls", "bogus"], "env_calls='bogus' is not allowed; expected 'processes', 'auto'"),
     (["travelplanner", "solve", "--tasks", "/nonexistent.jsonl"], "no task file"),
 ])
 def test_mistakes_end_with_one_line_not_a_traceback(args, message):
