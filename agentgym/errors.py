@@ -131,7 +131,7 @@ class StorageError(AgentGymError, OSError):
 
 
 class DependencyNotInstalled(AgentGymError, ImportError):
-    """Raised when a call needs an optional extra, e.g. ``pip install 'agentgym[hf]'``."""
+    """Raised when a call needs an optional extra, e.g. ``pip install 'agentgym-rl[hf]'``."""
 
 
 class RemoteEnvError(AgentGymError):

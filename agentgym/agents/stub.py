@@ -59,7 +59,7 @@ class ChatStub:
             from starlette.responses import JSONResponse, Response, StreamingResponse
             from starlette.routing import Route
         except ImportError:
-            raise DependencyNotInstalled("the chat stub needs starlette: pip install 'agentgym[server]'") from None
+            raise DependencyNotInstalled("the chat stub needs starlette: pip install 'agentgym-rl[server]'") from None
 
         async def complete(request: Request) -> Response:
             try:

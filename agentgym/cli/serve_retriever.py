@@ -1,7 +1,7 @@
 """``agentgym serve-retriever``: serve a corpus over the Search-R1 ``/retrieve`` API.
 
 The app and the corpus loading live in ``agentgym.envs.searchqa.retriever_app`` (the API is described there).
-Needs the ``server`` extra: ``pip install 'agentgym[server]'``.
+Needs the ``server`` extra: ``pip install 'agentgym-rl[server]'``.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def serve_retriever(
     try:
         import uvicorn
     except ImportError:
-        raise DependencyNotInstalled("the retrieval server needs uvicorn: pip install 'agentgym[server]'") from None
+        raise DependencyNotInstalled("the retrieval server needs uvicorn: pip install 'agentgym-rl[server]'") from None
     retriever = open_corpus_retriever(corpus, index_dir=index_dir, stem=stem, bm25=bm25, dense_index=dense_index,
                                       encoder=encoder, fp16=fp16)  # agentgym's errors become one line in the CLI
     typer.echo(f"serving {len(retriever):,} passages on http://{host}:{port}/retrieve", err=True)

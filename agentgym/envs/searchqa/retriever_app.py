@@ -15,7 +15,7 @@ batch in one request (512 prompts x 5 rollouts = 2,560 on a default GRPO run's f
 the server answers them in chunks of ``CHUNK`` queries through the retriever's batched search,
 each chunk on a worker thread so other requests keep being served. Bad requests get HTTP 422
 with ``{"error": ...}``, a body over the limit 413. ``GET /health`` reports the corpus size.
-Needs the ``server`` extra: ``pip install 'agentgym[server]'``.
+Needs the ``server`` extra: ``pip install 'agentgym-rl[server]'``.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ def create_app(retriever: Retriever, *, default_topk: int = 3) -> Any:
         from starlette.responses import JSONResponse
         from starlette.routing import Route
     except ImportError:
-        raise DependencyNotInstalled("the retrieval server needs starlette: pip install 'agentgym[server]'") from None
+        raise DependencyNotInstalled("the retrieval server needs starlette: pip install 'agentgym-rl[server]'") from None
 
     async def retrieve(request: Request) -> JSONResponse:
         raw = await _read_body(request)
