@@ -42,7 +42,7 @@ except ImportError:  # pragma: no cover - the extra is missing
     raise DependencyNotInstalled("the tinker-cookbook bridge needs tinker-cookbook 0.6.1: "
                                  "pip install 'agentgym-rl[tinker]' (docs/tinker.md)") from None
 
-__all__ = ["AgentGymMessageEnv", "AgentGymGroupBuilder", "AgentGymDataset"]
+__all__ = ["AgentGymMessageEnv", "AgentGymGroupBuilder", "AgentGymDataset", "ScriptedSampler", "byte_tokenizer"]
 
 
 class AgentGymMessageEnv(MessageEnv):
@@ -123,3 +123,42 @@ class AgentGymDataset(types.RLDataset):
 
     def __len__(self) -> int:
         return -(-len(self.builders) // self.batch_size)
+
+
+class ScriptedSampler:
+    """Stands in for ``tinker.SamplingClient`` offline (tests, the docs' example): ``policy(prompt_text)``
+    gives the reply, sent back as a sampler does, its tokens ended by the tokenizer's end-of-turn token
+    with a log-prob each and ``stop_reason="stop"``."""
+
+    def __init__(self, policy: Any, tokenizer: Any) -> None:
+        self.policy, self.tokenizer = policy, tokenizer
+        self.prompts: list[str] = []
+
+    async def sample(self, prompt: Any, num_samples: int, sampling_params: Any, **_: Any) -> Any:
+        import numpy as np
+        import tinker
+
+        text = self.tokenizer.decode(prompt.to_ints())
+        self.prompts.append(text)
+        sequences = []
+        for i in range(num_samples):
+            tokens = [*self.tokenizer.encode(self.policy(text), add_special_tokens=False), self.tokenizer.eos_token_id]
+            sequences.append(tinker.SampledSequence(stop_reason="stop", sequence_id=f"scripted-{i}",
+                                                    tokens_np=np.array(tokens), logprobs_np=np.full(len(tokens), -1.0)))
+        return tinker.SampleResponse(sequences=sequences)
+
+    sample_async = sample
+
+
+def byte_tokenizer() -> Any:
+    """A byte-level tokenizer built in memory (256 byte tokens and ``<|eos|>``): any text round-trips
+    exactly, nothing is downloaded. Register it for builders with ``register_tokenizer(name, ...)``."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    vocab = {c: i for i, c in enumerate(sorted(pre_tokenizers.ByteLevel.alphabet()))}
+    vocab["<|eos|>"] = len(vocab)
+    core = Tokenizer(models.BPE(vocab=vocab, merges=[]))
+    core.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)
+    core.decoder = decoders.ByteLevel()
+    return PreTrainedTokenizerFast(tokenizer_object=core, eos_token="<|eos|>")
