@@ -40,7 +40,7 @@ try:
     from tinker_cookbook.tokenizer_utils import get_tokenizer
 except ImportError:  # pragma: no cover - the extra is missing
     raise DependencyNotInstalled("the tinker-cookbook bridge needs tinker-cookbook 0.6.1: "
-                                 "pip install 'agentgym-rl[tinker]' (docs/tinker.md)") from None
+                                 "pip install 'agentgym-rl[tinker]' (tinker-cookbook itself: pip install --no-deps tinker-cookbook==0.6.1)") from None
 
 __all__ = ["AgentGymMessageEnv", "AgentGymGroupBuilder", "AgentGymDataset", "ScriptedSampler", "byte_tokenizer"]
 
