@@ -6,8 +6,8 @@ target's own code: ``MessageEpisode`` (the shared driver), skyrl-gym (``skyrl_gy
 ``step``), tinker-cookbook (``do_group_rollout`` with the ``role_colon`` renderer and a scripted
 sampler, so tokenizing and rendering count) and verifiers (``run_eval`` with its chat harness against
 the chat stub on loopback: what one turn costs there is the harness program's relaunch). Each row
-prints both per-turn times, the adapter's overhead and the ratio. An adapter builds its envs where its target does (skyrl-gym and tinker-cookbook: one
-per trajectory or group), so that cost is in its rows; the engine reuses one env. A target that is not installed in
+prints both per-turn times, the adapter's overhead and the ratio. An adapter gets its envs where its target asks for them (skyrl-gym and tinker-cookbook:
+one per trajectory or group), from the shared driver's env pool; the engine reuses one env. A target that is not installed in
 this interpreter is listed as such (verifiers has its own venv: ``make bench`` runs this in both).
 
     python benchmarks/bench_integrations.py [--episodes 20]
@@ -29,20 +29,20 @@ import gymnasium
 
 import agentgym  # noqa: F401 - registers the envs
 from agentgym.envs.travelplanner.scripted import gold_plan_actions
-from agentgym.integrations.messages import MessageEpisode, Start
+from agentgym.integrations.messages import MessageEpisode, env_task
 from agentgym.integrations.stops import TurnCut
 
 REWARDS = {"SearchQA-v0": "prs/short", "TravelPlanner-v0": "planner_r1/dense"}
 
 
-def scripted(env_id: str, count: int, **env_kwargs) -> list[tuple[Start, str, list[str]]]:
+def scripted(env_id: str, count: int, **env_kwargs) -> list[tuple[dict, str, list[str]]]:
     """(start, first observation, replies) per task: SearchQA searches then answers the gold answer;
     TravelPlanner replays the gold plan after its lookups."""
     env = gymnasium.make(env_id, **env_kwargs)
     out = []
     for index in range(count):
-        start = Start(0, {"task_index": index})
-        observation, _ = env.reset(seed=start.seed, options=dict(start.options))
+        start = {"seed": 0, "options": {"task_index": index}}
+        observation, _ = env.reset(seed=0, options=dict(start["options"]))
         task = env.unwrapped.task
         if env_id == "SearchQA-v0":
             replies = [f"<search>{task.text[:60]}</search>", f"<answer>{task.golden_answers[0]}</answer> trailing"]
@@ -68,7 +68,7 @@ def engine(env_id: str, env_kwargs: dict):
     cut = TurnCut.of(env)
 
     def play(start, prompt, replies):
-        env.reset(seed=start.seed, options=dict(start.options))
+        env.reset(seed=start["seed"], options=dict(start["options"]))
         for n, reply in enumerate(replies, 1):
             end = cut.end(reply) if cut.stops else None
             if any(env.step(reply if end is None else reply[:end])[2:4]):
@@ -79,14 +79,14 @@ def engine(env_id: str, env_kwargs: dict):
 
 
 def shared_driver(env_id: str, env_kwargs: dict):
-    episode = MessageEpisode(env_id, reward=REWARDS[env_id], env_kwargs=env_kwargs)
-
     def play(start, prompt, replies):
-        episode.reset(start)
+        episode = MessageEpisode(env_task(env_id, start, reward=REWARDS[env_id], env_kwargs=env_kwargs))
+        episode.reset()
         for reply in replies:
             episode.step(reply)
             if episode.done:
                 break
+        episode.close()
         return episode.end().num_turns
 
     return play
@@ -104,12 +104,15 @@ def skyrl(env_id: str, env_kwargs: dict):
 
     def play(start, prompt, replies):
         env = skyrl_gym.make("agentgym", env_config=config,
-                             extras={"agentgym_task": json.dumps(start.to_dict()), "max_turns": 30})
+                             extras={"agentgym_task": json.dumps(start), "max_turns": 30})
         env.init([{"role": "user", "content": prompt}])
-        for n, reply in enumerate(replies, 1):
-            if env.step(reply)["done"]:
-                return n
-        return len(replies)
+        try:
+            for n, reply in enumerate(replies, 1):
+                if env.step(reply)["done"]:
+                    return n
+            return len(replies)
+        finally:
+            env.close()  # as SkyRL's generator does
 
     return play
 
@@ -129,7 +132,7 @@ def tinker(env_id: str, env_kwargs: dict):
             turn = text.count("\n\nAssistant:") - 1
             return replies[turn] if turn < len(replies) else "GiveUp[done]"
 
-        builder = AgentGymGroupBuilder(env_id, start=start.to_dict(), reward=REWARDS[env_id], group_size=1,
+        builder = AgentGymGroupBuilder(env_id, start=start, reward=REWARDS[env_id], group_size=1,
                                        model_name="bench-bytes", env_kwargs=env_kwargs)
         policy_ = TinkerTokenCompleter(ScriptedSampler(policy, tokenizer), max_tokens=8192)
         group = asyncio.run(do_group_rollout(builder, policy_))
@@ -157,9 +160,9 @@ def verifiers(env_id: str, env_kwargs: dict):
         with LiveServer(stub.app()) as server, tempfile.TemporaryDirectory() as out:
             config = EvalConfig(
                 env={"taskset": {"id": "agentgym-verifiers", "env_id": env_id, "reward": REWARDS[env_id],
-                                 "env_kwargs": env_kwargs, "num_tasks": start.options["task_index"] + 1},
+                                 "env_kwargs": env_kwargs, "num_tasks": start["options"]["task_index"] + 1},
                      "agent": {"runtime": {"type": "subprocess"}, "max_turns": 30}},
-                select={"skip": start.options["task_index"], "limit": 1},
+                select={"skip": start["options"]["task_index"], "limit": 1},
                 num_rollouts=1, rich=None, push=False, output_dir=Path(out), run={"dir": "run"}, model="stub",
                 client={"base_url": server.url + "/v1", "api_key_var": "BENCH_STUB_KEY"})
             asyncio.run(run_eval(config))

@@ -3,24 +3,29 @@
 The trainers that talk to an env in messages (verifiers, tinker-cookbook, skyrl-gym) each wrap this
 one driver (``MessageEpisode``); it imports none of them::
 
-    episode = MessageEpisode("SearchQA-v0", reward="prs/short")
-    prompt = episode.reset(Start(seed=3, options={"task_index": 7}))  # the env's own first observation
+    task = EnvTask("SearchQA-v0", seed=3, reset_options={"task_index": 7}, reward="prs/short")
+    episode = MessageEpisode(task)
+    prompt = episode.reset()               # the env's own first observation
     while not episode.done:
         observation = episode.step(model(prompt_so_far, stop=episode.stops))
-    end = episode.end()   # total, outcome, per-term values, failure, fixed-key metrics
+    end = episode.end()                    # total, outcome, per-term values, failure, fixed-key metrics
+    episode.close()                        # the env goes back to the pool
 
-The rules, the same as under verl and TRL (``turns``):
+The rules, the same as under verl and TRL (``turns``, ``rollouts``):
 
-* a group's members start from one ``Start`` (seed and reset options), so they see the same task;
+* a group's members play one ``rollouts.EnvTask`` (env, seed, reset options, reward spec), so they
+  start from the same task; the env comes from the process's ``EnvPool`` (an env whose call raised
+  is closed, never reused), so trainers that build an env per trajectory do not rebuild it;
 * the prompt is the env's first observation as the env writes it (no JSON wrapping);
 * each reply is cut at the env's first complete action (``stops.TurnCut``: stop strings outside
   ``<think>``, or the env's own rule); ``stops`` are for the target's sampling params;
 * the reward is the reward spec's total (the env's return without one) and its per-term breakdown
   (``RewardBreakdown.from_info``);
-* what fails outside the model is a typed ``Failure`` (an env that raised, ``info["failure"]`` on
-  a step, a term that abstained for a failure): the episode ends there and ``end().failure`` says
-  why, so the adapter can put it in its target's failure slot instead of paying a 0. The user's
-  own mistakes (``ConfigError``, ``DataError``, a missing extra) raise.
+* what fails outside the model is a typed ``Failure`` (``RolloutResult.failure``: an env call that
+  raised, ``info["failure"]`` on a step, a term that abstained for a failure): the episode ends
+  there and ``end().failure`` says why, so the adapter can put it in its target's failure slot
+  instead of paying a 0. The user's own mistakes (``rollouts.is_fatal``: ``ConfigError``,
+  ``DataError``, a missing extra) raise.
 
 Env calls block; ``areset``/``astep`` run them on the env thread pool (``agentgym._env_threads``).
 """
@@ -28,48 +33,36 @@ Env calls block; ``areset``/``astep`` run them on the env thread pool (``agentgy
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
-
-import gymnasium
 
 from agentgym._env_threads import run_in_env_thread
 from agentgym.core.types import Failure
-from agentgym.errors import ActionTypeError, ConfigError, DataError, DependencyNotInstalled, ResetNeeded
+from agentgym.errors import ActionTypeError, ConfigError, ResetNeeded
 from agentgym.integrations.reward_info import RolloutResult, extra_info_from, score_of, term_names_for
+from agentgym.integrations.rollouts import EnvPool, EnvTask, is_fatal
 from agentgym.integrations.stops import TurnCut
 
-__all__ = ["Start", "EpisodeEnd", "MessageEpisode"]
+__all__ = ["EpisodeEnd", "MessageEpisode", "env_task", "POOL"]
 
-# The caller's mistakes: raised, never turned into an episode failure.
-_USER_ERRORS = (ConfigError, DataError, DependencyNotInstalled, ImportError, ActionTypeError, ResetNeeded)
+POOL = EnvPool()
+"""The process's idle envs for message episodes (by env id, kwargs and reward spec)."""
 
 
-@dataclass(frozen=True)
-class Start:
-    """Where an episode starts: the reset seed and options. Every member of a group gets the same one."""
-
-    seed: int | None = None
-    options: Mapping[str, Any] = field(default_factory=dict)
-
-    @classmethod
-    def of(cls, value: Start | Mapping[str, Any] | None) -> Start:
-        """A ``Start`` from itself, ``{"seed": ..., "options": {...}}`` (TRL's task rows) or None."""
-        if isinstance(value, Start):
-            return value
-        if value is None:
-            return cls()
-        if not isinstance(value, Mapping) or set(value) - {"seed", "options"}:
-            raise ConfigError("start", value, "a Start or a mapping with 'seed' and/or 'options'")
-        seed, options = value.get("seed"), value.get("options") or {}
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
-            raise ConfigError("start.seed", seed, "an int or None")
-        if not isinstance(options, Mapping):
-            raise ConfigError("start.options", options, "a mapping of reset options, e.g. {'task_index': 3}")
-        return cls(seed, dict(options))
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"seed": self.seed, "options": dict(self.options)}
+def env_task(env_id: str, start: Mapping[str, Any] | None = None, *, reward: Any = None,
+             env_kwargs: Mapping[str, Any] | None = None) -> EnvTask:
+    """The ``EnvTask`` a row names: ``start`` is ``{"seed": ..., "options": {...}}`` (TRL's task rows)."""
+    if not isinstance(env_id, str) or not env_id:
+        raise ConfigError("env_id", env_id, "a registered env id, e.g. 'SearchQA-v0'")
+    start = dict(start or {})
+    if set(start) - {"seed", "options"}:
+        raise ConfigError("start", start, "a mapping with 'seed' and/or 'options'")
+    seed, options = start.get("seed"), start.get("options") or {}
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+        raise ConfigError("start.seed", seed, "an int or None")
+    if not isinstance(options, Mapping):
+        raise ConfigError("start.options", options, "a mapping of reset options, e.g. {'task_index': 3}")
+    return EnvTask(env_id, env_kwargs=dict(env_kwargs or {}), reset_options=dict(options), seed=seed, reward=reward)
 
 
 @dataclass(frozen=True)
@@ -95,25 +88,29 @@ class EpisodeEnd:
 class MessageEpisode:
     """An agentgym env played one reply at a time; see the module docstring."""
 
-    def __init__(self, env_id: str, *, reward: Any = None, env_kwargs: Mapping[str, Any] | None = None,
-                 max_turns: int | None = None) -> None:
-        if not isinstance(env_id, str) or not env_id:
-            raise ConfigError("env_id", env_id, "a registered env id, e.g. 'SearchQA-v0'")
+    def __init__(self, task: EnvTask, *, max_turns: int | None = None, pool: EnvPool | None = None) -> None:
+        if not isinstance(task, EnvTask):
+            raise ConfigError("task", task, "an EnvTask (rollouts.EnvTask or messages.env_task)")
         if max_turns is not None and (isinstance(max_turns, bool) or not isinstance(max_turns, int)
                                       or max_turns < 1):
             raise ConfigError("max_turns", max_turns, "a positive int or None (the env's own limit)")
-        kwargs = dict(env_kwargs or {})
-        if reward is not None:
-            kwargs["reward"] = reward
-        self.env_id, self.reward, self.max_turns = env_id, reward, max_turns
-        self.env = gymnasium.make(env_id, **kwargs)
-        self.cut = TurnCut.of(self.env)
-        self.term_names = term_names_for(reward)
+        self.task, self.max_turns, self.pool = task, max_turns, POOL if pool is None else pool
+        self.term_names = term_names_for(task.reward)
+        self.env: Any = None
         self.observation = ""
         self.actions: list[str] = []
         self._result = RolloutResult()
-        self._failure: Failure | None = None
-        self._started = False
+        self._started, self._healthy = False, True
+
+    @property
+    def cut(self) -> TurnCut:
+        """Where the env stops reading a reply (what it declares)."""
+        return TurnCut.of(self._env())
+
+    @property
+    def unwrapped(self) -> Any:
+        """The env itself (its ``tasks``, its ``task``), under the reward wrapper."""
+        return self._env().unwrapped
 
     @property
     def stops(self) -> tuple[str, ...]:
@@ -126,54 +123,50 @@ class MessageEpisode:
 
     @property
     def failure(self) -> Failure | None:
-        return self._failure
+        return self._result.failure
 
     # -- playing -------------------------------------------------------------------------
-    def reset(self, start: Start | Mapping[str, Any] | None = None) -> str:
+    def reset(self) -> str:
         """Start the episode; returns the prompt (the env's first observation). A failed reset ends
         the episode with a ``reset_failed`` (or more specific) failure and returns ""."""
-        start = Start.of(start)
-        self._result, self._failure, self.actions, self._started = RolloutResult(), None, [], True
+        self._result, self.actions, self._started = RolloutResult(), [], True
         try:
-            self.observation, info = self.env.reset(seed=start.seed, options=dict(start.options) or None)
-        except _USER_ERRORS:
-            raise
-        except Exception as exc:  # the env's own failure, not the caller's
-            self._fail(Failure.of_exception(exc, during="reset"))
+            self.observation, info = self._env().reset(seed=self.task.seed,
+                                                       options=dict(self.task.reset_options) or None)
+        except Exception as exc:
+            self._raise_or_fail(exc, "reset")
             return ""
         self._result.task_id = info.get("task_id")
         return self.observation
 
     def step(self, reply: str) -> str:
         """Play one model reply, cut at its first complete action; returns the next observation."""
-        if not self._started:
-            raise ResetNeeded("reset() the message episode before step()")
-        if self.done:
-            raise ResetNeeded("the episode is over; reset() it first")
+        if not self._started or self.done:
+            raise ResetNeeded("reset() the message episode first" if not self._started else
+                              "the episode is over; reset() it first")
+        if not isinstance(reply, str):
+            raise ActionTypeError(f"step() takes the model's reply as a str, got {type(reply).__name__}")
         action = self.action_of(reply)
         self.actions.append(action)
         self._result.num_turns += 1
         try:
             observation, reward, terminated, truncated, info = self.env.step(action)
-        except _USER_ERRORS:
-            raise
         except Exception as exc:
-            self._fail(Failure.of_exception(exc))
+            self._raise_or_fail(exc, "step")
             return ""
         self.observation = observation
         self._result.add_step(reward, info, terminated=terminated, truncated=truncated)
-        failure = _failure_in(info, self._result)
-        if failure is not None:
-            self._fail(failure)
+        if self._result.failure is not None:
+            self._result.stop_reason = "failed"
         elif terminated or truncated:
             self._result.stop_reason = "terminated" if terminated else "env_truncated"
         elif self.max_turns is not None and self._result.num_turns >= self.max_turns:
             self._result.stop_reason = "max_turns"
         return observation
 
-    async def areset(self, start: Start | Mapping[str, Any] | None = None) -> str:
+    async def areset(self) -> str:
         """``reset`` on the env thread pool (for async trainers)."""
-        return await run_in_env_thread(self.reset, start)
+        return await run_in_env_thread(self.reset)
 
     async def astep(self, reply: str) -> str:
         """``step`` on the env thread pool (for async trainers)."""
@@ -181,11 +174,15 @@ class MessageEpisode:
 
     def action_of(self, reply: str) -> str:
         """The part of ``reply`` the env reads: up to its first complete action (all of it without one)."""
-        end = self.cut.end(reply) if self.cut.stops else None
+        cut = self.cut
+        end = cut.end(reply) if cut.stops else None
         return reply if end is None else reply[:end]
 
     def close(self) -> None:
-        self.env.close()
+        """Give the env back to the pool (closed instead when one of its calls raised)."""
+        if self.env is not None:
+            self.pool.release(self.task, self.env, healthy=self._healthy)
+            self.env = None
 
     # -- the end ---------------------------------------------------------------------------
     def end(self) -> EpisodeEnd:
@@ -193,24 +190,19 @@ class MessageEpisode:
         result = self._result
         score = score_of(result, failure_reward=0.0, unfinished_reward=0.0)
         terms = result.breakdown.terms if result.breakdown is not None else {}
-        return EpisodeEnd(total=score, outcome=0.0 if self._failure else result.outcome,
+        return EpisodeEnd(total=score, outcome=0.0 if result.failure else result.outcome,
                           terms={name: (terms[name].raw if name in terms else None) for name in self.term_names},
-                          failure=self._failure, num_turns=result.num_turns, stop_reason=result.stop_reason,
+                          failure=result.failure, num_turns=result.num_turns, stop_reason=result.stop_reason,
                           task_id=result.task_id, metrics=extra_info_from(result, self.term_names, score))
 
-    def _fail(self, failure: Failure) -> None:
-        self._failure = failure
-        self._result.error = failure.message
+    def _env(self) -> Any:
+        if self.env is None:
+            self.env, self._healthy = self.pool.acquire(self.task), True
+        return self.env
+
+    def _raise_or_fail(self, exc: Exception, during: str) -> None:
+        if is_fatal(exc) or isinstance(exc, (ActionTypeError, ResetNeeded)):
+            raise exc
+        self._healthy = False
+        self._result.fail(exc, during=during)
         self._result.stop_reason = "failed"
-
-
-def _failure_in(info: Mapping[str, Any], result: RolloutResult) -> Failure | None:
-    """The failure a step reports: ``info["failure"]``, else a term that abstained for one."""
-    raw = info.get("failure")
-    if raw:
-        return Failure.model_validate(raw)
-    failures = result.breakdown.failures if result.breakdown is not None else {}
-    if failures:
-        name, reason = next(iter(failures.items()))
-        return Failure.model_validate({"reason": reason, "message": f"reward term {name!r} could not score: {reason}"})
-    return None

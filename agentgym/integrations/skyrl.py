@@ -31,7 +31,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from agentgym.errors import ConfigError, DependencyNotInstalled, EpisodeFailed
-from agentgym.integrations.messages import MessageEpisode, Start
+from agentgym.integrations.messages import MessageEpisode, env_task
 
 try:
     import skyrl_gym
@@ -58,12 +58,12 @@ class AgentGymTextEnv(BaseTextEnv):
         if not env_id:
             raise ConfigError("env_config.env_id", env_id, "an agentgym env id (or an env_id column in the data)")
         self.max_turns = int(extras.get("max_turns") or config.get("max_turns") or 30)
-        self.start = _start_of(extras.get(TASK_KEY))
-        self.episode = MessageEpisode(str(env_id), reward=_plain(config.get("reward")),
-                                      env_kwargs=_plain(config.get("env_kwargs")) or {}, max_turns=self.max_turns)
+        task = env_task(str(env_id), _start_of(extras.get(TASK_KEY)), reward=_plain(config.get("reward")),
+                        env_kwargs=_plain(config.get("env_kwargs")) or {})
+        self.episode = MessageEpisode(task, max_turns=self.max_turns)
 
     def init(self, prompt: Any = None) -> tuple[list[dict[str, str]], dict[str, Any]]:
-        observation = self.episode.reset(self.start)
+        observation = self.episode.reset()
         self._raise_failure()
         return [{"role": "user", "content": observation}], {"task_id": self.episode.end().task_id}
 
@@ -89,31 +89,33 @@ class AgentGymTextEnv(BaseTextEnv):
             raise EpisodeFailed(self.episode.failure)
 
 
-def task_rows(env_id: str, starts: Sequence[Start | Mapping[str, Any]], *,
+def task_rows(env_id: str, starts: Sequence[Mapping[str, Any]], *,
               env_kwargs: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
-    """SkyRL dataset rows, one per task: the env's first observation as the prompt, ``env_class``
-    ``agentgym``, and the task (``agentgym_task``) and ``env_id`` columns the env reads back."""
-    episode = MessageEpisode(env_id, env_kwargs=env_kwargs)
+    """SkyRL dataset rows, one per task (``{"seed": ..., "options": {...}}``): the env's first observation
+    as the prompt, ``env_class`` ``agentgym``, and the task (``agentgym_task``) and ``env_id`` columns the
+    env reads back."""
     rows = []
-    try:
-        for start in map(Start.of, starts):
-            prompt = episode.reset(start)
+    for start in starts:
+        episode = MessageEpisode(env_task(env_id, start, env_kwargs=env_kwargs))
+        try:
+            prompt = episode.reset()
             if episode.failure is not None:
                 raise EpisodeFailed(episode.failure)
-            rows.append({"prompt": [{"role": "user", "content": prompt}], "env_class": ENV_CLASS, "env_id": env_id,
-                         TASK_KEY: json.dumps(start.to_dict()), "data_source": env_id})
-    finally:
-        episode.close()
+        finally:
+            episode.close()
+        rows.append({"prompt": [{"role": "user", "content": prompt}], "env_class": ENV_CLASS, "env_id": env_id,
+                     TASK_KEY: json.dumps({"seed": start.get("seed"), "options": dict(start.get("options") or {})}),
+                     "data_source": env_id})
     return rows
 
 
-def _start_of(raw: Any) -> Start:
+def _start_of(raw: Any) -> Any:
     if isinstance(raw, str):
         try:
             raw = json.loads(raw)
         except ValueError:
             raise ConfigError(TASK_KEY, raw, 'JSON {"seed": ..., "options": {...}} (task_rows writes it)') from None
-    return Start.of(_plain(raw))
+    return _plain(raw)
 
 
 def _plain(value: Any) -> Any:

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentgym.errors import DependencyNotInstalled, EpisodeFailed
-from agentgym.integrations.messages import MessageEpisode, Start
+from agentgym.integrations.messages import MessageEpisode, env_task
 
 try:
     from tinker_cookbook import renderers
@@ -48,15 +48,14 @@ __all__ = ["AgentGymMessageEnv", "AgentGymGroupBuilder", "AgentGymDataset", "Scr
 class AgentGymMessageEnv(MessageEnv):
     """One agentgym episode as a cookbook ``MessageEnv`` (single use, as cookbook envs are)."""
 
-    def __init__(self, env_id: str, *, start: Start | Mapping[str, Any] | None = None, reward: Any = None,
+    def __init__(self, env_id: str, *, start: Mapping[str, Any] | None = None, reward: Any = None,
                  env_kwargs: Mapping[str, Any] | None = None, max_turns: int | None = None) -> None:
-        self.episode = MessageEpisode(env_id, reward=reward, env_kwargs=env_kwargs, max_turns=max_turns)
-        self.start = Start.of(start)
+        self.episode = MessageEpisode(env_task(env_id, start, reward=reward, env_kwargs=env_kwargs), max_turns=max_turns)
         self.messages: list[renderers.Message] = []
         self.example_id = None
 
     async def initial_observation(self) -> list[renderers.Message]:
-        prompt = await self.episode.areset(self.start)
+        prompt = await self.episode.areset()
         self._raise_failure()
         self.example_id = self.episode.end().task_id
         self.messages = [renderers.Message(role="user", content=prompt)]
@@ -89,7 +88,7 @@ class AgentGymGroupBuilder(types.EnvGroupBuilder):
 
     env_id: str
     start: dict[str, Any] = field(default_factory=dict)
-    """The task: ``{"seed": int, "options": {...}}`` (``Start.to_dict()``)."""
+    """The task: ``{"seed": int, "options": {...}}``."""
     reward: Any = None
     """A reward preset name or spec dict (None: the env's own reward)."""
     group_size: int = 1
@@ -113,9 +112,10 @@ class AgentGymGroupBuilder(types.EnvGroupBuilder):
 class AgentGymDataset(types.RLDataset):
     """Batches of group builders, one per task (``starts``), for the cookbook's ``train.Config``."""
 
-    def __init__(self, env_id: str, starts: Sequence[Start | Mapping[str, Any]], *, batch_size: int,
-                 **builder: Any) -> None:
-        self.builders = [AgentGymGroupBuilder(env_id, start=Start.of(s).to_dict(), **builder) for s in starts]
+    def __init__(self, env_id: str, starts: Sequence[Mapping[str, Any]], *, batch_size: int, **builder: Any) -> None:
+        for start in starts:
+            env_task(env_id, start)  # a malformed start fails here, not in a rollout worker
+        self.builders = [AgentGymGroupBuilder(env_id, start=dict(s), **builder) for s in starts]
         self.batch_size = batch_size
 
     def get_batch(self, index: int) -> Sequence[types.EnvGroupBuilder]:

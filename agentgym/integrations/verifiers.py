@@ -25,7 +25,7 @@ from __future__ import annotations
 from typing import Any
 
 from agentgym.errors import DependencyNotInstalled, EpisodeFailed
-from agentgym.integrations.messages import MessageEpisode, Start
+from agentgym.integrations.messages import MessageEpisode, env_task
 
 try:
     import verifiers.v1 as vf
@@ -60,7 +60,7 @@ class AgentGymTaskData(vf.TaskData):
     env_kwargs: dict[str, Any] = {}
     reward: str | dict[str, Any] | None = None
     start: dict[str, Any]
-    """``Start.to_dict()``: the seed and reset options every rollout of this task resets with."""
+    """``{"seed": ..., "options": {...}}``: what every rollout of this task resets with."""
 
 
 class AgentGymTask(vf.Task[AgentGymTaskData]):
@@ -86,16 +86,16 @@ class AgentGymTaskset(vf.Taskset[AgentGymTask, AgentGymTasksetConfig]):
 
     def load(self) -> list[AgentGymTask]:
         config = self.config
-        episode = MessageEpisode(config.env_id, env_kwargs=config.env_kwargs)
+        episode = MessageEpisode(env_task(config.env_id, env_kwargs=config.env_kwargs))
         try:
-            tasks = list(getattr(episode.env.unwrapped, "tasks", ()))
+            tasks = list(getattr(episode.unwrapped, "tasks", ()))
         finally:
             episode.close()
         if config.num_tasks is not None:
             tasks = tasks[: config.num_tasks]
         return [AgentGymTask(AgentGymTaskData(
             id=str(task.id), name=str(task.id), prompt=None, env_id=config.env_id, env_kwargs=dict(config.env_kwargs),
-            reward=config.reward, start=Start(config.seed, {"task_id": task.id}).to_dict()), config.task)
+            reward=config.reward, start={"seed": config.seed, "options": {"task_id": task.id}}), config.task)
             for task in tasks]
 
 
@@ -112,9 +112,9 @@ class AgentGymEnv(vf.Env[AgentGymEnvConfig]):
 
     async def run(self, task: AgentGymTask, agents: vf.Agents) -> None:
         data = task.data
-        episode = MessageEpisode(data.env_id, reward=data.reward, env_kwargs=data.env_kwargs)
+        episode = MessageEpisode(env_task(data.env_id, data.start, reward=data.reward, env_kwargs=data.env_kwargs))
         try:
-            observation = await episode.areset(data.start)
+            observation = await episode.areset()
             async with agents.agent.interaction(task) as chat:
                 while not episode.done:
                     segment = await chat.turn(observation)
@@ -136,7 +136,7 @@ def _with_stops(config: AgentGymEnvConfig) -> AgentGymEnvConfig:
     taskset = config.taskset
     if not getattr(taskset, "stop_at_action", False):
         return config
-    episode = MessageEpisode(taskset.env_id, env_kwargs=taskset.env_kwargs)
+    episode = MessageEpisode(env_task(taskset.env_id, env_kwargs=taskset.env_kwargs))
     stops = episode.stops
     episode.close()
     sampling = config.agent.sampling.model_dump(exclude_none=True) if config.agent.sampling else {}

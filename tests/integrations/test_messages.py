@@ -9,23 +9,24 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentgym.errors import ConfigError, ResetNeeded
-from agentgym.integrations.messages import MessageEpisode, Start
+from agentgym.integrations.messages import MessageEpisode, env_task
+from agentgym.integrations.rollouts import EnvPool
 from agentgym.integrations.stops import TurnCut
 
 from scripted_episodes import AFTER_ACTION, REWARDS, dead_retriever, direct_total, scripts
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def searchqa():
-    return MessageEpisode("SearchQA-v0", reward=REWARDS["SearchQA-v0"])
+    return MessageEpisode(env_task("SearchQA-v0", {"seed": 0}, reward=REWARDS["SearchQA-v0"]), pool=EnvPool())
 
 
 @pytest.mark.parametrize("env_id", ["SearchQA-v0", "TravelPlanner-v0"])
 def test_a_scripted_episode_ends_with_the_spec_total_and_its_terms(env_id):
     table = scripts(env_id, 1)
     ((prompt, replies),) = table.items()
-    episode = MessageEpisode(env_id, reward=REWARDS[env_id])
-    assert episode.reset(Start(0, {"task_index": 0})) == prompt  # the env's own text, no wrapping
+    episode = MessageEpisode(env_task(env_id, {"seed": 0, "options": {"task_index": 0}}, reward=REWARDS[env_id]))
+    assert episode.reset() == prompt  # the env's own text, no wrapping
     for reply in replies:
         episode.step(reply)
     end = episode.end()
@@ -38,7 +39,7 @@ def test_a_scripted_episode_ends_with_the_spec_total_and_its_terms(env_id):
 
 def test_the_async_calls_run_on_the_env_threads(searchqa):
     async def play():
-        prompt = await searchqa.areset({"seed": 1})
+        prompt = await searchqa.areset()
         await searchqa.astep("<answer>x</answer>")
         return prompt
 
@@ -50,8 +51,9 @@ def test_an_env_that_raises_is_a_typed_failure(searchqa, monkeypatch, during):
     def broken(*args, **kwargs):
         raise OSError("disk gone")
 
+    env = searchqa.unwrapped  # acquires the episode's env
     if during == "reset":
-        monkeypatch.setattr(searchqa.env, "reset", broken)
+        monkeypatch.setattr(env, "reset", broken)
         assert searchqa.reset() == ""
     else:
         searchqa.reset()
@@ -60,11 +62,13 @@ def test_an_env_that_raises_is_a_typed_failure(searchqa, monkeypatch, during):
     end = searchqa.end()
     assert searchqa.done and end.failure.reason == ("reset_failed" if during == "reset" else "env_error")
     assert "OSError: disk gone" in end.failure.message and end.stop_reason == "failed"
-    assert end.total == 0.0 and end.metrics["env_failed"] == 1.0 and end.metrics["masked"] == 1.0
+    assert end.total == 0.0 and end.metrics["failed"] == 1.0 and end.metrics["masked"] == 1.0
+    searchqa.close()  # an env whose call raised is closed, never handed to the next episode
+    assert searchqa.pool.idle_count(searchqa.task) == 0
 
 
 def test_a_failure_the_env_reports_in_info_ends_the_episode():
-    episode = MessageEpisode("SearchQA-v0", env_kwargs={"retriever": dead_retriever()})
+    episode = MessageEpisode(env_task("SearchQA-v0", env_kwargs={"retriever": dead_retriever()}))
     episode.reset()
     episode.step("<search>capital</search>")
     assert episode.done and episode.failure.reason == "retriever_unreachable"
@@ -72,11 +76,11 @@ def test_a_failure_the_env_reports_in_info_ends_the_episode():
 
 def test_the_callers_mistakes_raise(searchqa):
     with pytest.raises(ConfigError, match="task_index"):
-        searchqa.reset({"options": {"task_index": 10**6}})
+        MessageEpisode(env_task("SearchQA-v0", {"options": {"task_index": 10**6}})).reset()
     with pytest.raises(ConfigError, match="start"):
-        Start.of({"seed": 1, "opts": {}})
+        env_task("SearchQA-v0", {"seed": 1, "opts": {}})
     with pytest.raises(ConfigError, match="env_id"):
-        MessageEpisode("")
+        env_task("")
     searchqa.reset()
     searchqa.step("<answer>x</answer>")
     with pytest.raises(ResetNeeded):
@@ -84,7 +88,7 @@ def test_the_callers_mistakes_raise(searchqa):
 
 
 def test_max_turns_ends_an_unfinished_episode_unpaid():
-    episode = MessageEpisode("SearchQA-v0", reward=REWARDS["SearchQA-v0"], max_turns=1)
+    episode = MessageEpisode(env_task("SearchQA-v0", reward=REWARDS["SearchQA-v0"]), max_turns=1)
     episode.reset()
     episode.step("<search>a</search>")
     end = episode.end()
@@ -92,10 +96,24 @@ def test_max_turns_ends_an_unfinished_episode_unpaid():
     assert end.metrics["truncated"] == 1.0
 
 
+def test_episodes_of_one_task_reuse_the_pooled_env():
+    pool = EnvPool()
+    task = env_task("SearchQA-v0", {"seed": 0, "options": {"task_index": 1}}, reward=REWARDS["SearchQA-v0"])
+    first = MessageEpisode(task, pool=pool)
+    prompt = first.reset()
+    env = first.env
+    first.close()
+    second = MessageEpisode(task, pool=pool)
+    assert second.reset() == prompt and second.env is env
+
+
+SEARCHQA = MessageEpisode(env_task("SearchQA-v0"), pool=EnvPool())
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.sampled_from(["a", " ", "<", "/", "<search>", "</search>", "<answer>", "</answer>", "<think>",
                                   "</think>"]), max_size=20).map("".join))
-def test_the_action_is_the_reply_up_to_where_the_env_stops_reading(searchqa, reply):
-    action = searchqa.action_of(reply)
-    end = TurnCut.of(searchqa.env).end(reply)
+def test_the_action_is_the_reply_up_to_where_the_env_stops_reading(reply):
+    action = SEARCHQA.action_of(reply)
+    end = TurnCut.of(SEARCHQA.unwrapped).end(reply)
     assert reply.startswith(action) and action == (reply if end is None else reply[:end])
