@@ -43,7 +43,7 @@ test: $(TEST_STAMP)  ## the whole test suite
 test-verifiers: $(VERIFIERS_STAMP)  ## the verifiers adapter's tests, in their own venv (verifiers pins mcp==2.0.0)
 	$(VERIFIERS_VENV)/bin/python -m pytest -p no:cacheprovider tests/integrations/test_verifiers.py
 
-bench: $(TEST_STAMP)  ## the benchmarks (generate a full-scale world on first run)
+bench: $(TEST_STAMP) $(VERIFIERS_STAMP)  ## the benchmarks (generate a full-scale world on first run)
 	$(VENV)/bin/python benchmarks/bench_travelplanner_tools.py
 	$(VENV)/bin/python benchmarks/bench_evaluator.py
 	$(VENV)/bin/python benchmarks/bench_rewards.py
@@ -56,7 +56,8 @@ bench: $(TEST_STAMP)  ## the benchmarks (generate a full-scale world on first ru
 	$(VENV)/bin/python benchmarks/bench_degenerate_actions.py
 	$(VENV)/bin/python benchmarks/bench_memory.py --episodes 30000
 	$(VENV)/bin/python benchmarks/bench_step_info.py
-	$(VENV)/bin/python benchmarks/bench_integrations.py
+	$(VENV)/bin/python benchmarks/bench_integrations.py --only "shared driver" skyrl-gym tinker-cookbook
+	$(VERIFIERS_VENV)/bin/python benchmarks/bench_integrations.py --only "shared driver" verifiers
 
 clean:
 	rm -rf $(VENV) $(VERIFIERS_VENV) build *.egg-info

@@ -175,7 +175,7 @@ class JudgeReplyError(AgentGymError, ValueError):
 
 
 class EpisodeFailed(AgentGymError, RuntimeError):
-    """Raised by a trainer adapter whose target takes failed episodes as exceptions (tinker-cookbook's
+    """Raised by a trainer bridge whose target takes failed episodes as exceptions (tinker-cookbook's
     rollout strategies, verifiers' episode errors, skyrl-gym): ``failure`` (a ``core.types.Failure``)
     says what failed outside the model, so the episode is dropped instead of scored 0."""
 

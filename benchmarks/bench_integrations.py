@@ -1,14 +1,15 @@
-"""Per-turn cost of each trainer adapter beside the shared engine, on the same scripted episodes.
+"""Per-turn cost of each trainer bridge beside the shared engine, on the same scripted episodes.
 
 The engine plays each episode straight through ``gymnasium.make(env_id, reward=spec)`` (reset, then
-a step per reply, cut where the env stops reading). Each adapter plays the same replies through its
+a step per reply, cut where the env stops reading). Each bridge plays the same replies through its
 target's own code: ``MessageEpisode`` (the shared driver), skyrl-gym (``skyrl_gym.make``, ``init``,
 ``step``), tinker-cookbook (``do_group_rollout`` with the ``role_colon`` renderer and a scripted
 sampler, so tokenizing and rendering count) and verifiers (``run_eval`` with its chat harness against
 the chat stub on loopback: what one turn costs there is the harness program's relaunch). Each row
-prints both per-turn times, the adapter's overhead and the ratio. An adapter gets its envs where its target asks for them (skyrl-gym and tinker-cookbook:
-one per trajectory or group), from the shared driver's env pool; the engine reuses one env. A target that is not installed in
-this interpreter is listed as such (verifiers has its own venv: ``make bench`` runs this in both).
+prints both per-turn times, the bridge's overhead and the ratio. An bridge gets its envs where its
+target asks for them (skyrl-gym and tinker-cookbook: one per trajectory or group), from the shared
+driver's env pool; the engine reuses one env. A target that is not installed in this interpreter is
+listed as such (verifiers has its own venv: ``make bench`` runs this in both).
 
     python benchmarks/bench_integrations.py [--episodes 20]
 """
@@ -171,24 +172,24 @@ def verifiers(env_id: str, env_kwargs: dict):
     return play
 
 
-ADAPTERS = {"shared driver": (shared_driver, None), "skyrl-gym": (skyrl, "skyrl_gym"),
+BRIDGES = {"shared driver": (shared_driver, None), "skyrl-gym": (skyrl, "skyrl_gym"),
             "tinker-cookbook": (tinker, "tinker_cookbook"), "verifiers": (verifiers, "verifiers")}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--episodes", type=int, default=20, help="SearchQA episodes (TravelPlanner: a quarter)")
-    parser.add_argument("--only", nargs="*", default=list(ADAPTERS), help="adapters to measure")
+    parser.add_argument("--only", nargs="*", default=list(BRIDGES), help="bridges to measure")
     args = parser.parse_args()
     cases = [("SearchQA-v0", {}, args.episodes), ("TravelPlanner-v0", {}, max(2, args.episodes // 4))]
-    print("| env | adapter | adapter per turn | engine per turn | overhead per turn | ratio |")
+    print("| env | bridge | bridge per turn | engine per turn | overhead per turn | ratio |")
     print("|---|---|---|---|---|---|")
     for env_id, env_kwargs, count in cases:
         episodes = scripted(env_id, count, **env_kwargs)
         per_turn_us(engine(env_id, env_kwargs), episodes)  # warm the world, index and reward caches first
         base = per_turn_us(engine(env_id, env_kwargs), episodes)
         for name in args.only:
-            build, module = ADAPTERS[name]
+            build, module = BRIDGES[name]
             if module is not None and importlib.util.find_spec(module) is None:
                 print(f"| {env_id} | {name} | not installed in this interpreter | {base:,.0f} us | | |")
                 continue

@@ -23,7 +23,7 @@ The rules, the same as under verl and TRL (``turns``, ``rollouts``):
   (``RewardBreakdown.from_info``);
 * what fails outside the model is a typed ``Failure`` (``RolloutResult.failure``: an env call that
   raised, ``info["failure"]`` on a step, a term that abstained for a failure): the episode ends
-  there and ``end().failure`` says why, so the adapter can put it in its target's failure slot
+  there and ``end().failure`` says why, so the bridge can put it in its target's failure slot
   instead of paying a 0. The user's own mistakes (``rollouts.is_fatal``: ``ConfigError``,
   ``DataError``, a missing extra) raise.
 

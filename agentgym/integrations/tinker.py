@@ -39,8 +39,8 @@ try:
     from tinker_cookbook.rl.message_env import EnvFromMessageEnv, MessageEnv, MessageStepResult
     from tinker_cookbook.tokenizer_utils import get_tokenizer
 except ImportError:  # pragma: no cover - the extra is missing
-    raise DependencyNotInstalled("the tinker-cookbook bridge needs tinker-cookbook 0.6.1: "
-                                 "pip install 'agentgym-rl[tinker]' (tinker-cookbook itself: pip install --no-deps tinker-cookbook==0.6.1)") from None
+    raise DependencyNotInstalled("the tinker-cookbook bridge needs tinker-cookbook 0.6.1: pip install "
+                                 "'agentgym-rl[tinker]', then pip install --no-deps tinker-cookbook==0.6.1") from None
 
 __all__ = ["AgentGymMessageEnv", "AgentGymGroupBuilder", "AgentGymDataset", "ScriptedSampler", "byte_tokenizer"]
 
@@ -50,7 +50,8 @@ class AgentGymMessageEnv(MessageEnv):
 
     def __init__(self, env_id: str, *, start: Mapping[str, Any] | None = None, reward: Any = None,
                  env_kwargs: Mapping[str, Any] | None = None, max_turns: int | None = None) -> None:
-        self.episode = MessageEpisode(env_task(env_id, start, reward=reward, env_kwargs=env_kwargs), max_turns=max_turns)
+        task = env_task(env_id, start, reward=reward, env_kwargs=env_kwargs)
+        self.episode = MessageEpisode(task, max_turns=max_turns)
         self.messages: list[renderers.Message] = []
         self.example_id = None
 

@@ -1,9 +1,9 @@
-"""Scripted episodes with a known reward, for the message-level adapters' tests (verifiers, tinker, skyrl).
+"""Scripted episodes with a known reward, for the message-level bridges' tests (verifiers, tinker, skyrl).
 
 Each script maps an env's first observation (agentgym's own prompt) to the replies a policy gives:
-SearchQA's gold answer (with text after the action, which the adapters must cut), TravelPlanner's
+SearchQA's gold answer (with text after the action, which the bridges must cut), TravelPlanner's
 gold plan with the lookups it needs. ``direct_total`` plays the same replies straight through
-gymnasium: the reward each adapter must report.
+gymnasium: the reward each bridge must report.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The message-level episode the verifiers, tinker-cookbook and skyrl-gym adapters share."""
+"""The message-level episode the verifiers, tinker-cookbook and skyrl-gym bridges share."""
 
 from __future__ import annotations
 

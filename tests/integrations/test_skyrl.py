@@ -1,4 +1,4 @@
-"""The skyrl-gym adapter through skyrl-gym 0.4.0's own interface: its registry and ``make`` (what
+"""The skyrl-gym bridge through skyrl-gym 0.4.0's own interface: its registry and ``make`` (what
 SkyRL's generator calls, with an OmegaConf env config and a dataset row's extra columns), ``init``,
 ``step``, ``get_metrics`` and ``aggregate_metrics``, played the way the generator's agent loop plays
 an env. (The generator itself, in the ``skyrl`` distribution, is not installed: see docs/skyrl.md.)"""

@@ -1,4 +1,4 @@
-"""The tinker-cookbook adapter, driven through the cookbook's own group rollout (``do_group_rollout``,
+"""The tinker-cookbook bridge, driven through the cookbook's own group rollout (``do_group_rollout``,
 its rollout strategies, ``EnvFromMessageEnv`` and the ``role_colon`` renderer) with ``ScriptedSampler``
 standing in for Tinker's sampling client (no Tinker API is reachable here)."""
 
@@ -55,7 +55,8 @@ def test_the_gold_policy_earns_the_env_reward_in_the_cookbooks_group_rollout(env
     assert group.get_total_rewards() == [total, total] and total > 0 and not group.rollout_errors
     for trajectory in group.trajectories_G:
         last = trajectory.transitions[-1]
-        assert last.episode_done and trajectory.stop_reason == "completed" and len(trajectory.transitions) == len(replies)
+        assert last.episode_done and trajectory.stop_reason == "completed"
+        assert len(trajectory.transitions) == len(replies)
         assert last.metrics["outcome"] == 1.0 and {k: last.metrics[f"term/{k}"] for k in terms} == terms
         assert all(t.reward == 0.0 for t in trajectory.transitions[:-1])  # paid on the last step
     if env_id == "SearchQA-v0":  # the next prompt holds the cut action, not what the model wrote after it

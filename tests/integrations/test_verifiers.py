@@ -1,4 +1,4 @@
-"""The verifiers v1 adapter, driven through verifiers 0.4.0's own eval entry point (``run_eval``, what
+"""The verifiers v1 bridge, driven through verifiers 0.4.0's own eval entry point (``run_eval``, what
 ``vf-eval`` runs) with its ``null`` chat harness in a subprocess runtime, against the chat stub on
 loopback (it streams and stops as vLLM does).
 
