@@ -62,9 +62,10 @@ def test_ci_runs_the_suite_on_the_shared_data_then_on_a_writable_copy(tmp_path):
     assert second[0].endswith("-m not learning")  # the learning tests read no shared data: once is enough
     assert second[3] == "database"  # a full copy of the data
     assert not Path(second[1]).exists()  # and cleaned up
+    assert calls[4:] == ["make test-verifiers"]  # the verifiers adapter, in its own venv (its mcp pin)
 
 
 @pytest.mark.parametrize("statuses, expected", [("1 0", 1), ("0 5", 5), ("2 1", 2)])
 def test_ci_exits_with_pytests_status(tmp_path, statuses, expected):
     status, calls, _ = _ci(tmp_path, statuses)
-    assert status == expected and len(calls) == 4  # the second run happens even after a failure
+    assert status == expected and len(calls) == 5  # the later runs happen even after a failure

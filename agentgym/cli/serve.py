@@ -87,7 +87,7 @@ def serve(
     try:
         import uvicorn
     except ImportError:
-        raise DependencyNotInstalled("the env server needs uvicorn: pip install 'agentgym[server]'") from None
+        raise DependencyNotInstalled("the env server needs uvicorn: pip install 'agentgym-rl[server]'") from None
     for module in import_ or ():
         importlib.import_module(module)
     tokens = list(token or [])

@@ -1,7 +1,7 @@
 """``agentgym serve-retriever``: serve a corpus over the Search-R1 ``/retrieve`` API.
 
 The app and the corpus loading live in ``agentgym.envs.searchqa.retriever_app`` (the API is described there).
-Needs the ``server`` extra: ``pip install 'agentgym[server]'``.
+Needs the ``server`` extra: ``pip install 'agentgym-rl[server]'``.
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ def serve_retriever(
     try:
         import uvicorn
     except ImportError:
-        raise DependencyNotInstalled("the retrieval server needs uvicorn: pip install 'agentgym[server]'") from None
+        raise DependencyNotInstalled("the retrieval server needs uvicorn: pip install 'agentgym-rl[server]'") from None
     try:
         config = RetrieverConfig.with_env_tokens(
             tokens=tuple(token or ()), default_topk=topk, max_body_bytes=max_body_bytes,

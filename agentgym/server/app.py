@@ -47,7 +47,7 @@ try:
     from starlette.responses import PlainTextResponse, Response
     from starlette.routing import Route
 except ImportError:  # pragma: no cover - the message is the point
-    raise DependencyNotInstalled("the env server needs starlette and uvicorn: pip install 'agentgym[server]'") from None
+    raise DependencyNotInstalled("the env server needs starlette and uvicorn: pip install 'agentgym-rl[server]'") from None
 
 __all__ = ["create_app", "EnvServer"]
 

@@ -23,7 +23,7 @@ class LiveServer:
         try:
             import uvicorn
         except ImportError:
-            raise DependencyNotInstalled("serving needs uvicorn: pip install 'agentgym[server]'") from None
+            raise DependencyNotInstalled("serving needs uvicorn: pip install 'agentgym-rl[server]'") from None
         self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self._socket.bind(("127.0.0.1", 0))

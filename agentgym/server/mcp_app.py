@@ -3,7 +3,7 @@
     agentgym mcp TravelPlanner-v0 --presets presets.yaml        # stdio: an MCP client starts it
     agentgym mcp SearchQA-v0 --transport http --port 8001       # streamable HTTP at /mcp, bearer tokens
 
-Built on the official ``mcp`` SDK (``pip install 'agentgym[mcp]'``). A client calls
+Built on the official ``mcp`` SDK (``pip install 'agentgym-rl[mcp]'``). A client calls
 ``start_episode`` (a preset, seed, reset options and client options, all checked at the same
 trust boundary as ``agentgym serve``), gets the task, then calls the env's own tools (each a
 step of the env in its JSON action format) and the finishing tool (``submit_plan`` for
@@ -39,7 +39,7 @@ try:
     from mcp.server.lowlevel import Server
     from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 except ImportError:  # pragma: no cover - the message is the point
-    raise DependencyNotInstalled("the MCP front door needs mcp; pip install 'agentgym[mcp]'") from None
+    raise DependencyNotInstalled("the MCP front door needs mcp; pip install 'agentgym-rl[mcp]'") from None
 
 __all__ = ["McpFrontDoor", "create_mcp_app", "run_stdio", "START_TOOL"]
 

@@ -7,7 +7,7 @@
         result = await env.reset(seed=0, options={"task_index": 3})
         result = await env.step(AgentgymAction(text="CitySearch[Texas]"))
 
-Needs ``pip install 'agentgym[openenv]'`` (``openenv-core``, OpenEnv's core package). Each OpenEnv
+Needs ``pip install 'agentgym-rl[openenv]'`` (``openenv-core``, OpenEnv's core package). Each OpenEnv
 session (one WebSocket) is one agentgym session of ``EnvServer``, so env calls run where
 ``agentgym serve`` runs them (worker processes by default), under its limits and deadlines; a
 client picks among the operator's presets and sets only the bounded options
@@ -50,7 +50,7 @@ try:
     from openenv.core.env_server import Action, Environment, Observation, State, create_app
     from starlette.responses import JSONResponse
 except ImportError:  # pragma: no cover - the message is the point
-    raise DependencyNotInstalled("the OpenEnv front door needs openenv-core; pip install 'agentgym[openenv]'") from None
+    raise DependencyNotInstalled("the OpenEnv front door needs openenv-core; pip install 'agentgym-rl[openenv]'") from None
 
 __all__ = ["AgentgymAction", "AgentgymObservation", "AgentgymState", "AgentgymEnvironment", "AgentgymEnvClient",
            "create_openenv_app"]

@@ -398,7 +398,7 @@ def test_without_verl_train_says_how_to_install(monkeypatch):
     result = runner.invoke(app, ["train", "grpo", "--dry-run"])
     # raised to the console script, which exits with EXIT_MISSING_EXTRA (tests/test_cli_exits.py)
     assert isinstance(result.exception, DependencyNotInstalled)
-    assert "pip install 'agentgym[verl]'" in str(result.exception)
+    assert "pip install 'agentgym-rl[verl]'" in str(result.exception)
 
 
 def test_verls_own_entry_point_composes_the_recipe(data):

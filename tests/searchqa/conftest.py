@@ -71,5 +71,5 @@ class LoopbackServer:
 @pytest.fixture(scope="session")
 def loopback_server():
     """``with loopback_server(app) as server:`` serves ``app`` at ``server.url`` for the block."""
-    pytest.importorskip("uvicorn", reason="the server tests need uvicorn (pip install 'agentgym[server]')")
+    pytest.importorskip("uvicorn", reason="the server tests need uvicorn (pip install 'agentgym-rl[server]')")
     return LoopbackServer

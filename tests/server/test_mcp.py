@@ -17,7 +17,7 @@ from typing import Any
 import gymnasium
 import pytest
 
-pytest.importorskip("mcp", reason="the MCP front door needs the mcp SDK (pip install 'agentgym[mcp]')")
+pytest.importorskip("mcp", reason="the MCP front door needs the mcp SDK (pip install 'agentgym-rl[mcp]')")
 
 from mcp import Client  # noqa: E402
 from mcp.client.stdio import StdioServerParameters  # noqa: E402

@@ -12,7 +12,7 @@ import json
 import gymnasium
 import pytest
 
-pytest.importorskip("openenv.core", reason="the OpenEnv front door needs openenv-core: pip install 'agentgym[openenv]'")
+pytest.importorskip("openenv.core", reason="the OpenEnv front door needs openenv-core: pip install 'agentgym-rl[openenv]'")
 
 from openenv.core import GenericEnvClient  # noqa: E402
 from server_helpers import settings  # noqa: E402

@@ -21,7 +21,7 @@ and rendering run on a worker thread, so ``GET /health`` (the corpus size) answe
 Refusals are ``{"error": ...}`` naming the limit: 401 without a valid token (when ``tokens`` are
 set), 408 a body slower than ``body_timeout_s``, 413 a body over ``max_body_bytes``, 422 a bad
 request or one over a limit, 429 the client's share of searches busy, 503 every search slot busy.
-Needs the ``server`` extra: ``pip install 'agentgym[server]'``.
+Needs the ``server`` extra: ``pip install 'agentgym-rl[server]'``.
 """
 
 from __future__ import annotations
@@ -119,7 +119,7 @@ def create_app(retriever: Retriever, *, default_topk: int | None = None, config:
         from starlette.responses import JSONResponse, Response, StreamingResponse
         from starlette.routing import Route
     except ImportError:
-        raise DependencyNotInstalled("the retrieval server needs starlette: pip install 'agentgym[server]'") from None
+        raise DependencyNotInstalled("the retrieval server needs starlette: pip install 'agentgym-rl[server]'") from None
     config = config or RetrieverConfig()
     if default_topk is not None:
         config = RetrieverConfig(**{**config.model_dump(), "default_topk": default_topk})

@@ -1,7 +1,7 @@
 """agentgym on TRL: any agentgym env as a multi-turn ``GRPOTrainer`` rollout, by the turn rules
 the verl agent loop uses too (``agentgym.integrations.turns``).
 
-    pip install 'agentgym[trl]'
+    pip install 'agentgym-rl[trl]'
     agentgym train trl_searchqa            # a tiny model learns SearchQA-v0 on CPU in minutes
 
 ``rollout_func`` plays episodes for ``GRPOTrainer(rollout_func=...)`` over prompts from
