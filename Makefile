@@ -10,7 +10,7 @@ TEST_EXTRAS ?= dev,verl,trl,tinker,skyrl
 VERIFIERS_VENV := .venv-verifiers
 VERIFIERS_STAMP := $(VERIFIERS_VENV)/.installed-verifiers
 
-.PHONY: demo test install-test test-verifiers bench clean
+.PHONY: demo test install-test install-verifiers test-verifiers bench clean
 
 $(DEMO_STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -40,7 +40,9 @@ install-test: $(TEST_STAMP)  ## what the test suite and the benchmarks need, on 
 test: $(TEST_STAMP)  ## the whole test suite
 	$(VENV)/bin/python -m pytest
 
-test-verifiers: $(VERIFIERS_STAMP)  ## the verifiers adapter's tests, in their own venv (verifiers pins mcp==2.0.0)
+install-verifiers: $(VERIFIERS_STAMP)  ## the verifiers adapter's own venv (verifiers pins mcp==2.0.0)
+
+test-verifiers: $(VERIFIERS_STAMP)  ## the verifiers adapter's tests, in their own venv
 	$(VERIFIERS_VENV)/bin/python -m pytest -p no:cacheprovider tests/integrations/test_verifiers.py
 
 bench: $(TEST_STAMP) $(VERIFIERS_STAMP)  ## the benchmarks (generate a full-scale world on first run)
