@@ -106,7 +106,7 @@ class AgentGymRollout:
         rules = TurnRules(response_length=self.response_length or int(trainer.args.max_completion_length),
                           eos_token_id=sampler.tokenizer.eos_token_id, max_turns=self.max_turns)
         tasks = [task_of(prompt) for prompt in prompts]
-        envs = [self._acquire() for _ in tasks]
+        envs = [self._acquire(total) for _ in tasks]
         try:
             if self.layout == "search-r1":
                 for env in envs:
@@ -151,12 +151,15 @@ class AgentGymRollout:
         return options
 
     # -- envs ------------------------------------------------------------------------------
-    def _acquire(self) -> gymnasium.Env:
+    def _acquire(self, total_steps: int | None = None) -> gymnasium.Env:
+        """An idle env, or a new one built with the run length (each reset gives it too)."""
         if self._idle:
             return self._idle.pop()
         kwargs = dict(self.env_kwargs)
         if self.reward is not None:
             kwargs["reward"] = self.reward
+            if total_steps is not None:
+                kwargs["total_steps"] = total_steps
         return gymnasium.make(self.env_id, **kwargs)
 
     def _release(self, envs: list[gymnasium.Env]) -> None:
