@@ -253,12 +253,6 @@ def load_model(recipe: TrlRecipe, tokenizer: Any) -> Any:
     return _from_model_path(recipe, AutoModelForCausalLM)
 
 
-def policy(recipe: TrlRecipe) -> tuple[Any, Any]:
-    """The recipe's tokenizer and model (``load_tokenizer``, ``load_model``)."""
-    tokenizer = load_tokenizer(recipe)
-    return tokenizer, load_model(recipe, tokenizer)
-
-
 def _from_model_path(recipe: TrlRecipe, auto: Any) -> Any:
     """``auto.from_pretrained(model.path)``, its failures as one ``ConfigError`` on ``model.path``."""
     path = str(recipe.model.path)

@@ -31,6 +31,9 @@ VARIANTS = {"planner_r1_async": "planner_r1", "prs_vspo_async": "prs_vspo",
             "planner_r1_separate_async": "planner_r1_async"}
 """Each variant recipe and the recipe its overrides apply to."""
 
+_UNKNOWN_KEY = re.compile(r"Could not override '([^']+)'")
+"""Hydra's message for an override of a key the config does not have."""
+
 
 @contextlib.contextmanager
 def recipe_dir() -> Iterator[Path]:
@@ -66,24 +69,14 @@ def compose_recipe(name: str, overrides: Sequence[str] = ()) -> Any:
             raise _unknown_key(unknown.group(1), overrides, keys) from None
 
 
-_UNKNOWN_KEY = re.compile(r"Could not override '([^']+)'")
-
-
 def _unknown_key(key: str, overrides: Sequence[str], keys: dict[str, Any]) -> ConfigError:
     """An override of a key verl's config does not have: "did you mean", not Hydra's "append it with +"."""
     given = next((o for o in overrides if o.partition("=")[0].lstrip("+~") == key), key)
     meant = nearest_key(key, keys)
     if meant is not None:
         return ConfigError("override", given, f"a key of the verl config: did you mean {meant}?")
-    found, node = [], keys
-    for part in key.split("."):
-        if not isinstance(node, dict) or part not in node:
-            break
-        found.append(part)
-        node = node[part]
-    where = ".".join(found) or "the config"
-    return ConfigError("override", given, f"a key of the verl config: {where} has no {part!r} (a key of your "
-                       f"own takes a '+': +{given})")
+    return ConfigError("override", given, f"a key of the verl config, which has no {key} and none like it (a key "
+                       f"of your own takes a '+': +{given})")
 
 
 def resolved_yaml(config: Any) -> str:
