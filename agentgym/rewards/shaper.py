@@ -9,12 +9,14 @@ weights of the terms that did not abstain when ``normalize: weights``, then clip
 
 from __future__ import annotations
 
+import inspect
 import math
 import warnings
 from bisect import bisect_right
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, NamedTuple
 
 from agentgym._toolbox import is_number, short
@@ -151,6 +153,10 @@ class _Plan:
     """Spec order of the breakdown, when it differs from the evaluation order."""
     guarded: bool
     """Whether any term in force reads the answer's content (then the guards run)."""
+    runs: tuple[tuple[str, Callable[..., TermValue]], ...]
+    """``(name, run)`` for each term of ``terms``: the term compiled at its weight (:func:`_runner`)."""
+    idle: tuple[tuple[str, TermValue], ...]
+    """The inactive terms' values, the same in every episode."""
 
 
 class Shaper:
@@ -263,7 +269,10 @@ class Shaper:
         ordered = _gate_order(weighted)
         inactive = tuple(n for n in self._names if n not in active)
         reorder = inactive or tuple(c.name for c, _ in ordered) != self._names
-        return _Plan(stage, ordered, inactive, self._names if reorder else None, any(c.guarded for c in group))
+        runs = tuple((c.name, _runner(c, w, frozenset(active))) for c, w in ordered)
+        idle = tuple((n, TermValue(None, 0.0, 0.0, False, f"inactive in stage {stage!r}")) for n in inactive)
+        return _Plan(stage, ordered, inactive, self._names if reorder else None, any(c.guarded for c in group),
+                     runs, idle)
 
     def _resolver(self, total: int | None) -> Callable[[float], float]:
         if self.spec.unit == "step":
@@ -277,11 +286,11 @@ class Shaper:
         step = training_step or 0
         guard = episode.guard_reason(self.spec.guards) if plan.guarded else None
         values: dict[str, TermValue] = {}
-        for compiled, weight in plan.terms:
-            values[compiled.name] = _term_value(compiled, weight, episode, step, values, guard)
+        for name, run in plan.runs:
+            values[name] = run(episode, step, values, guard)
         total = self._combine(values)
-        for name in plan.inactive:
-            values[name] = TermValue(None, 0.0, 0.0, False, f"inactive in stage {plan.stage!r}")
+        if plan.idle:
+            values.update(plan.idle)
         if plan.order is not None:
             values = {name: values[name] for name in plan.order}
         return RewardBreakdown(total, episode.outcome, values, plan.stage, training_step)
@@ -307,40 +316,73 @@ def _provided(provides: frozenset[str]) -> frozenset[str]:
     return frozenset(_PROVIDES.apply(dict.fromkeys(provides), stacklevel=5))
 
 
-def _term_value(c: _Compiled, weight: float, episode: Episode, step: int, values: dict[str, TermValue],
-                guard: str | None) -> TermValue:
-    """One term's value: gated off, zeroed by a guard, abstained, or weighted (and capped)."""
-    if c.gate is not None:
-        closed = _closed(c.gate[0], c.gate[1], episode, values)
-        if closed:
-            return _tuple(TermValue, (None, weight, 0.0, False, closed))
-    reason = guard if c.guarded else None
-    if reason is not None:
-        raw: Any = 0.0
-    else:
-        raw = c.score(episode, step)
+_SHARED = 256
+"""Distinct values each term keeps to share between episodes (see :func:`_runner`)."""
+
+
+def _runner(c: _Compiled, weight: float, evaluated: frozenset[str]) -> Callable[..., TermValue]:
+    """``run(episode, step, values, guard) -> TermValue``: one term's value at ``weight`` (gated off,
+    zeroed by a guard, abstained, or weighted and capped), with what every episode shares worked
+    out once. ``values`` holds the terms evaluated before (the gate sources).
+
+    A term's values repeat across episodes (a figure of k/8, a gate's reason), so each distinct
+    one is made once and shared (up to ``_SHARED`` of them; TermValues are immutable): a batch
+    then leaves far fewer objects for the garbage collector to scan again and again. The keys
+    tell -0.0 from 0.0, which compare equal."""
+    score, scale, cap, guarded, name = c.score, c.sign * weight, c.cap, c.guarded, c.name
+    source, at_least = c.gate if c.gate is not None else (None, 0.0)
+    from_outcome = source == "outcome" and source not in evaluated
+    shared: dict[Any, TermValue] = {}
+
+    def made(key: Any, raw: float | None, contribution: float, abstained: bool, reason: Any) -> TermValue:
+        value = _tuple(TermValue, (raw, weight, contribution, abstained, reason))
+        if key is not None and len(shared) < _SHARED:
+            shared[key] = value
+        return value
+
+    def closed(episode: Episode, values: dict[str, TermValue]) -> TermValue | None:
+        if from_outcome:
+            value = episode.outcome
+        else:
+            found = values[source]
+            if found.abstained or found.raw is None:
+                key = _reason_key("no value", found.reason)
+                return shared.get(key) or made(key, None, 0.0, False, f"gated off: {source} has no value ({found.reason})")
+            value = found.raw
+        if value >= at_least:
+            return None
+        key = ("closed", value) if value else ("closed at 0", math.copysign(1.0, value))
+        return shared.get(key) or made(key, None, 0.0, False, f"gated off: {source} = {value:g} < {at_least:g}")
+
+    def weighted(raw: float, reason: str | None) -> TermValue:
+        contribution = scale * raw
+        if cap is not None:
+            contribution = max(-cap, min(cap, contribution))
+        return made(raw if raw else ("zero", math.copysign(1.0, raw), reason), raw, contribution, False, reason)
+
+    def run(episode: Episode, step: int, values: dict[str, TermValue], guard: str | None) -> TermValue:
+        if source is not None:
+            gated = closed(episode, values)
+            if gated is not None:
+                return gated
+        if guarded and guard is not None:
+            return shared.get(("zero", 1.0, guard)) or weighted(0.0, guard)
+        raw = score(episode, step)
         if raw is None or isinstance(raw, Abstain):
-            return _tuple(TermValue, (None, weight, 0.0, True, raw.reason if raw is not None else "the term abstained"))
+            reason = raw.reason if raw is not None else "the term abstained"
+            key = _reason_key("abstained", reason)
+            return shared.get(key) or made(key, None, 0.0, True, reason)
         raw = float(raw)
         if not math.isfinite(raw):
-            raise ConfigError(f"reward term {c.name!r} returned", raw, "a finite number or an abstention")
-    contribution = c.sign * weight * raw
-    cap = c.cap
-    if cap is not None:
-        contribution = max(-cap, min(cap, contribution))
-    return _tuple(TermValue, (raw, weight, contribution, False, reason))
+            raise ConfigError(f"reward term {name!r} returned", raw, "a finite number or an abstention")
+        return shared.get(raw if raw else ("zero", math.copysign(1.0, raw), None)) or weighted(raw, None)
+
+    return run
 
 
-def _closed(source: str, at_least: float, episode: Episode, values: dict[str, TermValue]) -> str | None:
-    """Why the gate on ``source`` is closed, or None when it is open."""
-    if source == "outcome" and source not in values:
-        value: float | None = episode.outcome
-    else:
-        found = values[source]
-        if found.abstained or found.raw is None:
-            return f"gated off: {source} has no value ({found.reason})"
-        value = found.raw
-    return None if value >= at_least else f"gated off: {source} = {value:g} < {at_least:g}"
+def _reason_key(kind: str, reason: Any) -> tuple[str, str | None] | None:
+    """The key a value with this reason is shared under; None (not shared) for a reason that is not a str."""
+    return (kind, reason) if reason is None or type(reason) is str else None
 
 
 def _weight(spec: TermSpec, step: int, to_step: Callable[[float], float]) -> float:
@@ -385,21 +427,36 @@ _INPUT_NEEDS = {"task_text": "task_text", "gold_answers": "gold_answers"}
 def _compile(spec: TermSpec, where: str) -> _Compiled:
     if isinstance(spec, Custom):
         fn, inputs = load_custom(spec)
+        bound: dict[str, Any] = {}
     else:
         tdef = TERMS[spec.kind]
         fn, inputs = tdef.fn, tdef.inputs
         bound = tdef.bind(spec) if tdef.bind else {}
-        if bound:
-            fn = _bind(fn, bound)
     gate = None if spec.gate is None else (spec.gate.term, spec.gate.at_least)
     needs = spec.needs | {_INPUT_NEEDS[name] for name in inputs if name in _INPUT_NEEDS} \
         | {READERS[name].needs for name in inputs if name in READERS}
-    return _Compiled(spec, spec.key, _scorer(fn, tuple(input_getter(name, spec) for name in inputs)),
+    fetched = inputs
+    if inputs and inputs[-1] == "config" and _by_keyword(fn, "config"):
+        bound, fetched = {**bound, "config": spec}, inputs[:-1]  # the same for every episode: bound once
+    if bound:
+        fn = partial(fn, **bound)
+    return _Compiled(spec, spec.key, _scorer(fn, tuple(input_getter(name, spec) for name in fetched)),
                      -1.0 if spec.penalty else 1.0, spec.is_guarded(), gate, spec.cap, frozenset(needs), where)
+
+
+def _by_keyword(fn: Callable[..., Any], name: str) -> bool:
+    """Whether ``fn`` takes its parameter ``name`` by keyword too."""
+    try:
+        parameter = inspect.signature(fn).parameters.get(name)
+    except (TypeError, ValueError):
+        return False
+    return parameter is not None and parameter.kind in (parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY)
 
 
 def _scorer(fn: Callable[..., Any], getters: tuple[Callable[[Episode, int], Any], ...]) -> Callable[..., Any]:
     # Unrolled for the common arities: this runs once per term per episode.
+    if not getters:
+        return lambda ep, step: fn()
     if len(getters) == 1:
         (g0,) = getters
         return lambda ep, step: fn(g0(ep, step))
@@ -410,13 +467,6 @@ def _scorer(fn: Callable[..., Any], getters: tuple[Callable[[Episode, int], Any]
         g0, g1, g2 = getters
         return lambda ep, step: fn(g0(ep, step), g1(ep, step), g2(ep, step))
     return lambda ep, step: fn(*[g(ep, step) for g in getters])
-
-
-def _bind(fn: Callable[..., Any], bound: dict[str, Any]) -> Callable[..., Any]:
-    def call(*args: Any) -> Any:
-        return fn(*args, **bound)
-
-    return call
 
 
 def build_shaper(reward: Any, *, env: Any = None) -> Shaper:

@@ -1,6 +1,6 @@
 """TravelPlanner terms (Planner-R1's process-level rewards) read from the evaluator's report.
 
-Each reads the final ``EvaluationReport`` (typed, read once per episode) of its ``evaluator``: ``strict`` (default,
+Each reads the final ``EvaluationReport`` (checked once per episode) of its ``evaluator``: ``strict`` (default,
 no loopholes) or ``official`` (the official evaluator's verdicts). When the env evaluated with
 the other one, the episode re-evaluates the plan. An episode that ended without a plan is
 scored like an undelivered plan: every constraint fails, as in the official metrics.
@@ -9,7 +9,8 @@ scored like an undelivered plan: every constraint fails, as in the official metr
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from functools import cache
 from typing import Any, ClassVar, Literal
 
 from pydantic import ValidationError, field_validator, model_validator
@@ -31,22 +32,75 @@ _LOCAL_FIELD = {"valid_room_rule": "house_rule", "valid_cuisine": "cuisine", "va
                 "valid_transportation": "transportation"}
 
 
-def _typed_report(report: Mapping[str, Any]) -> Any:
-    """The report as an ``EvaluationReport``; an abstention when it is not a TravelPlanner one."""
+def _checked_report(report: Mapping[str, Any]) -> Any:
+    """The report as the terms read it: a dict holding exactly ``EvaluationReport``'s fields and
+    types (verdicts as ``{"passed", "reason"}`` dicts), or an abstention when it is not a
+    TravelPlanner report.
+
+    A report as the env writes it is checked in place, without a copy (:func:`_exact`); anything
+    else (an ``EvaluationReport``, 0.1's key names, values pydantic coerces) is read by
+    ``EvaluationReport`` itself and dumped, so both paths give the terms the same values."""
+    if type(report) is dict and _exact(report):
+        return report
     from agentgym.envs.travelplanner.evaluation import EvaluationReport
 
-    if isinstance(report, EvaluationReport):
-        return report
-    try:
-        return EvaluationReport.model_validate(report)
-    except ValidationError:
-        return _FOREIGN
+    if not isinstance(report, EvaluationReport):
+        try:
+            report = EvaluationReport.model_validate(report)
+        except ValidationError:
+            return _FOREIGN
+    return report.model_dump()
+
+
+_EVALUATORS = ("strict", "official")
+_BOOLS = ("delivered", "commonsense_pass", "hard_pass", "final_pass")
+_INTS = ("commonsense_passed", "hard_passed", "hard_applicable")
+_FLOATS = ("commonsense_micro", "hard_micro")
+
+
+def _exact(report: dict[str, Any]) -> bool:
+    """Whether ``EvaluationReport.model_validate(report)`` would keep every value as it is: each
+    field under its own name with exactly its type. Sound, not complete: a False sends the report
+    through pydantic, which decides. (``test_rewards_fast_paths`` keeps this beside the model.)"""
+    get = report.get
+    evaluator = get("evaluator")
+    if type(evaluator) is not str or evaluator not in _EVALUATORS:
+        return False
+    for key in _BOOLS:
+        if type(get(key)) is not bool:
+            return False
+    for key in _INTS:
+        if type(get(key)) is not int:
+            return False
+    for key in _FLOATS:
+        if type(get(key)) is not float:
+            return False
+    error = get("error")
+    if error is not None and type(error) is not str:
+        return False
+    hard = get("hard", _ABSENT)
+    return _exact_verdicts(get("commonsense")) and (hard is None or _exact_verdicts(hard))
+
+
+_ABSENT: Any = object()
+
+
+def _exact_verdicts(verdicts: Any) -> bool:
+    if type(verdicts) is not dict:
+        return False
+    for name, verdict in verdicts.items():
+        if type(name) is not str or type(verdict) is not dict:
+            return False
+        passed = verdict.get("passed", _ABSENT)
+        if (passed is not None and type(passed) is not bool) or type(verdict.get("reason")) is not str:
+            return False
+    return True
 
 
 class _ReportTerm(TermSpec):
     guarded = True
     needs = frozenset({"travelplanner"})
-    read_report = staticmethod(_typed_report)
+    read_report = staticmethod(_checked_report)
     evaluator: Literal["strict", "official"] = "strict"
     """The evaluator whose report the term reads: ``strict`` (no loopholes) or ``official``."""
 
@@ -73,10 +127,20 @@ _FOREIGN = abstain("the report is not a TravelPlanner evaluation report")
 @episode_input("plan", "the submitted TravelPlanner plan, as parse_plan reads it", needs="travelplanner")
 def read_plan(episode: Any) -> Any:
     """The episode's answer read as a TravelPlanner plan (``ParsedPlan``)."""
+    return _plan_of(episode.answer)
+
+
+def _plan_of(answer: str | None) -> Any:
+    parse_plan, max_text = _plan_parser()
+    return parse_plan(answer if answer is None or len(answer) > max_text else _json_list(answer))
+
+
+@cache
+def _plan_parser() -> tuple[Callable[[Any], Any], int]:
+    # Imported on first use, not with the rewards package (which does not import the envs).
     from agentgym.envs.travelplanner.plan import MAX_PLAN_TEXT, parse_plan
 
-    answer = episode.answer
-    return parse_plan(answer if answer is None or len(answer) > MAX_PLAN_TEXT else _json_list(answer))
+    return parse_plan, MAX_PLAN_TEXT
 
 
 def _json_list(text: str) -> Any:
@@ -84,23 +148,55 @@ def _json_list(text: str) -> Any:
     text for answer tags and code fences, which a bare JSON plan does not have."""
     if not text.lstrip().startswith("["):
         return text
-    try:
-        value = json.loads(text)
-    except (ValueError, RecursionError):
-        return text
+    value = _fast_json(text)
+    if value is _UNREAD:
+        try:
+            value = json.loads(text)
+        except (ValueError, RecursionError):
+            return text
     return value if isinstance(value, list) else text
+
+
+_UNREAD: Any = object()
+_FAST_DEPTH = 64
+
+
+def _fast_json(text: str) -> Any:
+    """``json.loads(text)`` by msgspec's decoder (twice as fast), or ``_UNREAD`` where json must decide.
+
+    msgspec refuses what json reads and it does not (NaN, Infinity, 1e400, lone surrogates,
+    ints of more than 4300 digits): those fall back to json. Both stop at the interpreter's
+    recursion limit, msgspec three levels deeper, so a text nested deeper than ``_FAST_DEPTH``
+    (at most one level per bracket) is left to json as well. ``test_rewards_fast_paths`` holds
+    the two to the same results."""
+    if _msgspec_decode is None or text.count("[") + text.count("{") > _FAST_DEPTH:
+        return _UNREAD
+    try:
+        return _msgspec_decode(text)
+    except (_MsgspecError, RecursionError):
+        return _UNREAD
+
+
+try:
+    from msgspec import MsgspecError as _MsgspecError
+    from msgspec.json import decode as _msgspec_decode
+except ImportError:  # pragma: no cover - msgspec is a dependency; json alone gives the same results
+    _msgspec_decode = None
 
 
 class Schema(TermSpec):
     """1.0 iff the answer is a plan in the official day-dict schema; else 0.0."""
 
     guarded = True
+    needs = frozenset({"travelplanner"})
     kind: Literal["schema"] = "schema"
 
 
 @term(Schema)
-def schema_valid(plan: Any, task: Any) -> float:
-    return 0.0 if plan_schema_error(plan, _days_of(task)) else 1.0
+def schema_valid(answer: str | None, task: Any) -> float:
+    # The answer, parsed here and dropped, rather than the episode's cached ``plan`` input: a
+    # batch then does not keep every parsed plan alive for the garbage collector to re-scan.
+    return 0.0 if plan_schema_error(_plan_of(answer), _days_of(task)) else 1.0
 
 
 def plan_schema_error(plan: Any, days: int | None) -> str | None:
@@ -178,7 +274,7 @@ def report_figure(report: Any, config: _Summary) -> float | Abstain:
     """The summary figure ``config`` names (a pass counts 1.0), of the report of its evaluator."""
     if report is None:
         return _NO_REPORT
-    return report if isinstance(report, Abstain) else float(getattr(report, config.figure))
+    return report if isinstance(report, Abstain) else float(report[config.figure])
 
 
 for _spec in (CommonsenseMicro, HardMicro, CommonsenseMacro, HardMacro, FinalPass):
@@ -212,10 +308,11 @@ def constraint_passed(report: Any, task: Any, config: Constraint) -> float | Abs
     if isinstance(report, Abstain):
         return report
     name = config.constraint
-    group = report.commonsense if name in report.commonsense else report.hard
+    commonsense = report["commonsense"]
+    group = commonsense if name in commonsense else report["hard"]
     if group is None:  # the hard box was gated off: applicable constraints count as failed
         return abstain(f"{name} does not apply to this query") if not _applies(name, task) else 0.0
-    passed = group[name].passed
+    passed = group[name]["passed"]
     return abstain(f"{name} does not apply to this query") if passed is None else float(passed)
 
 
