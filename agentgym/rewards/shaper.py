@@ -170,6 +170,7 @@ class Shaper:
         self._names = tuple(dict.fromkeys(c.name for group in self._groups for c in group))
         self._plans: dict[tuple[int, int | None], _Plan] = {}
         self._warned = False
+        self._normalize, self._clip = spec.normalize == "weights", spec.clip
 
     def check_env(self, env: Any) -> None:
         """Raise ``ConfigError`` naming the term and the env when a term needs what ``env`` (an agentgym
@@ -296,12 +297,13 @@ class Shaper:
         return RewardBreakdown(total, episode.outcome, values, plan.stage, training_step)
 
     def _combine(self, values: dict[str, TermValue]) -> float:
-        total = sum(v.contribution for v in values.values())
-        if self.spec.normalize == "weights":
-            denominator = sum(v.weight for v in values.values() if not v.abstained)
+        terms = values.values()
+        total = sum([v.contribution for v in terms])  # sum(): 3.12's compensated float sum, as before
+        if self._normalize:
+            denominator = sum([v.weight for v in terms if not v.abstained])
             total = total / denominator if denominator > 0 else 0.0
-        if self.spec.clip is not None:
-            low, high = self.spec.clip
+        if self._clip is not None:
+            low, high = self._clip
             total = min(high, max(low, total))
         return total
 
