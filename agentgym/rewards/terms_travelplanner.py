@@ -131,8 +131,25 @@ def read_plan(episode: Any) -> Any:
 
 
 def _plan_of(answer: str | None) -> Any:
-    parse_plan, max_text, _ = _plan_reader()
-    return parse_plan(answer if answer is None or len(answer) > max_text else _json_list(answer))
+    listed = _listed(answer)
+    return _plan_reader()[0](answer if listed is None else listed)
+
+
+def _listed(answer: str | None) -> list[Any] | None:
+    """The list a bare JSON answer holds, else None. parse_plan then reads the list without
+    scanning the text for answer tags and code fences, which a bare JSON plan does not have."""
+    if answer is None or not answer.lstrip().startswith("["):
+        return None
+    _, max_text, fast = _plan_reader()
+    if len(answer) > max_text:
+        return None
+    value = _UNREAD if fast is None else fast(answer)
+    if value is _UNREAD:
+        try:
+            value = json.loads(answer)
+        except (ValueError, RecursionError):
+            return None
+    return value if isinstance(value, list) else None
 
 
 @cache
@@ -164,21 +181,6 @@ def _plan_reader() -> tuple[Callable[[Any], Any], int, Callable[[str], Any] | No
 _UNREAD: Any = object()
 
 
-def _json_list(text: str) -> Any:
-    """The JSON list ``text`` holds, else ``text``: parse_plan reads a list without scanning the
-    text for answer tags and code fences, which a bare JSON plan does not have."""
-    if not text.lstrip().startswith("["):
-        return text
-    fast = _plan_reader()[2]
-    value = _UNREAD if fast is None else fast(text)
-    if value is _UNREAD:
-        try:
-            value = json.loads(text)
-        except (ValueError, RecursionError):
-            return text
-    return value if isinstance(value, list) else text
-
-
 class Schema(TermSpec):
     """1.0 iff the answer is a plan in the official day-dict schema; else 0.0."""
 
@@ -189,9 +191,14 @@ class Schema(TermSpec):
 
 @term(Schema)
 def schema_valid(answer: str | None, task: Any) -> float:
-    # The answer, parsed here and dropped, rather than the episode's cached ``plan`` input: a
+    # The answer, read here and dropped, rather than the episode's cached ``plan`` input: a
     # batch then does not keep every parsed plan alive for the garbage collector to re-scan.
-    return 0.0 if plan_schema_error(_plan_of(answer), _days_of(task)) else 1.0
+    days, listed = _days_of(task), _listed(answer)
+    if listed is not None and len(listed) != 2:
+        # parse_plan delivers such a list's entries as they are (only a 2-item list can be its
+        # [query, days] form), so they are checked without making a ParsedPlan.
+        return 0.0 if _day_list_error(listed, days) else 1.0
+    return 0.0 if plan_schema_error(_plan_reader()[0](answer if listed is None else listed), days) else 1.0
 
 
 def plan_schema_error(plan: Any, days: int | None) -> str | None:
@@ -202,7 +209,10 @@ def plan_schema_error(plan: Any, days: int | None) -> str | None:
     """
     if not plan.delivered or not isinstance(plan.days, list):
         return plan.reason or "no plan"
-    entries = plan.days
+    return _day_list_error(plan.days, days)
+
+
+def _day_list_error(entries: list[Any], days: int | None) -> str | None:
     n = len(entries)
     while n and entries[n - 1] == {}:
         n -= 1

@@ -21,9 +21,10 @@ from pydantic import ValidationError
 
 from agentgym import ErrorCode, StepInfo, ToolCall, ToolResult
 from agentgym.envs.travelplanner.evaluation import COMMONSENSE, HARD, EvaluationReport
-from agentgym.envs.travelplanner.plan import PLAN_KEYS
+from agentgym.envs.travelplanner.plan import MAX_PLAN_TEXT, PLAN_KEYS, parse_plan
 from agentgym.rewards import Episode, build_shaper
 from agentgym.rewards import terms_travelplanner as tp
+from agentgym.rewards.terms_travelplanner import plan_schema_error
 from reward_helpers import scripted_episode, scripted_term
 
 # -- what both paths are compared by -----------------------------------------------------------
@@ -177,15 +178,15 @@ def test_the_in_place_check_covers_every_field_of_the_model():
 # -- plan JSON: msgspec vs json ----------------------------------------------------------------
 
 
-def json_list_by_json(text: str):
-    """The plain reading: json alone."""
-    if not text.lstrip().startswith("["):
-        return text
+def listed_by_json(text):
+    """The plain reading of a bare JSON answer: json alone."""
+    if text is None or not text.lstrip().startswith("[") or len(text) > MAX_PLAN_TEXT:
+        return None
     try:
         value = json.loads(text)
     except (ValueError, RecursionError):
-        return text
-    return value if isinstance(value, list) else text
+        return None
+    return value if isinstance(value, list) else None
 
 
 scalars = (st.none() | st.booleans() | st.integers() | st.integers(-2**80, 2**80)
@@ -193,7 +194,19 @@ scalars = (st.none() | st.booleans() | st.integers() | st.integers(-2**80, 2**80
 json_values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=3)
                            | st.dictionaries(st.text(max_size=4), inner, max_size=3), max_leaves=8)
 days = st.dictionaries(st.sampled_from(PLAN_KEYS) | st.text(max_size=3), scalars, max_size=9)
-plans = st.lists(days, max_size=4) | st.lists(json_values, max_size=3)
+
+
+@st.composite
+def schema_plans(draw):
+    """Day lists near the schema: right or wrong day numbers and values, padding, HF's [query, days] form."""
+    n = draw(st.integers(0, 4))
+    plan = [{k: (draw(st.sampled_from([i, i + 1, str(i), True])) if k == "days" else
+                 draw(st.sampled_from(["Dallas", "-", " ", "", 3]))) for k in PLAN_KEYS} for i in range(1, n + 1)]
+    plan += [{}] * draw(st.integers(0, 2))
+    return [{"org": "Dallas"}, plan] if draw(st.integers(0, 4)) == 0 else plan
+
+
+plans = schema_plans() | st.lists(days, max_size=4) | st.lists(json_values, max_size=3)
 
 
 @st.composite
@@ -206,16 +219,28 @@ def plan_texts(draw):
     return text
 
 
+answers = plan_texts() | st.text(max_size=20).map(lambda t: "[" + t) | st.sampled_from([None, "", "junk"])
+
+
 @settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(text=plan_texts() | st.text(max_size=20).map(lambda t: "[" + t))
+@given(text=answers)
 def test_a_plan_decoded_by_msgspec_is_what_json_reads(text):
-    assert same(tp._json_list(text), json_list_by_json(text))
+    assert same(tp._listed(text), listed_by_json(text))
 
 
 def test_deep_nesting_and_json_only_values_fall_back_to_json():
     for text in ["[" * 5000 + "]" * 5000, "[NaN]", '[{"a": Infinity}]', '[{"a": 1e400}]', '["\\ud800"]',
                  "[" + "9" * 5000 + "]", '[{"days": 1, "a": [1, [2]]}]']:
-        assert same(tp._json_list(text), json_list_by_json(text))
+        assert same(tp._listed(text), listed_by_json(text))
+
+
+@pytest.mark.filterwarnings("ignore:invalid escape sequence:DeprecationWarning")  # parse_plan's literal reading
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=answers, day_count=st.none() | st.integers(0, 5))
+def test_the_schema_checked_without_a_parsed_plan_is_the_schema_of_parse_plan(text, day_count):
+    listed = listed_by_json(text)
+    plain = 0.0 if plan_schema_error(parse_plan(text if listed is None else listed), day_count) else 1.0
+    assert same(tp.schema_valid(text, {"days": day_count}), plain)
 
 
 # -- shaping: values shared between episodes vs made afresh ------------------------------------
