@@ -83,12 +83,12 @@ class RewardBreakdown:
     def to_dict(self) -> dict[str, Any]:
         """``info["reward"]``: ``abstained`` is :attr:`all_abstained`, ``abstain_reasons`` why each term abstained."""
         terms, reasons, valued = {}, {}, False
-        for name, t in self.terms.items():  # one pass: this runs for every finished episode
-            terms[name] = {"raw": t.raw, "weight": t.weight, "contribution": t.contribution,
-                           "abstained": t.abstained, "reason": t.reason}
-            if t.abstained:
-                reasons[name] = t.reason
-            elif t.raw is not None:
+        for name, (raw, weight, contribution, abstained, reason) in self.terms.items():  # runs for every episode
+            terms[name] = {"raw": raw, "weight": weight, "contribution": contribution, "abstained": abstained,
+                           "reason": reason}
+            if abstained:
+                reasons[name] = reason
+            elif raw is not None:
                 valued = True
         return {"total": self.total, "outcome": self.outcome, "stage": self.stage, "training_step": self.training_step,
                 "terms": terms, "abstained": bool(reasons) and not valued, "abstain_reasons": reasons}

@@ -9,9 +9,10 @@ scored like an undelivered plan: every constraint fails, as in the official metr
 from __future__ import annotations
 
 import json
+import operator
 from collections.abc import Callable, Mapping
 from functools import cache
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, NamedTuple
 
 from pydantic import ValidationError, field_validator, model_validator
 
@@ -27,6 +28,7 @@ __all__ = [
 
 _PLAN_KEYS = frozenset(("days", "current_city", "transportation", "breakfast", "attraction", "lunch", "dinner",
                         "accommodation"))
+_SORTED_KEYS = str(sorted(_PLAN_KEYS))  # as the error message shows them
 # Which query field makes each local hard constraint apply (the budget always applies).
 _LOCAL_FIELD = {"valid_room_rule": "house_rule", "valid_cuisine": "cuisine", "valid_room_type": "room_type",
                 "valid_transportation": "transportation"}
@@ -132,53 +134,94 @@ def read_plan(episode: Any) -> Any:
 
 def _plan_of(answer: str | None) -> Any:
     listed = _listed(answer)
-    return _plan_reader()[0](answer if listed is None else listed)
+    return _plan_reader().parse_plan(answer if listed is None else listed)
 
 
 def _listed(answer: str | None) -> list[Any] | None:
     """The list a bare JSON answer holds, else None. parse_plan then reads the list without
     scanning the text for answer tags and code fences, which a bare JSON plan does not have."""
-    if answer is None or not answer.lstrip().startswith("["):
+    text = _bare_json(answer)
+    if text is None:
         return None
-    _, max_text, fast = _plan_reader()
-    if len(answer) > max_text:
-        return None
-    value = _UNREAD if fast is None else fast(answer)
+    decode = _plan_reader().decode
+    value = _UNREAD if decode is None else decode(text)
     if value is _UNREAD:
         try:
-            value = json.loads(answer)
+            value = json.loads(text)
         except (ValueError, RecursionError):
             return None
     return value if isinstance(value, list) else None
 
 
-@cache
-def _plan_reader() -> tuple[Callable[[Any], Any], int, Callable[[str], Any] | None]:
-    """``(parse_plan, MAX_PLAN_TEXT, decode)``, made on first use (the rewards package imports no env).
+def _bare_json(answer: str | None) -> str | None:
+    """``answer`` when it may be a bare JSON list that parse_plan reads (not too long), else None."""
+    if answer is None or not answer.lstrip().startswith("[") or len(answer) > _plan_reader().max_text:
+        return None
+    return answer
 
-    ``decode`` reads the JSON of a plan as plain as the official one (a list of objects whose
-    values are strings, numbers, booleans or null) with msgspec, about three times as fast as
-    json, and refuses every other text; its type bounds the nesting, so no recursion limit is
-    involved. Where it refuses, json reads the text, so both give the same values
-    (``test_rewards_fast_paths``)."""
+
+class _Reader(NamedTuple):
+    parse_plan: Callable[[Any], Any]
+    max_text: int
+    decode: Callable[[str], Any] | None
+    """A plan's JSON as json reads it, when it is as plain as the official plans (a list of
+    objects of strings, numbers, booleans or null); ``_UNREAD`` for any other text."""
+    days: Callable[[str], Any] | None
+    """A plan's JSON as day records when every object has only the official keys (values of
+    their types); ``_UNREAD`` for any other text. A key the object lacks reads as ``_ABSENT``."""
+    empty: Callable[[Any], bool] | None
+    """Whether a day record was decoded from ``{}``."""
+
+
+@cache
+def _plan_reader() -> _Reader:
+    """What reads plans, made on first use (the rewards package imports no env).
+
+    msgspec decodes (three to five times json's speed) and refuses every text outside the types
+    above; the types bound the nesting, so no recursion limit is involved. Where it refuses, json
+    reads the text, so both give the same values (``test_rewards_fast_paths``)."""
     from agentgym.envs.travelplanner.plan import MAX_PLAN_TEXT, parse_plan
 
     try:
         import msgspec
+        import msgspec.structs
     except ImportError:  # pragma: no cover - msgspec is a dependency; json alone gives the same values
-        return parse_plan, MAX_PLAN_TEXT, None
-    decode = msgspec.json.Decoder(list[dict[str, str | int | float | bool | None]]).decode
+        return _Reader(parse_plan, MAX_PLAN_TEXT, None, None, None)
 
-    def fast(text: str) -> Any:
-        try:
-            return decode(text)
-        except msgspec.MsgspecError:
-            return _UNREAD
+    class Day(msgspec.Struct, forbid_unknown_fields=True):
+        days: int = None  # type: ignore[assignment]  # an absent key; JSON's null is refused
+        current_city: str = _ABSENT
+        transportation: str = _ABSENT
+        breakfast: str = _ABSENT
+        attraction: str = _ABSENT
+        lunch: str = _ABSENT
+        dinner: str = _ABSENT
+        accommodation: str = _ABSENT
 
-    return parse_plan, MAX_PLAN_TEXT, fast
+    def reader(decoder: Any) -> Callable[[str], Any]:
+        def decode(text: str) -> Any:
+            try:
+                return decoder.decode(text)
+            except msgspec.MsgspecError:
+                return _UNREAD
+
+        return decode
+
+    return _Reader(parse_plan, MAX_PLAN_TEXT,
+                   reader(msgspec.json.Decoder(list[dict[str, str | int | float | bool | None]])),
+                   reader(msgspec.json.Decoder(list[Day])),
+                   lambda day: all(map(operator.is_, msgspec.structs.astuple(day), _ABSENT_DAY)))
 
 
 _UNREAD: Any = object()
+
+
+class _Absent(str):
+    """The value of a day key the JSON object does not have: blank, and told apart from "" by identity."""
+
+
+_ABSENT = _Absent()
+_ABSENT_DAY = (None, *(_ABSENT,) * 7)
 
 
 class Schema(TermSpec):
@@ -193,12 +236,18 @@ class Schema(TermSpec):
 def schema_valid(answer: str | None, task: Any) -> float:
     # The answer, read here and dropped, rather than the episode's cached ``plan`` input: a
     # batch then does not keep every parsed plan alive for the garbage collector to re-scan.
-    days, listed = _days_of(task), _listed(answer)
+    days = _days_of(task)
+    text = _bare_json(answer)
+    records = _UNREAD if text is None or _plan_reader().days is None else _plan_reader().days(text)
+    if records is not _UNREAD:
+        # A list of objects with only the official keys: parse_plan delivers it as it is.
+        return 0.0 if _day_records_error(records, days) else 1.0
+    listed = _listed(answer)
     if listed is not None and len(listed) != 2:
         # parse_plan delivers such a list's entries as they are (only a 2-item list can be its
         # [query, days] form), so they are checked without making a ParsedPlan.
         return 0.0 if _day_list_error(listed, days) else 1.0
-    return 0.0 if plan_schema_error(_plan_reader()[0](answer if listed is None else listed), days) else 1.0
+    return 0.0 if plan_schema_error(_plan_reader().parse_plan(answer if listed is None else listed), days) else 1.0
 
 
 def plan_schema_error(plan: Any, days: int | None) -> str | None:
@@ -221,7 +270,7 @@ def _day_list_error(entries: list[Any], days: int | None) -> str | None:
     for i in range(1, n + 1):  # plain loops: this runs for every shaped plan
         day = entries[i - 1]
         if not isinstance(day, dict) or day.keys() != _PLAN_KEYS:
-            return f"day {i} does not have exactly the keys {sorted(_PLAN_KEYS)}"
+            return f"day {i} does not have exactly the keys {_SORTED_KEYS}"
         number = day["days"]
         if type(number) is not int or number != i:
             return f"day {i} has days={number!r}"
@@ -229,6 +278,24 @@ def _day_list_error(entries: list[Any], days: int | None) -> str | None:
             if key != "days" and (not isinstance(value, str) or not value.strip()):
                 return f"day {i} has a value that is not a non-empty string"
     return None
+
+
+def _day_records_error(records: list[Any], days: int | None) -> bool:
+    """``_day_list_error`` of the objects ``records`` were decoded from (True: an error)."""
+    n, empty = len(records), _plan_reader().empty
+    while n and empty(records[n - 1]):  # trailing {} padding
+        n -= 1
+    if not n or (days is not None and n != days):
+        return True
+    for i in range(n):
+        day = records[i]
+        # An absent key reads as the blank _ABSENT: a day without a key fails as one with a blank value.
+        if type(day.days) is not int or day.days != i + 1 or not (
+                day.current_city.strip() and day.transportation.strip() and day.breakfast.strip()
+                and day.attraction.strip() and day.lunch.strip() and day.dinner.strip()
+                and day.accommodation.strip()):
+            return True
+    return False
 
 
 def _days_of(task: Any) -> int | None:

@@ -198,11 +198,17 @@ days = st.dictionaries(st.sampled_from(PLAN_KEYS) | st.text(max_size=3), scalars
 
 @st.composite
 def schema_plans(draw):
-    """Day lists near the schema: right or wrong day numbers and values, padding, HF's [query, days] form."""
-    n = draw(st.integers(0, 4))
-    plan = [{k: (draw(st.sampled_from([i, i + 1, str(i), True])) if k == "days" else
-                 draw(st.sampled_from(["Dallas", "-", " ", "", 3]))) for k in PLAN_KEYS} for i in range(1, n + 1)]
-    plan += [{}] * draw(st.integers(0, 2))
+    """Day lists near the schema: right or wrong day numbers, keys and values, padding, HF's [query, days] form."""
+    plan = []
+    for i in range(1, draw(st.integers(0, 4)) + 1):
+        day = {k: (draw(st.sampled_from([i, i + 1, str(i), True, 1.0])) if k == "days" else
+                   draw(st.sampled_from(["Dallas", "-", " ", "", "\u3000", 3, None]))) for k in PLAN_KEYS}
+        if draw(st.integers(0, 3)) == 0:
+            del day[draw(st.sampled_from(PLAN_KEYS))]
+        if draw(st.integers(0, 3)) == 0:
+            day[draw(st.sampled_from(["day", "notes", "Days"]))] = 1
+        plan.append(day)
+    plan += draw(st.lists(st.sampled_from([{}, {"current_city": ""}, {"days": None}]), max_size=2))
     return [{"org": "Dallas"}, plan] if draw(st.integers(0, 4)) == 0 else plan
 
 
@@ -226,6 +232,20 @@ answers = plan_texts() | st.text(max_size=20).map(lambda t: "[" + t) | st.sample
 @given(text=answers)
 def test_a_plan_decoded_by_msgspec_is_what_json_reads(text):
     assert same(tp._listed(text), listed_by_json(text))
+
+
+FULL_DAY = json.dumps({k: (1 if k == "days" else "Dallas") for k in PLAN_KEYS})
+
+
+@pytest.mark.parametrize("text", ['[{"days": 1}, {}]', '[{}]', '[]', '[{ }, {"current_city": ""}]', "[{\n}]",
+                                  '[{"days": 1, "days": 2}]', '[{"org": 1}, []]', '[{}, {\x0c}]',
+                                  f"[{FULL_DAY}, {{ }}, {{}}]", f'[{FULL_DAY}, {{"current_city": ""}}]',
+                                  f"[{FULL_DAY}, {{\x0c}}]", f"[{FULL_DAY}, {{}}, {FULL_DAY}]", f"[{FULL_DAY}]"])
+def test_the_schema_of_odd_day_lists_is_the_schema_of_parse_plan(text):
+    listed = listed_by_json(text)
+    for day_count in (None, 1, 2):
+        plain = 0.0 if plan_schema_error(parse_plan(text if listed is None else listed), day_count) else 1.0
+        assert tp.schema_valid(text, {"days": day_count}) == plain
 
 
 def test_deep_nesting_and_json_only_values_fall_back_to_json():
