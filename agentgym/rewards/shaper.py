@@ -9,14 +9,12 @@ weights of the terms that did not abstain when ``normalize: weights``, then clip
 
 from __future__ import annotations
 
-import inspect
 import math
 import warnings
 from bisect import bisect_right
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from functools import partial
 from typing import Any, NamedTuple
 
 from agentgym._toolbox import is_number, short
@@ -342,15 +340,25 @@ def _runner(c: _Compiled, weight: float, evaluated: frozenset[str]) -> Callable[
             shared[key] = value
         return value
 
+    last: tuple[TermValue | None, TermValue | None] = (None, None)  # the source's last value and the gate's verdict
+
     def closed(episode: Episode, values: dict[str, TermValue]) -> TermValue | None:
+        nonlocal last
         if from_outcome:
-            value = episode.outcome
+            return gated(episode.outcome)
+        found = values[source]
+        seen = last
+        if seen[0] is found:  # the source's values are shared too: most episodes repeat the last one
+            return seen[1]
+        if found.abstained or found.raw is None:
+            key = _reason_key("no value", found.reason)
+            verdict = shared.get(key) or made(key, None, 0.0, False, f"gated off: {source} has no value ({found.reason})")
         else:
-            found = values[source]
-            if found.abstained or found.raw is None:
-                key = _reason_key("no value", found.reason)
-                return shared.get(key) or made(key, None, 0.0, False, f"gated off: {source} has no value ({found.reason})")
-            value = found.raw
+            verdict = gated(found.raw)
+        last = (found, verdict)
+        return verdict
+
+    def gated(value: float) -> TermValue | None:
         if value >= at_least:
             return None
         key = ("closed", value) if value else ("closed at 0", math.copysign(1.0, value))
@@ -429,36 +437,34 @@ _INPUT_NEEDS = {"task_text": "task_text", "gold_answers": "gold_answers"}
 def _compile(spec: TermSpec, where: str) -> _Compiled:
     if isinstance(spec, Custom):
         fn, inputs = load_custom(spec)
-        bound: dict[str, Any] = {}
     else:
         tdef = TERMS[spec.kind]
         fn, inputs = tdef.fn, tdef.inputs
         bound = tdef.bind(spec) if tdef.bind else {}
+        if bound:
+            fn = _bind(fn, bound)
     gate = None if spec.gate is None else (spec.gate.term, spec.gate.at_least)
     needs = spec.needs | {_INPUT_NEEDS[name] for name in inputs if name in _INPUT_NEEDS} \
         | {READERS[name].needs for name in inputs if name in READERS}
-    fetched = inputs
-    if inputs and inputs[-1] == "config" and _by_keyword(fn, "config"):
-        bound, fetched = {**bound, "config": spec}, inputs[:-1]  # the same for every episode: bound once
-    if bound:
-        fn = partial(fn, **bound)
-    return _Compiled(spec, spec.key, _scorer(fn, tuple(input_getter(name, spec) for name in fetched)),
-                     -1.0 if spec.penalty else 1.0, spec.is_guarded(), gate, spec.cap, frozenset(needs), where)
+    return _Compiled(spec, spec.key, _scorer(fn, inputs, spec), -1.0 if spec.penalty else 1.0, spec.is_guarded(),
+                     gate, spec.cap, frozenset(needs), where)
 
 
-def _by_keyword(fn: Callable[..., Any], name: str) -> bool:
-    """Whether ``fn`` takes its parameter ``name`` by keyword too."""
-    try:
-        parameter = inspect.signature(fn).parameters.get(name)
-    except (TypeError, ValueError):
-        return False
-    return parameter is not None and parameter.kind in (parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY)
-
-
-def _scorer(fn: Callable[..., Any], getters: tuple[Callable[[Episode, int], Any], ...]) -> Callable[..., Any]:
+def _scorer(fn: Callable[..., Any], inputs: tuple[str, ...], spec: TermSpec) -> Callable[..., Any]:
+    """``(episode, step) -> fn(*inputs)``; a last ``config`` input is passed as the constant it is."""
+    constant = bool(inputs) and inputs[-1] == "config"
+    getters = tuple(input_getter(name, spec) for name in (inputs[:-1] if constant else inputs))
     # Unrolled for the common arities: this runs once per term per episode.
-    if not getters:
-        return lambda ep, step: fn()
+    if constant and len(getters) <= 2:
+        if not getters:
+            return lambda ep, step: fn(spec)
+        if len(getters) == 1:
+            (g0,) = getters
+            return lambda ep, step: fn(g0(ep, step), spec)
+        g0, g1 = getters
+        return lambda ep, step: fn(g0(ep, step), g1(ep, step), spec)
+    if constant:
+        return lambda ep, step: fn(*[g(ep, step) for g in getters], spec)
     if len(getters) == 1:
         (g0,) = getters
         return lambda ep, step: fn(g0(ep, step))
@@ -469,6 +475,13 @@ def _scorer(fn: Callable[..., Any], getters: tuple[Callable[[Episode, int], Any]
         g0, g1, g2 = getters
         return lambda ep, step: fn(g0(ep, step), g1(ep, step), g2(ep, step))
     return lambda ep, step: fn(*[g(ep, step) for g in getters])
+
+
+def _bind(fn: Callable[..., Any], bound: dict[str, Any]) -> Callable[..., Any]:
+    def call(*args: Any) -> Any:
+        return fn(*args, **bound)
+
+    return call
 
 
 def build_shaper(reward: Any, *, env: Any = None) -> Shaper:

@@ -387,9 +387,14 @@ def constraint_passed(report: Any, task: Any, config: Constraint) -> float | Abs
     commonsense = report["commonsense"]
     group = commonsense if name in commonsense else report["hard"]
     if group is None:  # the hard box was gated off: applicable constraints count as failed
-        return abstain(f"{name} does not apply to this query") if not _applies(name, task) else 0.0
+        return _does_not_apply(name) if not _applies(name, task) else 0.0
     passed = group[name]["passed"]
-    return abstain(f"{name} does not apply to this query") if passed is None else float(passed)
+    return _does_not_apply(name) if passed is None else float(passed)
+
+
+@cache
+def _does_not_apply(name: str) -> Abstain:
+    return abstain(f"{name} does not apply to this query")
 
 
 def _applies(name: str, task: Any) -> bool:
