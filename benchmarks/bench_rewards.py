@@ -48,6 +48,8 @@ from agentgym.envs.travelplanner.world import World
 from agentgym.rewards import Episode, build_shaper
 
 GOAL_SECONDS = 1.0
+ONE_TERM = [(kind, {}) for kind in ("final_pass", "commonsense_micro", "schema", "format", "tool_call_validity")] + \
+    [("constraint", {"constraint": "valid_cost"})]
 GOAL_US = 20.0
 SPEC_BATCH = 1024 * 8
 SPECS = {
@@ -244,6 +246,15 @@ def main() -> None:
         verdict = "ok" if cpu <= GOAL_SECONDS else "MISSED"
         print(f"| {label} | {len(items)} | {cpu:.3f} s | {wall:.3f} s | {cpu / len(items) * 1e6:.1f} us | "
               f"<= {GOAL_SECONDS:.0f} s ({verdict}) |")
+
+    print(f"\none term alone on the same {len(items)} trajectories (CPU time, best of {args.repeat}): what a term costs,"
+          " with the Episode, the guards and the info dict around it\n")
+    print("| term | per trajectory |")
+    print("|---|---|")
+    for kind, fields in ONE_TERM:
+        shaper = build_shaper({"terms": [{"kind": kind, "weight": 1.0, **fields}]})
+        cpu = best(lambda: shape_all(shaper, trajectories, items, step=120), args.repeat)[0]
+        print(f"| `{kind}`{' (' + fields['constraint'] + ')' if fields else ''} | {cpu / len(items) * 1e6:.1f} us |")
 
     print(f"\nplanner_r1/dense per trajectory by batch size (CPU time, best of {args.repeat}); "
           f"goal: <= {GOAL_US:.0f} us at every size, flat\n")

@@ -296,7 +296,7 @@ class Shaper:
 
     def _combine(self, values: dict[str, TermValue]) -> float:
         terms = values.values()
-        total = sum([v.contribution for v in terms])  # sum(): 3.12's compensated float sum, as before
+        total = sum([v.contribution for v in terms])  # sum(), as before (Python 3.12 sums floats compensated)
         if self._normalize:
             denominator = sum([v.weight for v in terms if not v.abstained])
             total = total / denominator if denominator > 0 else 0.0
@@ -372,9 +372,9 @@ def _runner(c: _Compiled, weight: float, evaluated: frozenset[str]) -> Callable[
 
     def run(episode: Episode, step: int, values: dict[str, TermValue], guard: str | None) -> TermValue:
         if source is not None:
-            gated = closed(episode, values)
-            if gated is not None:
-                return gated
+            off = closed(episode, values)
+            if off is not None:
+                return off
         if guarded and guard is not None:
             return shared.get(("zero", 1.0, guard)) or weighted(0.0, guard)
         raw = score(episode, step)
@@ -451,20 +451,20 @@ def _compile(spec: TermSpec, where: str) -> _Compiled:
 
 
 def _scorer(fn: Callable[..., Any], inputs: tuple[str, ...], spec: TermSpec) -> Callable[..., Any]:
-    """``(episode, step) -> fn(*inputs)``; a last ``config`` input is passed as the constant it is."""
-    constant = bool(inputs) and inputs[-1] == "config"
-    getters = tuple(input_getter(name, spec) for name in (inputs[:-1] if constant else inputs))
-    # Unrolled for the common arities: this runs once per term per episode.
-    if constant and len(getters) <= 2:
+    """``(episode, step) -> fn(*inputs)``, unrolled for the common arities (this runs once per term
+    per episode); a last ``config`` input is passed as the constant it is."""
+    if inputs and inputs[-1] == "config":
+        getters = tuple(input_getter(name, spec) for name in inputs[:-1])
         if not getters:
             return lambda ep, step: fn(spec)
         if len(getters) == 1:
             (g0,) = getters
             return lambda ep, step: fn(g0(ep, step), spec)
-        g0, g1 = getters
-        return lambda ep, step: fn(g0(ep, step), g1(ep, step), spec)
-    if constant:
+        if len(getters) == 2:
+            g0, g1 = getters
+            return lambda ep, step: fn(g0(ep, step), g1(ep, step), spec)
         return lambda ep, step: fn(*[g(ep, step) for g in getters], spec)
+    getters = tuple(input_getter(name, spec) for name in inputs)
     if len(getters) == 1:
         (g0,) = getters
         return lambda ep, step: fn(g0(ep, step))

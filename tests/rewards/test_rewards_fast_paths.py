@@ -23,6 +23,7 @@ from agentgym import ErrorCode, StepInfo, ToolCall, ToolResult
 from agentgym.envs.travelplanner.evaluation import COMMONSENSE, HARD, EvaluationReport
 from agentgym.envs.travelplanner.plan import MAX_PLAN_TEXT, PLAN_KEYS, parse_plan
 from agentgym.rewards import Episode, build_shaper
+from agentgym.rewards import _travelplanner_read as read
 from agentgym.rewards import terms_travelplanner as tp
 from agentgym.rewards.terms_travelplanner import plan_schema_error
 from reward_helpers import scripted_episode, scripted_term
@@ -113,11 +114,11 @@ def fields(report) -> dict:
 @settings(max_examples=400, deadline=None)
 @given(report=odd_reports())
 def test_a_report_read_in_place_holds_what_pydantic_reads(report):
-    fast, plain = tp._checked_report(report), by_pydantic(report)
+    fast, plain = read.checked_report(report), by_pydantic(report)
     if plain is None:
-        assert fast is tp._FOREIGN
+        assert fast is read.FOREIGN
     else:
-        assert fast is not tp._FOREIGN and same(fields(fast), fields(plain))
+        assert fast is not read.FOREIGN and same(fields(fast), fields(plain))
 
 
 def one_change(field, value):
@@ -144,8 +145,8 @@ DROP = object()
 @pytest.mark.parametrize("value", [DROP, *ODD, Subclassed(), (), 0.5, -0.0, "official"], ids=repr)
 def test_every_field_changed_alone_reads_as_pydantic_reads_it(field, value):
     report = one_change(field, value)
-    fast, plain = tp._checked_report(report), by_pydantic(report)
-    assert fast is tp._FOREIGN if plain is None else same(fields(fast), fields(plain))
+    fast, plain = read.checked_report(report), by_pydantic(report)
+    assert fast is read.FOREIGN if plain is None else same(fields(fast), fields(plain))
 
 
 @pytest.fixture
@@ -161,16 +162,16 @@ def validations(monkeypatch):
 @settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(report=reports)
 def test_a_report_as_the_env_writes_it_is_read_in_place_without_pydantic(report, validations):
-    assert tp._checked_report(report) is report and validations == []
+    assert read.checked_report(report) is report and validations == []
 
 
 def test_the_in_place_check_covers_every_field_of_the_model():
     """The check mirrors EvaluationReport: a field added to the model must be added to it."""
     kinds = {name: field.annotation for name, field in EvaluationReport.model_fields.items()}
-    checked = {**dict.fromkeys(tp._BOOLS, bool), **dict.fromkeys(tp._INTS, int), **dict.fromkeys(tp._FLOATS, float)}
+    checked = {**dict.fromkeys(read.BOOLS, bool), **dict.fromkeys(read.INTS, int), **dict.fromkeys(read.FLOATS, float)}
     assert {k: kinds[k] for k in checked} == checked
     assert set(kinds) - set(checked) == {"evaluator", "commonsense", "hard", "error"}
-    assert set(typing.get_args(kinds["evaluator"])) == set(tp._EVALUATORS)
+    assert set(typing.get_args(kinds["evaluator"])) == set(read.EVALUATORS)
     verdict = typing.get_args(typing.get_args(kinds["hard"])[0])[1]
     assert {k: f.annotation for k, f in verdict.model_fields.items()} == {"passed": bool | None, "reason": str}
 
@@ -231,7 +232,7 @@ answers = plan_texts() | st.text(max_size=20).map(lambda t: "[" + t) | st.sample
 @settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(text=answers)
 def test_a_plan_decoded_by_msgspec_is_what_json_reads(text):
-    assert same(tp._listed(text), listed_by_json(text))
+    assert same(read.listed(text), listed_by_json(text))
 
 
 FULL_DAY = json.dumps({k: (1 if k == "days" else "Dallas") for k in PLAN_KEYS})
@@ -251,7 +252,7 @@ def test_the_schema_of_odd_day_lists_is_the_schema_of_parse_plan(text):
 def test_deep_nesting_and_json_only_values_fall_back_to_json():
     for text in ["[" * 5000 + "]" * 5000, "[NaN]", '[{"a": Infinity}]', '[{"a": 1e400}]', '["\\ud800"]',
                  "[" + "9" * 5000 + "]", '[{"days": 1, "a": [1, [2]]}]']:
-        assert same(tp._listed(text), listed_by_json(text))
+        assert same(read.listed(text), listed_by_json(text))
 
 
 @pytest.mark.filterwarnings("ignore:invalid escape sequence:DeprecationWarning")  # parse_plan's literal reading
