@@ -6,7 +6,8 @@ the env does), or a give-up, or a truncation. The plans are the real ones of
 ``shared/data/travelplanner/plan_sets`` (gold, one-change variants, GPT-4 runs), so the schema
 term parses real plan texts. Timed for agentgym: building each ``Episode`` from its steps,
 shaping the batch in one ``shape_batch`` call, and turning every breakdown into the
-``info["reward"]`` dict. One core, no judge.
+``info["reward"]`` dict. One core, no judge. What the env knows of a task (its prompt, and the
+``evaluate`` callable for another evaluator) is made once per task, as a batch loader would.
 
 Two tables:
 
@@ -106,6 +107,7 @@ class Trajectories:
         queries, plans = load_plans(data)
         env = gymnasium.make("TravelPlanner-v0", database=data, tasks="train")
         self.prompts = [env.reset(options={"task_index": i})[0] for i in range(len(queries))]
+        self.evaluators = [self.evaluator(q) for q in queries]
         rng = random.Random(seed)
         self._reports: dict[tuple[int, str | None], dict] = {}
         self.items = []
@@ -142,7 +144,7 @@ def shape_all(shaper, trajectories: Trajectories, items: list, step: int) -> tup
     cpu, wall = time.process_time(), time.perf_counter()
     episodes = [Episode(steps, actions=actions, prompt=trajectories.prompts[qi], task=query, answer=answer,
                         outcome=float(bool(steps[-1].report and steps[-1].report["final_pass"])),
-                        evaluate=trajectories.evaluator(query))
+                        evaluate=trajectories.evaluators[qi])
                 for query, qi, steps, actions, answer in items]
     breakdowns = shaper.shape_batch(episodes, training_step=step)
     infos = [b.to_dict() for b in breakdowns]

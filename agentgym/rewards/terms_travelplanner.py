@@ -9,7 +9,7 @@ scored like an undelivered plan: every constraint fails, as in the official metr
 from __future__ import annotations
 
 from collections.abc import Mapping
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any, ClassVar, Literal
 
 from pydantic import field_validator, model_validator
@@ -141,8 +141,13 @@ def _day_records_error(records: list[Any], days: int | None) -> bool:
 def _days_of(task: Any) -> int | None:
     if task is None:
         return None
-    days = task.get("days") if isinstance(task, Mapping) else getattr(task, "days", None)
+    days = task.get("days") if _is_mapping(type(task)) else getattr(task, "days", None)
     return days if isinstance(days, int) else None
+
+
+@lru_cache(maxsize=64)
+def _is_mapping(cls: type) -> bool:
+    return issubclass(cls, Mapping)  # once per type: an ABC check costs more than the rest of the term
 
 
 class _Summary(_ReportTerm):
