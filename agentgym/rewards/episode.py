@@ -68,6 +68,8 @@ class Episode:
         self._outcome = outcome
         self._evaluate = evaluate
         self._reports: dict[Any, Any] = {}
+        self._read_key: Any = _UNSET
+        self._read_report: Any = None
         self._read: dict[str, Any] = {}
         self._guards: Guards | None = None  # the guards _guard_reason was checked against
         self._guard_reason: str | None = None
@@ -107,13 +109,11 @@ class Episode:
             return self._reports[evaluator]
         report = self.report
         if report is not None and (evaluator is None or _evaluator_of(report, evaluator) == evaluator):
-            found = report
-        elif self._evaluate is not None:
-            submitted = self.answer if self.steps and self.steps[-1].action == "answer" else None
-            found = self._evaluate(submitted, evaluator or "strict")
-        else:
-            found = None
-        self._reports[evaluator] = found
+            return report  # the env's own, found again as cheaply: kept only where work was done
+        if self._evaluate is None:
+            return None
+        submitted = self.answer if self.steps and self.steps[-1].action == "answer" else None
+        found = self._reports[evaluator] = self._evaluate(submitted, evaluator or "strict")
         return found
 
     def report_as(self, evaluator: str | None, read: Callable[[Mapping[str, Any]], Any]) -> Any:
@@ -122,10 +122,18 @@ class Episode:
 
     def _report_as(self, key: tuple[str | None, Callable[[Mapping[str, Any]], Any]]) -> Any:
         # Terms pass one key tuple for every episode: no new tuple per episode to build and keep.
+        # The first report read (most episodes read one) is kept in two attributes rather than in
+        # _reports: a dict holding it is one more object for the garbage collector to re-scan.
+        if key is self._read_key or key == self._read_key:
+            return self._read_report
         found = self._reports.get(key, _UNSET)
         if found is _UNSET:
             report = self.report_for(key[0])
-            found = self._reports[key] = None if report is None else key[1](report)
+            found = None if report is None else key[1](report)
+            if self._read_key is _UNSET:
+                self._read_key, self._read_report = key, found
+            else:
+                self._reports[key] = found
         return found
 
     def read(self, name: str) -> Any:

@@ -168,7 +168,7 @@ class Shaper:
         self._names = tuple(dict.fromkeys(c.name for group in self._groups for c in group))
         self._plans: dict[tuple[int, int | None], _Plan] = {}
         self._warned = False
-        self._normalize, self._clip = spec.normalize == "weights", spec.clip
+        self._normalize, self._clip, self._guards = spec.normalize == "weights", spec.clip, spec.guards
 
     def check_env(self, env: Any) -> None:
         """Raise ``ConfigError`` naming the term and the env when a term needs what ``env`` (an agentgym
@@ -283,7 +283,7 @@ class Shaper:
 
     def _evaluate(self, plan: _Plan, episode: Episode, training_step: int | None) -> RewardBreakdown:
         step = training_step or 0
-        guard = episode.guard_reason(self.spec.guards) if plan.guarded else None
+        guard = episode.guard_reason(self._guards) if plan.guarded else None
         values: dict[str, TermValue] = {}
         for name, run in plan.runs:
             values[name] = run(episode, step, values, guard)
