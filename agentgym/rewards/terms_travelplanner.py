@@ -147,7 +147,7 @@ def _days_of(task: Any) -> int | None:
 
 @lru_cache(maxsize=64)
 def _is_mapping(cls: type) -> bool:
-    return issubclass(cls, Mapping)  # once per type: an ABC check costs more than the rest of the term
+    return issubclass(cls, Mapping)  # once per type: an ABC check is slow next to the rest of the term
 
 
 class _Summary(_ReportTerm):
