@@ -6,7 +6,8 @@ manifest against the files byte for byte; a folder that fails (truncated, corrup
 extra or a missing file) is rebuilt. Nothing in a cache is code: numpy arrays are read with
 ``allow_pickle=False`` and everything else is JSON, so a planted file can at worst be rejected.
 
-A folder is replaced only when it carries agentgym's manifest: anything else at the cache path
+A write that fails (a full disk, permissions, an I/O error) is a :class:`StorageError` naming the
+cache folder. A folder is replaced only when it carries agentgym's manifest: anything else at the cache path
 (a user's folder, a file, a symlink) is left alone and reported as a :class:`DataError`.
 """
 
@@ -23,7 +24,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from agentgym.errors import DataError
+from agentgym.envs.travelplanner.world._integrity import cache_unwritable
+from agentgym.errors import AgentGymError, DataError
 
 __all__ = ["MANIFEST", "checksum", "is_valid", "install"]
 
@@ -95,7 +97,9 @@ def install(target: Path, kind: str, version: str, fill: Callable[[Path], Any]) 
     """Build the cache ``target`` with ``fill(tmp)`` and rename it into place; returns what ``fill`` returned.
 
     An existing valid cache (another process may have won the race) is kept. An invalid one is
-    replaced only if it is agentgym's; anything else at ``target`` raises :class:`DataError`.
+    replaced only if it is agentgym's; anything else at ``target`` raises :class:`DataError`. A
+    failed write (a full disk, permissions, an I/O error) raises :class:`StorageError`; ``fill``
+    turns its own read failures into errors that are not ``OSError``.
     """
     _check_replaceable(target)
     try:
@@ -103,8 +107,7 @@ def install(target: Path, kind: str, version: str, fill: Callable[[Path], Any]) 
         _remove_stale(target)
         tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
     except OSError as exc:
-        raise DataError(f"cannot write the cache folder {target.parent} ({exc.strerror or exc}); "
-                        f"set AGENTGYM_CACHE_DIR (or cache_dir=) to a writable folder") from None
+        raise cache_unwritable(target.parent, exc) from None
     try:
         result = fill(tmp)
         _write_manifest(tmp, kind, version)
@@ -119,6 +122,10 @@ def install(target: Path, kind: str, version: str, fill: Callable[[Path], Any]) 
                 if not target.exists():
                     raise
         raise DataError(f"could not install the cache {target}: it keeps being replaced by another process")
+    except OSError as exc:
+        if isinstance(exc, AgentGymError):
+            raise
+        raise cache_unwritable(target.parent, exc) from None
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
