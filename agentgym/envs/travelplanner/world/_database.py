@@ -52,7 +52,7 @@ __all__ = [
 
 DATABASE_ENV_VAR = "AGENTGYM_TRAVELPLANNER_DB"
 CACHE_ENV_VAR = "AGENTGYM_CACHE_DIR"
-_TABLES_VERSION = "7"  # of the parsed-tables cache
+_TABLES_VERSION = "8"  # of the parsed-tables cache (8: built by a checked open)
 _TABLES_KIND = "agentgym-world-tables"
 _OPEN: dict[Path, World] = {}
 _OPEN_LOCK = threading.Lock()  # two threads opening one world would build it twice
