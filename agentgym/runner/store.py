@@ -113,7 +113,7 @@ class ResultStore:
     def _check_manifest(self, identity: dict[str, Any]) -> None:
         path = self.folder / MANIFEST
         if path.exists() and _has_results(self.folder):  # a folder without results is free to reuse
-            recorded = _renamed(json.loads(path.read_text(encoding="utf-8")).get("identity"))
+            recorded = _renamed(_recorded_identity(path))
             if recorded != identity:
                 differing = sorted(k for k in set(identity) | set(recorded or {})
                                    if (recorded or {}).get(k) != identity.get(k))
@@ -123,6 +123,19 @@ class ResultStore:
         tmp = path.with_suffix(".tmp")
         tmp.write_text(json.dumps({"format": _FORMAT, "identity": identity}, indent=2), encoding="utf-8")
         os.replace(tmp, path)  # atomic: a manifest is whole or absent
+
+
+def _recorded_identity(path: Path) -> Any:
+    """The identity a manifest records; a manifest that is not one is a DataError, as a corrupt
+    results line is."""
+    try:
+        manifest = json.loads(path.read_bytes())
+        if not isinstance(manifest, dict) or not isinstance(manifest.get("identity"), dict):
+            raise ValueError("no 'identity' object")
+    except ValueError as exc:  # JSON and UTF-8 errors are ValueErrors
+        raise DataError(f"{path} is not a run manifest ({exc}); fix or remove it (the run writes it again), "
+                        f"or write to a new folder with --out") from None
+    return manifest["identity"]
 
 
 def _renamed(identity: Any) -> Any:

@@ -110,3 +110,12 @@ def test_a_bad_reward_fails_before_any_progress_bar(tmp_path):
     result = run("--agent", "gold", "--episodes", "2", "--reward", "planner_r1/nope", "--out", str(tmp_path / "o"))
     assert result.exit_code == 1 and "0/2" not in result.output and "planner_r1/nope" in result.output
     assert not (tmp_path / "o").exists()
+
+
+def test_a_corrupt_run_manifest_is_one_line_not_a_traceback(tmp_path):
+    out = tmp_path / "out"
+    assert run("--agent", "gold", "--episodes", "1", "--out", str(out), "--quiet", "--no-plot").exit_code == 0
+    (out / "run.json").write_text('{"format": 1, "identity": {', encoding="utf-8")
+    result = run("--agent", "gold", "--episodes", "2", "--out", str(out), "--quiet", "--no-plot")
+    assert result.exit_code == 1 and "Traceback" not in result.output, result.output
+    assert "run.json is not a run manifest" in result.output and len(result.output.strip().splitlines()) <= 3
