@@ -17,7 +17,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from agentgym._deprecated import alias, warn_renamed
 from agentgym.agents.openai_chat import API_KEY_ENV_VAR, ChatAgentConfig
 from agentgym.cli._console import labeled, plain_console
-from agentgym.cli._options import parse_env_kwargs
+from agentgym.cli._options import deprecated_note, parse_env_kwargs
 from agentgym.errors import AgentGymError, ConfigError
 from agentgym.runner.config import ImportedAgentConfig, GoldAgentConfig, RunConfig, default_out_dir
 from agentgym.runner.loop import RunOutcome, run_eval
@@ -39,6 +39,8 @@ OFFLINE_AGENTS = {
 _RENAMED_AGENTS = {"oracle": "solver", "reference": "gold"}
 for _old, _new in _RENAMED_AGENTS.items():
     alias("agentgym run --agent", _old, _new)
+for _old in ("index", "seed"):
+    alias("agentgym run", f"--tasks {_old}", f"--selection {_old}")
 
 
 def run(
@@ -52,14 +54,18 @@ def run(
     base_url: Annotated[str | None, typer.Option(help="The OpenAI-compatible API root, e.g. http://127.0.0.1:8000/v1.")]
     = None,
     model: Annotated[str | None, typer.Option(help="The model name the endpoint serves.")] = None,
-    episodes: Annotated[int, typer.Option(help="Episodes to play: episode i is task i (see --tasks).")] = 10,
+    episodes: Annotated[int, typer.Option(help="Episodes to play: episode i is task i (see --selection).")] = 10,
     concurrency: Annotated[int, typer.Option(help="Episodes played at once.")] = 8,
     reward: Annotated[str | None, typer.Option(help="Shape rewards with this preset, e.g. planner_r1/dense.")] = None,
     out: Annotated[Path | None, typer.Option(help="Results folder; rerunning into it resumes. Default: "
                                                   "runs/<env>__<model>[__<reward>].")] = None,
     seed: Annotated[int, typer.Option(help="Episode i resets with seed + i.")] = 0,
-    tasks: Annotated[str, typer.Option(help="index: episode i plays task i, each once; seed: the env draws "
-                                            "tasks from the seed.")] = "index",
+    tasks: Annotated[str | None, typer.Option(help="The task set: a split name (e.g. train, validation) or a "
+                                                   "task file, as in eval and solve (the env kwarg tasks=). "
+                                                   "Default: the env's own.")] = None,
+    selection: Annotated[str | None, typer.Option(help="How episodes pick their task. index (default): episode "
+                                                       "i plays task i, each once; seed: the env draws tasks "
+                                                       "from the seed.")] = None,
     env_kwarg: Annotated[list[str] | None, typer.Option("--env-kwarg", "-k", help="Env constructor kwarg "
                                                         "KEY=VALUE (VALUE read as JSON when it parses), repeatable.")]
     = None,
@@ -83,7 +89,8 @@ def run(
     """Evaluate an agent on an env: progress, results.jsonl (resumable), a metrics table and a plot."""
     console = plain_console()
     _check_env_id(env_id, env_server)
-    config = _config(env_id, agent, base_url, model, episodes, concurrency, reward, out, seed, tasks, env_kwarg,
+    selection, env_kwarg = _task_set_and_selection(tasks, selection, env_kwarg)
+    config = _config(env_id, agent, base_url, model, episodes, concurrency, reward, out, seed, selection, env_kwarg,
                      env_server, env_token, api_key, temperature, max_tokens, system_prompt, native_tools, timeout,
                      max_retries, record_agent_errors)
     progress = _RichProgress(console, quiet)
@@ -118,8 +125,25 @@ def _check_env_id(env_id: str, env_server: str | None) -> None:
         raise typer.BadParameter(str(ConfigError("env_id", env_id, agentgym.ENV_IDS)), param_hint="ENV_ID")
 
 
+def _task_set_and_selection(tasks: str | None, selection: str | None,
+                            env_kwarg: list[str] | None) -> tuple[str, list[str] | None]:
+    """``--tasks`` names the task set, as in every command; until 0.3 it also takes the old
+    spelling of the selection (index, seed), with a note."""
+    if tasks in ("index", "seed"):
+        if selection is not None and selection != tasks:
+            raise typer.BadParameter(f"--tasks {tasks} is the deprecated spelling of --selection {tasks}; "
+                                     "give only --selection", param_hint="--selection")
+        deprecated_note(f"--tasks {tasks}", f"--selection {tasks} (--tasks is the task set)")
+        return tasks, env_kwarg
+    if tasks is not None:
+        if any(pair.partition("=")[0].strip() == "tasks" for pair in env_kwarg or ()):
+            raise typer.BadParameter("--tasks and -k tasks= name the same kwarg; give one", param_hint="--tasks")
+        env_kwarg = [*(env_kwarg or ()), f"tasks={json.dumps(tasks)}"]
+    return selection or "index", env_kwarg
+
+
 def _config(env_id: str, agent: str, base_url: str | None, model: str | None, episodes: int, concurrency: int,
-            reward: str | None, out: Path | None, seed: int, tasks: str, env_kwarg: list[str] | None,
+            reward: str | None, out: Path | None, seed: int, selection: str, env_kwarg: list[str] | None,
             env_server: str | None, env_token: str | None, api_key: str | None, temperature: float,
             max_tokens: int | None, system_prompt: str | None, native_tools: bool, timeout: float,
             max_retries: int, record_agent_errors: bool) -> RunConfig:
@@ -159,9 +183,9 @@ def _config(env_id: str, agent: str, base_url: str | None, model: str | None, ep
     try:
         env_kwargs = parse_env_kwargs(env_kwarg)
         return RunConfig(env_id=env_id, env_kwargs=env_kwargs, agent=agent_config,
-                         episodes=episodes, concurrency=concurrency, seed=seed, tasks=tasks, reward=reward,
+                         episodes=episodes, concurrency=concurrency, seed=seed, selection=selection, reward=reward,
                          out=out or default_out_dir(env_id, label, reward, env_kwargs=env_kwargs, seed=seed,
-                                                    tasks=tasks), env_server=env_server,
+                                                    selection=selection), env_server=env_server,
                          env_token=env_token, record_agent_errors=record_agent_errors)
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())

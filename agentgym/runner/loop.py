@@ -119,7 +119,7 @@ class _RunState:
 
     async def _play(self, env: Any, agent: Agent, episode: int) -> bool:
         seed = self.config.seed + episode
-        options: dict[str, Any] = {"task_index": episode} if self.config.tasks == "index" else {}
+        options: dict[str, Any] = {"task_index": episode} if self.config.selection == "index" else {}
         if self.config.reward is not None:  # a scheduled reward runs over the run's episodes
             options.update(training_step=episode, total_steps=self.config.episodes)
         try:
@@ -176,12 +176,12 @@ async def _open_env(config: RunConfig) -> Any:
 
 
 def _check_task_count(config: RunConfig, env: Any) -> None:
-    """With ``tasks="index"``, refuse up front to play more episodes than the env has tasks."""
+    """With ``selection="index"``, refuse up front to play more episodes than the env has tasks."""
     unwrapped = getattr(env, "unwrapped", None)
     tasks = getattr(unwrapped, "tasks", None)
-    if config.tasks == "index" and tasks is not None and config.episodes > len(tasks):
+    if config.selection == "index" and tasks is not None and config.episodes > len(tasks):
         raise ConfigError("episodes", config.episodes, f"at most {len(tasks)}, the tasks {config.env_id} has "
-                          "(or --tasks seed to draw tasks at random)")
+                          "(or --selection seed to draw tasks at random)")
 
 
 def _agent_factory(config: RunConfig, client: httpx.AsyncClient) -> AgentFactory:

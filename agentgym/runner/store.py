@@ -139,9 +139,12 @@ def _recorded_identity(path: Path) -> Any:
 
 
 def _renamed(identity: Any) -> Any:
-    # 0.1 recorded the gold-plan replay as agent kind "reference": its runs still resume, until 0.3.
+    # Runs recorded under retired names still resume, until 0.3: 0.1's gold-plan replay was agent
+    # kind "reference", and the task selection was recorded as "tasks" (now the task set's word).
     if isinstance(identity, dict) and identity.get("agent") == {"kind": "reference"}:
-        return {**identity, "agent": {"kind": "gold"}}
+        identity = {**identity, "agent": {"kind": "gold"}}
+    if isinstance(identity, dict) and "tasks" in identity and "selection" not in identity:
+        identity = {("selection" if k == "tasks" else k): v for k, v in identity.items()}
     return identity
 
 

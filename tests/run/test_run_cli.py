@@ -164,8 +164,8 @@ def test_the_default_folder_is_the_same_for_the_same_command():
 
 def test_more_episodes_than_tasks_is_refused_up_front_unless_tasks_are_drawn(tmp_path):
     result = run("--agent", "gold", "--episodes", "1000", "--out", str(tmp_path / "a"), "--quiet")
-    assert result.exit_code == 1 and "--tasks seed" in result.output
-    result = run("--agent", "run_agents_plugin:give_up", "--episodes", "50", "--tasks", "seed",
+    assert result.exit_code == 1 and "--selection seed" in result.output
+    result = run("--agent", "run_agents_plugin:give_up", "--episodes", "50", "--selection", "seed",
                  "--concurrency", "4", "--out", str(tmp_path / "b"), "--quiet", "--no-plot")
     assert result.exit_code == 0 and len(load_results(tmp_path / "b" / "results.jsonl")) == 50
 

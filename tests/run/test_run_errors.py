@@ -77,7 +77,7 @@ def test_the_default_folder_tells_apart_what_makes_runs_differ():
     base = default_out_dir("TravelPlanner-v0", "m", None)
     assert base == Path("runs/TravelPlanner-v0__m")
     assert default_out_dir("TravelPlanner-v0", "m", None, seed=3) != base
-    assert default_out_dir("TravelPlanner-v0", "m", None, tasks="seed") != base
+    assert default_out_dir("TravelPlanner-v0", "m", None, selection="seed") != base
     one = default_out_dir("TravelPlanner-v0", "m", None, env_kwargs={"action_format": "json"})
     assert one != base and one == default_out_dir("TravelPlanner-v0", "m", None, env_kwargs={"action_format": "json"})
 
