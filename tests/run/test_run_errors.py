@@ -119,3 +119,19 @@ def test_a_corrupt_run_manifest_is_one_line_not_a_traceback(tmp_path):
     result = run("--agent", "gold", "--episodes", "2", "--out", str(out), "--quiet", "--no-plot")
     assert result.exit_code == 1 and "Traceback" not in result.output, result.output
     assert "run.json is not a run manifest" in result.output and len(result.output.strip().splitlines()) <= 3
+
+
+def test_the_gold_agent_on_tasks_without_gold_plans_is_refused_up_front(tmp_path):
+    """Before, every episode failed ("no gold plan to replay"), then the run said "rerun to retry"."""
+    from agentgym.envs.travelplanner.synthetic import default_world_path
+
+    rows = [json.loads(line) for line in (default_world_path() / "queries" / "test.jsonl").read_text().splitlines()]
+    (tmp_path / "plain.jsonl").write_text("".join(json.dumps({k: v for k, v in r.items() if k != "annotated_plan"})
+                                                  + "\n" for r in rows[:3]))
+    out = tmp_path / "out"
+    result = run("--agent", "gold", "--episodes", "3", "-k", f"tasks={tmp_path / 'plain.jsonl'}", "--out", str(out),
+                 "--quiet", "--no-plot")
+    assert result.exit_code == 1 and "Traceback" not in result.output, result.output
+    text = " ".join(result.output.split())
+    assert "3 of the 3 tasks this run plays have none" in text and "--agent solver" in text
+    assert "rerun" not in text and not out.exists()
