@@ -170,7 +170,7 @@ def _config(env_id: str, agent: str, base_url: str | None, model: str | None, ep
                                      param_hint="--agent")
         agent_config, label = dict(kind="import", target=target), agent
     elif re.fullmatch(r"[\w.]+:[\w.]+", agent):
-        agent_config, label = dict(kind="import", target=agent), agent.rpartition(":")[2]
+        agent_config, label = dict(kind="import", target=agent), agent  # the module too: factories share names
     else:
         names = ["openai", "gold", *OFFLINE_AGENTS]
         close = difflib.get_close_matches(agent, names, n=1)

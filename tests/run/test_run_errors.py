@@ -135,3 +135,18 @@ def test_the_gold_agent_on_tasks_without_gold_plans_is_refused_up_front(tmp_path
     text = " ".join(result.output.split())
     assert "3 of the 3 tasks this run plays have none" in text and "--agent solver" in text
     assert "rerun" not in text and not out.exists()
+
+
+def test_two_module_factory_agents_get_their_own_default_folders(tmp_path, monkeypatch):
+    """Before, ``a:factory`` and ``b:factory`` both wrote to runs/TravelPlanner-v0__factory, and the
+    second was refused (or resumed the first's results, had their identities matched)."""
+    for module in ("agents_a_i30", "agents_b_i30"):
+        (tmp_path / f"{module}.py").write_text("from agentgym.agents import ReplayAgent\n\n"
+                                               "def factory(env):\n    return ReplayAgent(['GiveUp[no]'])\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for module in ("agents_a_i30", "agents_b_i30"):
+        result = run("--agent", f"{module}:factory", "--episodes", "1", "--quiet", "--no-plot")
+        assert result.exit_code == 0, result.output
+    folders = sorted(p.name for p in (tmp_path / "runs").iterdir())
+    assert folders == ["TravelPlanner-v0__agents_a_i30-factory", "TravelPlanner-v0__agents_b_i30-factory"]
