@@ -175,3 +175,17 @@ def test_literal_parsing_is_safe_from_many_threads():
     with ThreadPoolExecutor(8) as pool:
         parsed = list(pool.map(lambda _: parse_plan(text), range(400)))
     assert all(p.delivered and len(p.days) == 7 for p in parsed)
+
+
+def test_a_misspelt_reset_option_lists_every_allowed_one_and_the_close_match():
+    """Before, ``training_stp`` got only the task options listed (the schedule's were left out)."""
+    import gymnasium
+
+    import agentgym  # noqa: F401
+    from agentgym.errors import ConfigError
+
+    env = gymnasium.make("TravelPlanner-v0", reward="planner_r1/dense")
+    with pytest.raises(ConfigError, match=r"options=\['training_stp'\] is not allowed; expected 'training_step' "
+                                          r"or another reset option among \['task_index', 'task_id', 'task', "
+                                          r"'training_step', 'total_steps'\]"):
+        env.reset(seed=0, options={"training_stp": 3})
