@@ -121,9 +121,11 @@ def test_permanent_agent_errors_can_be_recorded_as_failed_episodes(model, tmp_pa
     assert results[1]["success"] is True
 
 
-def test_a_model_that_is_down_stops_the_run_early(tmp_path):
-    result = run("--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--out", str(tmp_path), "--quiet",
-                 "--episodes", "40", "--concurrency", "2", "--max-retries", "0")
+def test_a_model_that_fails_every_request_stops_the_run_early(model, tmp_path):
+    """(A model that is down altogether is refused before the run: test_run_errors.py.)"""
+    stub, url = model
+    stub.inject(*[Fault(status=503)] * 100)
+    result = run(*chat(url, tmp_path, "--episodes", "40", "--concurrency", "2", "--max-retries", "0"))
     assert result.exit_code == 1 and "stopped early" in result.output
     assert len(load_results(tmp_path / "results.jsonl")) == 0
 

@@ -150,3 +150,37 @@ def test_two_module_factory_agents_get_their_own_default_folders(tmp_path, monke
         assert result.exit_code == 0, result.output
     folders = sorted(p.name for p in (tmp_path / "runs").iterdir())
     assert folders == ["TravelPlanner-v0__agents_a_i30-factory", "TravelPlanner-v0__agents_b_i30-factory"]
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_a_dead_model_endpoint_is_one_line_before_any_episode(tmp_path):
+    """Before, each episode retried the refused connection for 46 s in all, and the run then said
+    "2 episode(s) failed ... rerun to retry"."""
+    out = tmp_path / "out"
+    result = run("--base-url", f"http://127.0.0.1:{_free_port()}/v1", "--model", "m", "--episodes", "2",
+                 "--out", str(out), "--quiet", "--no-plot")
+    assert result.exit_code == 1 and "Traceback" not in result.output, result.output
+    text = " ".join(result.output.split())
+    assert "cannot reach the model endpoint http://127.0.0.1:" in text and "Connection refused" in text
+    assert "fix --base-url" in text and not out.exists()
+
+
+def test_an_endpoint_that_takes_the_connection_but_never_answers_is_named(tmp_path):
+    """A silent endpoint: the run says what it waits for before the episodes' own timeouts."""
+    import socket
+
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(16)  # accepted by the kernel, never answered
+        port = server.getsockname()[1]
+        result = run("--base-url", f"http://127.0.0.1:{port}/v1", "--model", "m", "--episodes", "1",
+                     "--timeout", "0.5", "--max-retries", "0", "--out", str(tmp_path / "out"), "--quiet", "--no-plot")
+    text = " ".join(result.output.split())
+    assert "took the connection but has not answered in 0.5 s" in text and "--timeout 0.5 s" in text
