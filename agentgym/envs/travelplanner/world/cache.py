@@ -27,7 +27,7 @@ from typing import Any
 from agentgym.envs.travelplanner.world._integrity import cache_unwritable
 from agentgym.errors import AgentGymError, DataError
 
-__all__ = ["MANIFEST", "checksum", "is_valid", "install"]
+__all__ = ["MANIFEST", "checksum", "is_valid", "install", "kind_of"]
 
 MANIFEST = "manifest.json"
 _MANIFEST_MAX_BYTES = 1 << 20
@@ -68,6 +68,12 @@ def _manifest(folder: Path) -> dict[str, Any] | None:
     if not isinstance(body, dict) or not str(body.get("format", "")).startswith("agentgym-"):
         return None
     return body
+
+
+def kind_of(folder: Path) -> str | None:
+    """The kind of agentgym cache ``folder`` says it is (its manifest's format; not checked), else None."""
+    body = _manifest(folder)
+    return None if body is None else str(body["format"])
 
 
 def is_valid(folder: Path, kind: str, version: str) -> bool:
