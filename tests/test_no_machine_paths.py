@@ -22,7 +22,8 @@ def test_the_demo_figure_names_its_database_by_folder_name(tmp_path, monkeypatch
     monkeypatch.setenv(DATABASE_ENV_VAR, str(root))
     titles: list[str] = []
     real = matplotlib.figure.Figure.suptitle
-    monkeypatch.setattr(matplotlib.figure.Figure, "suptitle", lambda self, t, **k: titles.append(t) or real(self, t, **k))
+    monkeypatch.setattr(matplotlib.figure.Figure, "suptitle",
+                        lambda self, t, **k: titles.append(t) or real(self, t, **k))
     run_demo(tmp_path / "out", episodes=3, qa_episodes=2)
     travel = [t for t in titles if t.startswith("TravelPlanner-v0")]
     assert travel and all(str(tmp_path) not in t for t in titles), titles

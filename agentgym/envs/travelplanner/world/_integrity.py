@@ -10,6 +10,7 @@ tools rely on; a cached open has nothing left to check. A file that fails is a `
   value runs to the end of the file;
 - the columns the evaluator computes with read as numbers (``NUMERIC``), a listing's maximum
   occupancy is at least 1 (the cost divides by it), and a distance reads as ``"1,144 km"``;
+- every city of ``citySet.txt`` has a state, and every state is in ``stateSet.txt``;
 - no cell holds more than ``MAX_CELL_CHARS`` characters, and no flight number more than
   ``MAX_FLIGHT_NUMBER_BYTES`` bytes (the flight numbers are stored at one fixed width). The real
   release's longest cell has 305 characters and its flight numbers 8.
@@ -27,8 +28,8 @@ from typing import Any, NamedTuple
 
 from agentgym.errors import DataError, StorageError
 
-__all__ = ["MAX_CELL_CHARS", "MAX_FLIGHT_NUMBER_BYTES", "NUMERIC", "RULES", "Rule", "damaged", "unreadable", "not_a_file",
-           "not_utf8", "cache_unwritable", "km_value"]
+__all__ = ["MAX_CELL_CHARS", "MAX_FLIGHT_NUMBER_BYTES", "NUMERIC", "RULES", "Rule", "damaged", "unreadable",
+           "not_a_file", "not_utf8", "cache_unwritable", "km_value"]
 
 MAX_CELL_CHARS = 4096
 MAX_FLIGHT_NUMBER_BYTES = 32

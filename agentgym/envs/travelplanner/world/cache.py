@@ -7,8 +7,8 @@ extra or a missing file) is rebuilt. Nothing in a cache is code: numpy arrays ar
 ``allow_pickle=False`` and everything else is JSON, so a planted file can at worst be rejected.
 
 A write that fails (a full disk, permissions, an I/O error) is a :class:`StorageError` naming the
-cache folder. A folder is replaced only when it carries agentgym's manifest: anything else at the cache path
-(a user's folder, a file, a symlink) is left alone and reported as a :class:`DataError`.
+cache folder. A folder is replaced only when it carries agentgym's manifest: anything else at the
+cache path (a user's folder, a file, a symlink) is left alone and reported as a :class:`DataError`.
 """
 
 from __future__ import annotations
