@@ -263,17 +263,14 @@ def test_the_run_figure_names_the_run_and_labels_its_axes(monkeypatch):
 
 def test_no_empty_panel_is_drawn(monkeypatch):
     pytest.importorskip("matplotlib")
-    fig = _figure(monkeypatch, _records([1.0, 1.0], [4, 4]))
+    fig = _figure(monkeypatch, _records([1.0, 0.0], [4, 5]))
     assert len(fig.axes) == 2  # no reward terms, no action errors: no third panel
 
 
-def test_constant_values_make_one_visible_bar(monkeypatch):
+def test_constant_values_are_named_not_drawn_as_one_bar(monkeypatch):
+    """(issue 30: a constant return, turn count or a lone error code is a line of text, not a panel.)"""
     pytest.importorskip("matplotlib")
     fig = _figure(monkeypatch, _records([1.0] * 5, [7] * 5, codes={"invalid_argument": 1}))
-    for ax in fig.axes[:2]:
-        bars = [p for p in ax.patches if p.get_height() > 0]
-        assert len(bars) == 1 and bars[0].get_height() == 5
-        low, high = ax.get_xlim()
-        assert (bars[0].get_width() / (high - low)) > 0.05  # not a sliver
-        assert any(t.get_text().startswith("all 5 episodes") for t in ax.texts)
-    assert fig.axes[2].get_title() == "action errors by code"
+    assert [ax for ax in fig.axes if ax.axison] == []
+    facts = [t.get_text() for t in fig.texts if t is not fig._suptitle]
+    assert facts == ["return: 1 in every episode\nturns: 7 actions in every episode\naction errors: 5 x invalid_argument"]
