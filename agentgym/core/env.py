@@ -28,6 +28,7 @@ from typing import Any, ClassVar
 import gymnasium
 
 from agentgym.core.spaces import TextSpace
+from agentgym.core.tasks import SCHEDULE_OPTIONS
 from agentgym.core.types import ActionError, ErrorCode, StepInfo
 from agentgym._deprecated import RenamedKeys
 from agentgym._toolbox import require_choice, require_int, require_positive_int
@@ -174,15 +175,12 @@ class TextEnv(gymnasium.Env[str, str], abc.ABC):
         return error.message, 0.0, False, StepInfo(turn=self._turn, action="invalid", error=error)
 
 
-_SCHEDULE = ("training_step", "total_steps")
-
-
 def _without_schedule(options: dict[str, Any] | None) -> dict[str, Any]:
     """The reset options an env reads: ``training_step``/``total_steps`` are for a reward shaper
     (``ShapeReward`` takes them first); an env without one checks and ignores them, so a trainer
     can send them to every env."""
     options = dict(options or {})
-    for key, low in zip(_SCHEDULE, (0, 1)):
+    for key, low in zip(SCHEDULE_OPTIONS, (0, 1)):
         value = options.pop(key, None)
         if value is not None:
             require_int(key, value, low=low)
