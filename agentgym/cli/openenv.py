@@ -37,7 +37,8 @@ def openenv(
 ) -> None:
     """Serve an env as an OpenEnv environment, on OpenEnv's own server.
 
-    Its /ws sessions, /reset, /step and /state; the same presets, trust boundary and limits as serve.
+    Its /ws sessions, /reset, /step, /state, and the splits and tasks of its task routes (openenv 0.10);
+    the same presets, trust boundary and limits as serve.
     """
     if not _is_loopback(host) and not insecure_no_auth:
         raise typer.BadParameter(f"OpenEnv's protocol carries no token: serving {host} lets anyone who can "

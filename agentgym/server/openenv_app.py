@@ -1,19 +1,23 @@
 """The OpenEnv front door: any agentgym env as an OpenEnv environment, served by OpenEnv's own server.
 
-    agentgym openenv TravelPlanner-v0 --port 8002           # OpenEnv's /ws, /reset, /step, /state, /health
+    agentgym openenv TravelPlanner-v0 --port 8002   # OpenEnv's /ws, /reset, /step, /state, /health, task routes
 
     from agentgym.server.openenv_app import AgentgymAction, AgentgymEnvClient
     async with AgentgymEnvClient(base_url="http://127.0.0.1:8002") as env:
-        result = await env.reset(seed=0, options={"task_index": 3})
+        result = await env.reset(seed=0, split="validation", index=3)
         result = await env.step(AgentgymAction(text="CitySearch[Texas]"))
 
-Needs ``pip install 'agentgym-rl[openenv]'`` (``openenv-core``, OpenEnv's core package). Each OpenEnv
-session (one WebSocket) is one agentgym session of ``EnvServer``, so env calls run where
-``agentgym serve`` runs them (worker processes by default), under its limits and deadlines; a
-client picks among the operator's presets and sets only the bounded options
-(``agentgym.server.boundary``), passed as ``reset`` arguments: ``preset``, ``env_kwargs``,
-``options`` and ``seed``. OpenEnv's protocol has no authentication: serve it on loopback or
-behind a proxy that checks tokens.
+Needs ``pip install 'agentgym-rl[openenv]'`` (openenv 0.10; openenv-core 0.3, its previous
+distribution, works too, without the task routes). Each OpenEnv session (one WebSocket) is one
+agentgym session of ``EnvServer``, so env calls run where ``agentgym serve`` runs them (worker
+processes by default), under its limits and deadlines; a client picks among the operator's presets
+and sets only the bounded options (``agentgym.server.boundary``), passed as ``reset`` arguments:
+``preset``, ``env_kwargs``, ``options``, ``seed``, and ``split`` and ``index`` (a task of a split).
+OpenEnv's protocol has no authentication: serve it on loopback or behind a proxy that checks tokens.
+
+The environment is OpenEnv 0.10's ``TaskProvider``: ``/{env}/splits``, ``/tasks``, ``/num_tasks``,
+``/task`` and ``/task_range`` list the splits the operator's config gives and their tasks, each
+as its env describes it to clients, a bounded page per reply (``agentgym.server.splits``).
 
 OpenEnv's HTTP routes build a fresh environment for each request and close it after, so HTTP
 ``/reset`` plays a reset and HTTP ``/step`` a one-step episode: it resets first, with the
@@ -52,7 +56,7 @@ try:
     from openenv.core.env_server import Action, Environment, Observation, State, create_app
     from starlette.responses import JSONResponse
 except ImportError:  # pragma: no cover - the message is the point
-    raise DependencyNotInstalled("the OpenEnv front door needs openenv-core; pip install 'agentgym-rl[openenv]'") from None
+    raise DependencyNotInstalled("the OpenEnv front door needs openenv: pip install 'agentgym-rl[openenv]'") from None
 
 __all__ = ["AgentgymAction", "AgentgymObservation", "AgentgymState", "AgentgymEnvironment", "AgentgymEnvClient",
            "create_openenv_app"]
@@ -162,7 +166,8 @@ class AgentgymEnvironment(Environment[AgentgymAction, AgentgymObservation, Agent
             raise IndexError(index)  # OpenEnv answers 400 "Invalid task index"
         return tasks[0]
 
-    async def get_task_range(self, split: str, start: int | None = None, stop: int | None = None) -> list[dict[str, Any]]:
+    async def get_task_range(self, split: str, start: int | None = None,
+                             stop: int | None = None) -> list[dict[str, Any]]:
         """The split's tasks ``[start:stop]`` (slice rules), as many as fit in one reply: a shorter list
         than asked for means "ask again from where it ends"."""
         return (await self._splits.page(split, start, stop))["tasks"]

@@ -12,7 +12,12 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
+import socket
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import gymnasium
 import pytest
@@ -219,7 +224,8 @@ def _local_tasks(env_id: str, split: str) -> list[dict]:
             for i, task in enumerate(unwrapped.tasks)]
 
 
-@pytest.mark.parametrize(("env_id", "split", "index"), [("TravelPlanner-v0", "validation", 7), ("SearchQA-v0", "test", 3)])
+@pytest.mark.parametrize(("env_id", "split", "index"), [("TravelPlanner-v0", "validation", 7),
+                                                        ("SearchQA-v0", "test", 3)])
 def test_reset_plays_the_task_its_split_and_index_name(openenv_server, env_id, split, index):
     local = gymnasium.make(env_id, tasks=split)
     expected, info = local.reset(seed=0, options={"task_index": index})
@@ -337,3 +343,49 @@ def test_an_env_without_a_task_list_answers_501():
         assert httpx.get(live.url + "/list_environments", timeout=30).json() == ["AgentGymTest-Sleepy-v0"]
         reply = httpx.get(live.url + "/AgentGymTest-Sleepy-v0/splits", timeout=30)
     assert reply.status_code == 501
+
+
+@task_routes
+def test_the_docs_task_example_runs(tmp_path):
+    """docs/server.md's task-route example (the main suite's openenv-core 0.3 has no task routes)."""
+    repo = Path(__file__).resolve().parents[2]
+    # The docs tests' own scanner finds the block; imported in the child, where nothing rewrites its asserts.
+    run = (f"import sys; sys.path.insert(0, {str(repo / 'tests')!r}); from test_docs import ALL\n"
+           "blocks = [e for e in ALL if e.page == 'docs/server.md' and e.marker and 'openenv 0.10' in e.marker]\n"
+           "assert len(blocks) == 1, blocks\n"
+           "exec(compile(blocks[0].code, 'docs/server.md', 'exec'), {'__name__': '__main__'})")
+    out = subprocess.run([sys.executable, "-c", run], capture_output=True, text=True, cwd=tmp_path, timeout=300,
+                         env={**os.environ, "PYTHONPATH": str(repo)})
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "'name': 'validation', 'type': 'validation', 'num_tasks': 180" in out.stdout
+    assert "validation-179" in out.stdout
+
+
+@task_routes  # the main suite's openenv-core runs the same app; a second process pays openenv's import again
+def test_the_command_serves_the_door(tmp_path):
+    """``agentgym openenv``: OpenEnv's server on the port asked for, a reset by split and index, the task routes."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    repo = Path(__file__).resolve().parents[2]
+    command = [sys.executable, "-m", "agentgym", "openenv", "SearchQA-v0", "--port", str(port), "--env-calls", "inline"]
+    server = subprocess.Popen(command, cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(repo)},
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(url + "/health", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert server.poll() is None and time.monotonic() < deadline, server.stdout.read().decode()[-2000:]
+            time.sleep(0.2)
+        reply = httpx.post(url + "/reset", json={"seed": 0, "split": "test", "index": 3}, timeout=60)
+        assert reply.status_code == 200 and reply.json()["observation"]["info"]["task_id"] == "test-3"
+        assert [s["name"] for s in httpx.get(url + "/SearchQA-v0/splits", timeout=60).json()] == [
+            "train", "validation", "test"]
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
