@@ -22,7 +22,7 @@ pytest.importorskip("aiohttp")
 from vllm_server_standin import VLLMServerStandIn  # noqa: E402
 
 from agentgym.integrations.trl.rollout import task_dataset  # noqa: E402
-from agentgym.integrations.trl.train import load_recipe, policy  # noqa: E402
+from agentgym.integrations.trl.train import load_model, load_recipe, load_tokenizer  # noqa: E402
 
 os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
 
@@ -34,7 +34,9 @@ REWARD = load_recipe("trl_searchqa").reward
 def tiny(tmp_path_factory):
     """The trl_searchqa recipe's tiny policy: its tokenizer, and the model saved to a folder (what the
     trainer and the server load)."""
-    tokenizer, model = policy(load_recipe("trl_searchqa", ["tasks.count=4"]))
+    recipe = load_recipe("trl_searchqa", ["tasks.count=4"])
+    tokenizer = load_tokenizer(recipe)
+    model = load_model(recipe, tokenizer)
     folder = tmp_path_factory.mktemp("tiny-policy")
     model.save_pretrained(folder)
     return tokenizer, str(folder)

@@ -93,6 +93,11 @@ class RolloutPart(_Strict):
     """``search-r1``: Search-R1's token layout (envs playing ``action_format: search-r1``)."""
     max_observation_tokens: int = Field(default=500, ge=1)
     """With ``layout: search-r1``: observation tokens kept (Search-R1's ``max_obs_length``)."""
+    max_failed_share: float = Field(default=0.5, ge=0.0, le=1.0)
+    """The failure budget: more than this share of the last ``failure_window`` rollouts left out of
+    training (something outside the model failed, every reward term abstained) stops the run."""
+    failure_window: int = Field(default=256, ge=1)
+    """The rollouts the failure budget looks back over, across steps."""
 
 
 class ModelPart(_Strict):
@@ -315,7 +320,9 @@ def _rollout(recipe: TrlRecipe, constraint: Any, **rollout_kwargs: Any) -> Any:
     return rollout_func(recipe.env.id, env_kwargs=recipe.env.kwargs, reward=recipe.reward,
                         max_turns=recipe.rollout.max_turns, response_length=recipe.rollout.response_length,
                         constraint=constraint, layout=recipe.rollout.layout,
-                        max_observation_tokens=recipe.rollout.max_observation_tokens, **rollout_kwargs)
+                        max_observation_tokens=recipe.rollout.max_observation_tokens,
+                        **{"max_failed_share": recipe.rollout.max_failed_share,
+                           "failure_window": recipe.rollout.failure_window, **rollout_kwargs})
 
 
 def build_run(recipe: TrlRecipe, *, grpo: Mapping[str, Any] | None = None,
