@@ -4,8 +4,10 @@ A split is a task set the operator's configuration builds, named:
 
 * after each of the env's presets: the tasks its env plays (the preset's ``tasks``, or the env's default);
 * ``train``, ``validation``, ``test`` for an env whose ``tasks`` takes a split name of the operator's world
-  (TravelPlanner-v0, SearchQA-v0: ``boundary.world_splits``): ``tasks=<name>`` on the preset a reset
-  names, else on the env's default preset; a preset of the same name wins;
+  (TravelPlanner-v0, SearchQA-v0: ``boundary.world_splits``), unless its default preset fixes its
+  tasks (a SearchQA preset's own questions and corpus: the embedded world's splits would be searched
+  in that corpus): ``tasks=<name>`` on the preset a reset names, else on the env's default preset
+  (its first, else its defaults); a preset of the same name wins;
 * ``default`` for an env with neither: the tasks it plays with its defaults.
 
 ``choose`` turns a reset's ``split`` and ``index`` into the preset, env kwargs and reset options a
@@ -65,8 +67,16 @@ class TaskSplits:
     def splits(self) -> list[Split]:
         presets = self.server.boundary.preset_names(self.env_id)
         named = [Split(name, name) for name in presets]
-        named += [Split(name, None, {"tasks": name}) for name in world_splits(self.env_id) if name not in presets]
+        if not self._fixes_tasks(None):
+            named += [Split(name, None, {"tasks": name}) for name in world_splits(self.env_id) if name not in presets]
         return named or [Split(_DEFAULT, None)]
+
+    def _fixes_tasks(self, preset: str | None) -> bool:
+        """Whether ``preset`` (None: the env's default one) names its own tasks."""
+        boundary = self.server.boundary
+        names = boundary.preset_names(self.env_id)
+        chosen = boundary.presets.get(preset or (names[0] if names else ""))
+        return chosen is not None and any(key in chosen.kwargs for key in _TASK_KWARGS)
 
     def split(self, name: Any) -> Split:
         """The split called ``name``; a ``ConfigError`` naming the splits otherwise."""
@@ -83,8 +93,9 @@ class TaskSplits:
         if split is not None:
             chosen = self.split(split)
             if chosen.preset is not None and preset not in (None, chosen.preset):
-                raise ConfigError("split", short(split), f"a split of preset {preset!r}: "
-                                  f"{', '.join(world_splits(self.env_id)) or 'none'}")
+                raise ConfigError("split", short(split), f"{preset!r} (a preset's split is the preset)")
+            if chosen.kwargs and self._fixes_tasks(preset):
+                raise ConfigError("split", short(split), f"{preset!r} (preset {preset!r} fixes its tasks)")
             if any(key in env_kwargs for key in _TASK_KWARGS):
                 raise ConfigError("split", short(split), "either a split or env_kwargs.tasks, not both")
             preset, env_kwargs = chosen.preset or preset, {**env_kwargs, **chosen.kwargs}
@@ -120,7 +131,7 @@ class TaskSplits:
         server = self.server
         session = await call(server.open_session(_OWNER, self.env_id, split.preset, split.kwargs))
         try:
-            page = reply(*await server.session_tasks(session, start, stop, TASKS_REPLY_BYTES, split.name))
+            page = reply(*await call(server.session_tasks(session, start, stop, TASKS_REPLY_BYTES, split.name)))
         finally:
             await server.close_session(session)
         if page["num_tasks"] is None:
@@ -132,7 +143,7 @@ async def call(coroutine: Any) -> Any:
     """Await a session call of ``EnvServer``; a refusal raises its error, as a client sees it."""
     try:
         return await coroutine
-    except _ApiError as exc:  # a refused create or reset: the client's mistake, with its message
+    except _ApiError as exc:  # a refused create, or a session gone: the client's error, with its message
         raise error_from_reply(exc.status, exc.body()) from None
 
 

@@ -297,18 +297,21 @@ def test_task_replies_are_bounded_in_bytes_and_page_on(openenv_server, monkeypat
 
 @task_routes
 def test_presets_are_splits_and_an_oversized_task_is_clipped(tmp_path):
-    """The operator's presets are splits by name; a task whose description passes 64 KiB comes as its id."""
+    """The operator's presets are splits by name (the embedded world's splits are not, when the default
+    preset has its own questions and corpus); a task whose description passes 64 KiB comes as its id."""
     questions, corpus = tmp_path / "mine.jsonl", tmp_path / "corpus.jsonl"
     questions.write_text("\n".join(json.dumps(row) for row in (
         {"id": "huge", "question": "Who? " * 20_000, "golden_answers": ["x"]},
         {"id": "paris", "question": "Which country is Paris in?", "golden_answers": ["France"]})))
     corpus.write_text(json.dumps({"id": "p0", "contents": '"Paris"\nParis is the capital of France.'}))
     presets = Presets(presets=(EnvPreset(name="mine", env_id="SearchQA-v0",
-                                         kwargs={"tasks": str(questions), "corpus": str(corpus)}),))
+                                         kwargs={"tasks": str(questions), "corpus": str(corpus)}),
+                               EnvPreset(name="plain", env_id="SearchQA-v0")))
     with LiveServer(create_openenv_app(settings(env_ids=("SearchQA-v0",), presets=presets), "SearchQA-v0")) as live:
         url = live.url + "/SearchQA-v0"
-        assert [(s["name"], s["num_tasks"]) for s in httpx.get(url + "/splits", timeout=60).json()] == [
-            ("mine", 2), ("train", 2000), ("validation", 250), ("test", 250)]
+        assert httpx.get(url + "/splits", timeout=60).json() == [{"name": "mine", "type": "validation", "num_tasks": 2},
+                                                                 {"name": "plain", "type": "validation",
+                                                                  "num_tasks": 2000}]
         huge, paris = httpx.post(url + "/tasks", json={"split": "mine"}, timeout=60).json()["tasks"]
         assert huge == {"id": "huge", "index": 0, "split": "mine", "clipped": "the task's description is over 65536 "
                                                                              "bytes"}
@@ -319,8 +322,13 @@ def test_presets_are_splits_and_an_oversized_task_is_clipped(tmp_path):
                 return (await env.reset(split="mine", index=1)).observation["text"]
 
         assert asyncio.run(main()).endswith("Which country is Paris in?")
-        refused = httpx.post(url + "/tasks", json={"split": str(questions)}, timeout=60)
-        assert refused.status_code == 400 and refused.json()["error"]["message"].startswith("split=")
+        for split in (str(questions), "train"):
+            refused = httpx.post(url + "/tasks", json={"split": split}, timeout=60)
+            assert refused.status_code == 400 and refused.json()["error"]["message"].startswith("split=")
+            refused = httpx.post(live.url + "/reset", json={"split": split}, timeout=60)
+            assert refused.status_code == 400 and refused.json()["error"]["message"].startswith("split=")
+        refused = httpx.post(live.url + "/reset", json={"preset": "plain", "split": "mine"}, timeout=60)
+        assert refused.status_code == 400 and "a preset's split is the preset" in refused.json()["detail"]
 
 
 @task_routes
