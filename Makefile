@@ -60,7 +60,7 @@ install-openenv: $(OPENENV_STAMP)  ## the OpenEnv door's venv on openenv 0.10 (i
 test-openenv: $(OPENENV_STAMP)  ## the OpenEnv door's tests on openenv 0.10, in their own venv
 	$(OPENENV_VENV)/bin/python -m pytest -p no:cacheprovider tests/server/test_openenv.py
 
-bench: $(TEST_STAMP) $(VERIFIERS_STAMP)  ## the benchmarks (generate a full-scale world on first run)
+bench: $(TEST_STAMP) $(VERIFIERS_STAMP) $(OPENENV_STAMP)  ## the benchmarks (generate a full-scale world on first run)
 	$(VENV)/bin/python benchmarks/bench_travelplanner_tools.py
 	$(VENV)/bin/python benchmarks/bench_evaluator.py
 	$(VENV)/bin/python benchmarks/bench_rewards.py
@@ -76,6 +76,7 @@ bench: $(TEST_STAMP) $(VERIFIERS_STAMP)  ## the benchmarks (generate a full-scal
 	$(VENV)/bin/python benchmarks/bench_step_info.py
 	$(VENV)/bin/python benchmarks/bench_integrations.py --only "shared driver" skyrl-gym tinker-cookbook
 	$(VERIFIERS_VENV)/bin/python benchmarks/bench_integrations.py --only "shared driver" verifiers
+	$(OPENENV_VENV)/bin/python benchmarks/bench_integrations.py --only "shared driver" openenv
 
 clean:
 	rm -rf $(VENV) $(VERIFIERS_VENV) $(OPENENV_VENV) build *.egg-info
