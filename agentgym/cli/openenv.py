@@ -38,7 +38,8 @@ def openenv(
 ) -> None:
     """Serve an env as an OpenEnv environment, on OpenEnv's own server.
 
-    Its /ws sessions, /reset, /step and /state; the same presets, trust boundary and limits as serve.
+    Its /ws sessions, /reset, /step, /state, and the splits and tasks of its task routes (openenv 0.10);
+    the same presets, trust boundary and limits as serve.
     """
     require_extra("openenv", ("openenv", "starlette", "uvicorn"))
     if not _is_loopback(host) and not insecure_no_auth:

@@ -147,6 +147,11 @@ class TextEnv(gymnasium.Env[str, str], abc.ABC):
         ``task_text``, ``gold_answers``, ``answer``, ``outcome``, ``evaluate``. Override in envs."""
         return {}
 
+    def describe_task(self, task: Any) -> dict[str, Any]:
+        """What a server's clients may read of one of this env's ``tasks`` (OpenEnv's task discovery):
+        what the agent is told, never how it is graded. Default: its ``id`` and ``text``. Override in envs."""
+        return {"id": str(getattr(task, "id", "")), "text": str(getattr(task, "text", ""))}
+
     # -- hooks for subclasses ----------------------------------------------------------------
     @abc.abstractmethod
     def on_reset(self, options: dict[str, Any]) -> tuple[str, StepInfo]:
