@@ -160,13 +160,13 @@ def test_serve_insecure_no_auth_and_trust_clients_are_explicit_and_loud(tmp_path
 def test_serve_flags_make_presets_for_the_served_envs():
     import typer
 
-    from agentgym.cli.serve import _presets
+    from agentgym.cli._front_door import presets_from_flags
 
-    made = _presets(None, ["prs/short"], ["SearchQA-v0"], ["corpus=/data/wiki.jsonl", "top_k=5"])
+    made = presets_from_flags(None, ["prs/short"], ["SearchQA-v0"], ["corpus=/data/wiki.jsonl", "top_k=5"])
     (preset,) = made.presets
     assert preset.env_id == preset.name == "SearchQA-v0"
     assert preset.kwargs == {"corpus": "/data/wiki.jsonl", "top_k": 5} and made.reward_presets == ("prs/short",)
     with pytest.raises(typer.BadParameter):
-        _presets(None, None, [], ["corpus=/x"])
+        presets_from_flags(None, None, [], ["corpus=/x"])
     with pytest.raises(typer.BadParameter):
-        _presets(None, None, ["SearchQA-v0"], ["novalue"])
+        presets_from_flags(None, None, ["SearchQA-v0"], ["novalue"])
