@@ -170,3 +170,20 @@ def test_serve_flags_make_presets_for_the_served_envs():
         presets_from_flags(None, None, [], ["corpus=/x"])
     with pytest.raises(typer.BadParameter):
         presets_from_flags(None, None, ["SearchQA-v0"], ["novalue"])
+
+
+def test_a_flag_the_server_commands_share_is_one_flag():
+    """serve, mcp, openenv and serve-retriever each wrote --host, --max-sessions, --session-ttl... with
+    their own words; a flag two of them take now reads the same in both."""
+    from agentgym.cli import _load
+
+    own = {("serve-retriever", "--token"): "the retriever's tokens ($AGENTGYM_RETRIEVER_TOKENS; none: open)",
+           ("openenv", "--insecure-no-auth"): "binds another interface: OpenEnv has no tokens to turn off"}
+    helps: dict[str, set[str]] = {}
+    for command in ("serve", "mcp", "openenv", "serve-retriever"):
+        for param in _load(command).params:
+            for flag in param.opts:
+                if flag.startswith("--") and (command, flag) not in own:
+                    helps.setdefault(flag, set()).add(param.help)
+    assert {flag: texts for flag, texts in helps.items() if len(texts) > 1} == {}
+    assert len([flag for flag in helps if flag in ("--host", "--port", "--log-level", "--max-sessions")]) == 4
