@@ -10,7 +10,6 @@ import json
 import pytest
 from server_helpers import SLEEPY, settings
 
-import agentgym.errors
 from agentgym.remote.protocol import ResetReply, StepReply
 from agentgym.server import EnvServer
 from agentgym.server._signals import ApiError
@@ -86,6 +85,7 @@ def test_no_signal_of_the_server_shares_a_name_with_a_public_error():
     import pkgutil
     import warnings
 
+    import agentgym.errors
     import agentgym.server
 
     public = {name.lower() for name in agentgym.errors.__all__}
