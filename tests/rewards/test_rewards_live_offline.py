@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 import agentgym  # noqa: F401  (registers the env ids)
 from agentgym.envs.travelplanner.scripted import gold_plan_actions
-from agentgym.rewards import Episode, build_shaper
+from agentgym.rewards import Episode, RewardBreakdown, build_shaper
 
 SCHEDULE = {"training_step": 30, "total_steps": 100}
 
@@ -98,3 +98,23 @@ def test_searchqa_live_and_offline_shaping_agree(seed, action_format, right, sea
     prompt, infos, played, live = play(env, actions, seed)
     assert infos[-1]["answer"] == answer
     assert offline(env, "prs/short", prompt, infos, played) == pytest.approx(live)
+
+
+@pytest.mark.parametrize("env_id, metric", [("SearchQA-v0", "em"), ("SearchQA-v0", "f1"),
+                                            ("SearchQA-LongForm-v0", None)])
+@pytest.mark.parametrize("right", [True, False])
+def test_the_outcome_reshaped_from_infos_is_the_live_one(env_id, metric, right):
+    """The issue's case: a correct SearchQA episode reshaped from its infos got outcome 0 (Episode.outcome read
+    only report["final_pass"]); live it got 1. The context here is what a log keeps: no outcome, no answer."""
+    spec = {"terms": [{"kind": "outcome", "weight": 1.0}, {"kind": "format", "weight": 0.5, "gate": {"term": "outcome"}}]}
+    env = gymnasium.make(env_id, reward=spec, **({"metric": metric} if metric else {}))
+    env.reset(seed=3)
+    gold = env.unwrapped.task.golden_answers[0]
+    prompt, infos, played, live = play(env, [f"<answer>{gold if right else 'certainly not this'}</answer>"], 3)
+    context = {k: v for k, v in env.unwrapped.reward_context().items() if k not in ("answer", "outcome")}
+    episode = Episode.from_infos(infos, actions=played, prompt=prompt, **context)
+    shaped = build_shaper(spec).shape(episode, SCHEDULE["training_step"], SCHEDULE["total_steps"])
+    live_breakdown = RewardBreakdown.from_info(infos[-1])
+    assert shaped.outcome == pytest.approx(live_breakdown.outcome) and shaped.total == pytest.approx(live)
+    if env_id == "SearchQA-v0":
+        assert shaped.outcome == (1.0 if right else 0.0)
