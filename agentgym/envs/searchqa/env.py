@@ -86,7 +86,8 @@ class SearchQAEnv(TextEnv):
 
     ``action_format="tags"`` (Search-R1's tags): ``<search>query</search>`` searches and
     ``<answer>text</answer>`` answers; ``<think>`` blocks are allowed and ignored. The first
-    complete tag decides the action; an answer is the last well-formed ``<answer>`` block.
+    complete tag decides the action; a turn with more than one well-formed ``<answer>`` block is an
+    invalid action (``multiple_answers``), so a hedge never counts as solved.
     ``action_format="json"``: ``<tool_call>{"name": "search", "arguments": {"query": ...}}</tool_call>``
     with the schema in ``env.unwrapped.tools.schemas()``, and ``<answer>...</answer>``
     (or the ``finish`` tool); ``give_up`` ends the episode.
@@ -115,7 +116,8 @@ class SearchQAEnv(TextEnv):
     ``StepInfo.to_info()``: ``action`` (``tool``, ``answer``, ``give_up``, ``invalid``), the
     search as ``tool_call`` and ``tool_result`` (rows = passages), ``error.code``
     (``empty_action``, ``unparseable_action``, ``invalid_argument`` for an empty or too long
-    query, ``search_limit``, ``retriever_failed``, ``action_too_long``, ``unknown_tool``...), and
+    query, ``search_limit``, ``retriever_failed``, ``multiple_answers``, ``action_too_long``,
+    ``unknown_tool``...), and
     in ``extra``: ``query``, ``passage_ids``, ``scores``, ``searches_used``, ``answer``,
     ``answer_blocks``, ``parse_notes``, ``retriever_error``.
 
