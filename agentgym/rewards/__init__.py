@@ -20,7 +20,7 @@ from agentgym.rewards.bleu import length_aware_bleu
 from agentgym.rewards.episode import Episode
 from agentgym.rewards.judge import RUBRIC, Judge, JudgeResult, judge_for, parse_score
 from agentgym.rewards.monitor import RewardMonitor, zero_variance_share
-from agentgym.rewards._load import load_preset, load_spec
+from agentgym.rewards._load import load_preset, load_spec, override_preset
 from agentgym.rewards.presets import PRESETS, preset_text
 from agentgym.rewards.shaper import RewardBreakdown, Shaper, TermValue, build_shaper
 from agentgym.rewards.spec import TERM_KINDS, TERM_SPECS, RewardSpec, Stage, Term
@@ -32,7 +32,7 @@ __all__ = [
     # building and shaping
     "RewardSpec", "Stage", "Term", "TermSpec", "LinearWeight", "Gate", "Guards", "load_spec", "build_shaper",
     "Shaper", "RewardBreakdown", "TermValue", "Episode", "ShapeReward",
-    "PRESETS", "load_preset", "preset_text", "TERM_KINDS", "INPUTS", "Abstain", "abstain",
+    "PRESETS", "load_preset", "override_preset", "preset_text", "TERM_KINDS", "INPUTS", "Abstain", "abstain",
     # terms: every spec model of the term catalogue
     *(spec.__name__ for spec in TERM_SPECS),
     # helpers
