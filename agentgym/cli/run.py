@@ -27,13 +27,15 @@ from agentgym.runner.report import plot, render, summarize
 __all__ = ["run", "OFFLINE_AGENTS"]
 
 # Agents that read the task from a local env object (not an env server's session).
-_LOCAL_AGENTS = ("gold", "solver", "first-listing")
+_LOCAL_AGENTS = ("gold", "solver", "first-listing", "perturbed")
 
 # Agents that need no model (``agentgym.agents.scripted``): name -> (factory target, the env ids it plays).
 OFFLINE_AGENTS = {
     "solver": ("agentgym.agents.scripted:solver_agent", ("TravelPlanner-v0",)),
     "first-listing": ("agentgym.agents.scripted:first_listing_agent", ("TravelPlanner-v0",)),
     "top-title": ("agentgym.agents.scripted:top_title_agent", ("SearchQA-v0", "SearchQA-LongForm-v0")),
+    # Any env that declares a reward-lab kit (TextEnv.reward_lab); the factory says so for one that does not.
+    "perturbed": ("agentgym.agents.scripted:perturbed_agent", ()),
 }
 
 _RENAMED_AGENTS = {"oracle": "solver", "reference": "gold"}
@@ -46,13 +48,19 @@ def run(
     agent: Annotated[str, typer.Option(help="openai (a chat model at --base-url); offline: gold "
                                             "(TravelPlanner's gold-plan replay), solver (TravelPlanner's "
                                             "exact solver), first-listing (the demo's weak TravelPlanner "
-                                            "baseline), top-title (SearchQA: answer the top passage's title); "
+                                            "baseline), top-title (SearchQA: answer the top passage's title), "
+                                            "perturbed (seeded: each task's passing answer mixed with failure "
+                                            "edits and invalid calls, for the reward lab); "
                                             "or module:factory (factory(env) -> Agent).")]
     = "openai",
     base_url: Annotated[str | None, typer.Option(help="The OpenAI-compatible API root, e.g. http://127.0.0.1:8000/v1.")]
     = None,
     model: Annotated[str | None, typer.Option(help="The model name the endpoint serves.")] = None,
-    episodes: Annotated[int, typer.Option(help="Episodes to play: episode i is task i (see --tasks).")] = 10,
+    episodes: Annotated[int, typer.Option(help="Episodes to play: episode i is task i (see --tasks); with "
+                                               "--samples-per-task G, sample i % G of task i // G.")] = 10,
+    samples_per_task: Annotated[int, typer.Option(help="Episodes per task, drawn as one group (GRPO's G) with "
+                                                       "distinct sample seeds, for `agentgym rewards compare`.")]
+    = 1,
     concurrency: Annotated[int, typer.Option(help="Episodes played at once.")] = 8,
     reward: Annotated[str | None, typer.Option(help="Shape rewards with this preset, e.g. planner_r1/dense.")] = None,
     out: Annotated[Path | None, typer.Option(help="Results folder; rerunning into it resumes. Default: "
@@ -85,7 +93,7 @@ def run(
     _check_env_id(env_id, env_server)
     config = _config(env_id, agent, base_url, model, episodes, concurrency, reward, out, seed, tasks, env_kwarg,
                      env_server, env_token, api_key, temperature, max_tokens, system_prompt, native_tools, timeout,
-                     max_retries, record_agent_errors)
+                     max_retries, record_agent_errors, samples_per_task)
     progress = _RichProgress(console, quiet)
     try:
         outcome = run_eval(config, progress=progress)
@@ -122,13 +130,17 @@ def _config(env_id: str, agent: str, base_url: str | None, model: str | None, ep
             reward: str | None, out: Path | None, seed: int, tasks: str, env_kwarg: list[str] | None,
             env_server: str | None, env_token: str | None, api_key: str | None, temperature: float,
             max_tokens: int | None, system_prompt: str | None, native_tools: bool, timeout: float,
-            max_retries: int, record_agent_errors: bool) -> RunConfig:
+            max_retries: int, record_agent_errors: bool, samples_per_task: int = 1) -> RunConfig:
     if agent in _RENAMED_AGENTS:
         warn_renamed(f"--agent {agent}", f"--agent {_RENAMED_AGENTS[agent]}")
         agent = _RENAMED_AGENTS[agent]
     if agent == "openai":
         if not base_url or not model:
             raise typer.BadParameter("--agent openai needs --base-url and --model", param_hint="--agent")
+        if samples_per_task > 1 and temperature <= 0:
+            raise typer.BadParameter(f"--samples-per-task {samples_per_task} at --temperature {temperature:g} draws "
+                                     "the same greedy reply for every sample of a group: sample with "
+                                     "--temperature > 0 (GRPO samples at 1.0)", param_hint="--temperature")
         agent_config: Any = dict(kind="openai", base_url=base_url, model=model, api_key=api_key,
                                  temperature=temperature, max_tokens=max_tokens, system_prompt=system_prompt,
                                  native_tools=native_tools, timeout_s=timeout, max_retries=max_retries)
@@ -141,7 +153,7 @@ def _config(env_id: str, agent: str, base_url: str | None, model: str | None, ep
         agent_config, label = GoldAgentConfig(), "gold"
     elif agent in OFFLINE_AGENTS:
         target, env_ids = OFFLINE_AGENTS[agent]
-        if env_id not in env_ids:
+        if env_ids and env_id not in env_ids:
             raise typer.BadParameter(f"the {agent} agent plays {' or '.join(env_ids)}, not {env_id}",
                                      param_hint="--agent")
         agent_config, label = dict(kind="import", target=target), agent
@@ -159,9 +171,11 @@ def _config(env_id: str, agent: str, base_url: str | None, model: str | None, ep
     try:
         env_kwargs = parse_env_kwargs(env_kwarg)
         return RunConfig(env_id=env_id, env_kwargs=env_kwargs, agent=agent_config,
-                         episodes=episodes, concurrency=concurrency, seed=seed, tasks=tasks, reward=reward,
+                         episodes=episodes, samples_per_task=samples_per_task, concurrency=concurrency, seed=seed,
+                         tasks=tasks, reward=reward,
                          out=out or default_out_dir(env_id, label, reward, env_kwargs=env_kwargs, seed=seed,
-                                                    tasks=tasks), env_server=env_server,
+                                                    tasks=tasks, samples_per_task=samples_per_task),
+                         env_server=env_server,
                          env_token=env_token, record_agent_errors=record_agent_errors)
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())

@@ -56,11 +56,16 @@ class RunConfig(_Frozen):
     env_kwargs: dict[str, Any] = Field(default_factory=dict)
     agent: AgentConfig
     episodes: int = Field(ge=1)
+    """Episodes to play, all samples of all tasks: a multiple of ``samples_per_task``."""
+    samples_per_task: int = Field(1, ge=1, le=4096)
+    """Episodes per task, drawn together as one group (GRPO's G): episode ``e`` is sample ``e % G``
+    of the group of task number ``e // G``."""
     concurrency: int = Field(8, ge=1)
     seed: int = 0
-    """Episode ``i`` resets with ``seed + i``."""
+    """Episode ``e`` resets with ``seed + e`` (with ``tasks="seed"``, ``seed + e // G``, so a group shares
+    its task) and its agent samples with ``seed + e`` (the sample seed, distinct per episode)."""
     tasks: Literal["index", "seed"] = "index"
-    """``index``: episode ``i`` plays task ``i`` (``options={"task_index": i}``), each task once;
+    """``index``: the group of task number ``t`` plays task ``t`` (``options={"task_index": t}``);
     ``seed``: the env draws the task from its seeded generator."""
     reward: str | None = None
     """A reward preset (or spec file) to shape the episodes with (``agentgym.rewards``)."""
@@ -77,8 +82,19 @@ class RunConfig(_Frozen):
 
     def identity(self) -> dict[str, Any]:
         """What makes two runs comparable: a rerun must match it to resume from the same results."""
-        return {"env_id": self.env_id, "env_kwargs": self.env_kwargs, "agent": self.agent.identity(),
-                "seed": self.seed, "tasks": self.tasks, "reward": self.reward}
+        identity = {"env_id": self.env_id, "env_kwargs": self.env_kwargs, "agent": self.agent.identity(),
+                    "seed": self.seed, "tasks": self.tasks, "reward": self.reward}
+        if self.samples_per_task > 1:  # one sample per task is how every earlier run played: they still resume
+            identity["samples_per_task"] = self.samples_per_task
+        return identity
+
+    def task_of(self, episode: int) -> tuple[int, int]:
+        """``(task number, sample index)`` of episode ``episode``."""
+        return divmod(episode, self.samples_per_task)
+
+    def reset_seed(self, episode: int) -> int:
+        """The seed episode ``episode`` resets with (a group shares it when the seed draws the task)."""
+        return self.seed + (self.task_of(episode)[0] if self.tasks == "seed" else episode)
 
     @property
     def failure_limit(self) -> int:
@@ -86,12 +102,14 @@ class RunConfig(_Frozen):
 
 
 def default_out_dir(env_id: str, agent_label: str, reward: str | None, *, env_kwargs: dict[str, Any] | None = None,
-                    seed: int = 0, tasks: str = "index") -> Path:
-    """``runs/<env>__<agent>[__<reward>][__seed<n>][__tasks-seed][__kw-<hash>]``: the same command
+                    seed: int = 0, tasks: str = "index", samples_per_task: int = 1) -> Path:
+    """``runs/<env>__<agent>[__<reward>][__seed<n>][__tasks-seed][__g<G>][__kw-<hash>]``: the same command
     resumes into the same folder, and commands that differ in what they play write to different ones."""
     parts = [env_id, agent_label] + ([reward] if reward else [])
     if seed:
         parts.append(f"seed{seed}")
+    if samples_per_task > 1:
+        parts.append(f"g{samples_per_task}")
     if tasks != "index":
         parts.append(f"tasks-{tasks}")
     if env_kwargs:

@@ -118,15 +118,19 @@ class _RunState:
             await _close(env, agent)
 
     async def _play(self, env: Any, agent: Agent, episode: int) -> bool:
-        seed = self.config.seed + episode
-        options: dict[str, Any] = {"task_index": episode} if self.config.tasks == "index" else {}
+        task, sample = self.config.task_of(episode)
+        seed = self.config.reset_seed(episode)
+        options: dict[str, Any] = {"task_index": task} if self.config.tasks == "index" else {}
         if self.config.reward is not None:  # a scheduled reward runs over the run's episodes
             options.update(training_step=episode, total_steps=self.config.episodes)
         try:
-            log = await play_episode(env, agent, seed=seed, options=options or None)
+            log = await play_episode(env, agent, seed=seed, options=options or None,
+                                     agent_seed=self.config.seed + episode)
         except Exception as exc:  # any failure of the agent or env fails this episode only
             return self._failed(episode, seed, exc, agent)
-        record = EpisodeRecord.from_log(episode, seed, log, usage=getattr(agent, "usage", None))
+        record = EpisodeRecord.from_log(episode, seed, log, usage=getattr(agent, "usage", None), group=str(task),
+                                        sample=sample, training_step=options.get("training_step"),
+                                        total_steps=options.get("total_steps"))
         self._store(record)
         return True
 
@@ -143,8 +147,9 @@ class _RunState:
             from agentgym.agents.base import EpisodeLog
 
             log = EpisodeLog(first_observation="", first_info={})
+            task, sample = self.config.task_of(episode)
             self._store(EpisodeRecord.from_log(episode, seed, log, usage=getattr(agent, "usage", None),
-                                               agent_error=error))
+                                               agent_error=error, group=str(task), sample=sample))
             return False
         self.store.append_error({"episode": episode, "seed": seed, "error": error,
                                  "traceback": traceback.format_exception(exc)[-3:]})
@@ -176,12 +181,16 @@ async def _open_env(config: RunConfig) -> Any:
 
 
 def _check_task_count(config: RunConfig, env: Any) -> None:
-    """With ``tasks="index"``, refuse up front to play more episodes than the env has tasks."""
+    """Refuse up front episodes that are not whole groups and, with ``tasks="index"``, more tasks than the env has."""
+    per_task = config.samples_per_task
+    if config.episodes % per_task:
+        raise ConfigError("episodes", config.episodes, f"a multiple of samples_per_task ({per_task}): each task "
+                          f"plays {per_task} episodes, e.g. {per_task * max(1, config.episodes // per_task)}")
     unwrapped = getattr(env, "unwrapped", None)
     tasks = getattr(unwrapped, "tasks", None)
-    if config.tasks == "index" and tasks is not None and config.episodes > len(tasks):
-        raise ConfigError("episodes", config.episodes, f"at most {len(tasks)}, the tasks {config.env_id} has "
-                          "(or --tasks seed to draw tasks at random)")
+    if config.tasks == "index" and tasks is not None and config.episodes // per_task > len(tasks):
+        raise ConfigError("episodes", config.episodes, f"at most {len(tasks) * per_task}: {len(tasks)} tasks of "
+                          f"{config.env_id} x {per_task} samples (or --tasks seed to draw tasks at random)")
 
 
 def _agent_factory(config: RunConfig, client: httpx.AsyncClient) -> AgentFactory:

@@ -162,6 +162,7 @@ class SearchQAEnv(TextEnv):
     """Where a generated turn ends (the tag format's closing tags; each instance sets its own:
     ``search-r1`` stops at ``</search>`` only and declares Search-R1's cut in ``stop_priority``)."""
     reward_provides: ClassVar[frozenset[str]] = frozenset({"task_text", "gold_answers"})
+    reward_lab: ClassVar[str] = "agentgym.envs.searchqa.lab"
     renamed_kwargs: ClassVar[RenamedKeys] = _RENAMED_KWARGS
     renamed_options: ClassVar[RenamedKeys] = TASK_OPTION_RENAMES
 
