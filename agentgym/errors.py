@@ -20,8 +20,8 @@ error code in ``info``. What raises is a mistake in the calling code or its conf
     ├── ModelEndpointError (RuntimeError)  a chat-completions endpoint failed or sent an unusable reply
     ├── RetrieverError (RuntimeError)  a search could not be carried out (retriever down, slow, garbled)
     ├── JudgeReplyError (ValueError)  a judge reply with no usable ``Score: N`` line (``parse_score``)
-    └── TrainingAborted (RuntimeError)  a verl run would train on nothing: a configuration error in a
-                                        trajectory, or too many masked trajectories in one step
+    └── TrainingAborted (RuntimeError)  a training run would learn nothing trustworthy: a configuration
+                                        error in a rollout, or the failure budget spent
 
 Every exception class of the package is here and exported from ``agentgym``; private ones
 (underscore names, or in private modules) are internal signals that never reach the caller.
@@ -184,6 +184,7 @@ class ModelEndpointError(AgentGymError, RuntimeError):
 
 
 class TrainingAborted(AgentGymError, RuntimeError):
-    """Raised by the verl replay buffer when a step's trajectories cannot teach anything: one carries
-    a configuration error (the original message is kept), or more than ``agentgym.max_masked_share``
-    of them were masked (the counts and the first error are in the message)."""
+    """Raised by a trainer integration (verl's replay buffer, the TRL rollout) when training would
+    learn nothing trustworthy: a rollout met a configuration error (the original message is kept),
+    or the failure budget is spent, more than ``max_failed_share`` of the recent rollouts left out
+    of training (the reasons, their counts and the first error are in the message)."""

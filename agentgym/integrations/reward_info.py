@@ -9,10 +9,12 @@ episode finished, ran out of tokens or crashed::
     outcome           the unshaped outcome, 1.0 iff solved: filter groups on this
     num_turns         model turns taken
     truncated         1.0 when the episode did not end by the agent's own answer
-    env_failed        1.0 when the env raised
+    env_failed        1.0 when the env raised (in construction, reset or step)
+    failed            1.0 when something outside the model failed (``RolloutResult.failure``: the env,
+                      a retriever or judge that did not answer, a timeout, a lost worker)
     abstained         1.0 when every reward term abstained (the reward says nothing)
-    masked            1.0 when the trajectory is left out of training (loss mask 0): env failed,
-                      reward abstained, or a configuration error
+    masked            1.0 when the trajectory is left out of training (loss mask 0, out of its
+                      group's baseline): failed, reward abstained, or a configuration error
     term/<name>       each reward term's raw value (0.0 when absent or abstaining)
     term/<name>/abstained  1.0 when the term abstained
 """
@@ -20,19 +22,20 @@ episode finished, ran out of tokens or crashed::
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
 from agentgym._deprecated import module_aliases
 from agentgym._toolbox import is_number
+from agentgym.core.types import Failure, FailureReason
 from agentgym.rewards.shaper import RewardBreakdown
 
 __all__ = ["RolloutResult", "reward_keys", "term_names_for", "extra_info_from", "score_of"]
 
 __getattr__ = module_aliases(__name__, {"EpisodeResult": "RolloutResult"})
 
-BASE_KEYS = ("score", "outcome", "num_turns", "truncated", "env_failed", "abstained", "masked")
+BASE_KEYS = ("score", "outcome", "num_turns", "truncated", "env_failed", "failed", "abstained", "masked")
 
 
 @dataclass
@@ -44,6 +47,9 @@ class RolloutResult:
     """Sum of the env's rewards (agentgym envs pay on the last step only)."""
     task_id: str | None = None
     num_turns: int = 0
+    """Model turns taken."""
+    observations: int = 0
+    """Observations appended after model turns."""
     done: bool = False
     """The env ended the episode (terminated or truncated by its own ``max_turns``)."""
     terminated: bool = False
@@ -53,20 +59,44 @@ class RolloutResult:
     report: dict[str, Any] | None = None
     """The env's report (``StepInfo.report``), when the episode ended with one."""
     stop_reason: str | None = None
-    """Why the loop stopped: ``terminated``, ``env_truncated``, ``max_turns``, ``response_length``, ``env_error``."""
+    """Why the loop stopped: ``terminated``, ``env_truncated``, ``max_turns``, ``max_observations``,
+    ``response_length``, ``env_error``, ``config_error``."""
     error: str | None = None
     """``Type: message`` of the env exception, when one was raised."""
     fatal: bool = False
     """The error is the user's configuration (``ConfigError``, a missing dependency): the run must stop."""
+    actions: list[str] = field(default_factory=list)
+    """What each step's action was read as (``StepInfo.action``: ``tool``, ``answer``, ``invalid``...)."""
+    cause: BaseException | None = field(default=None, repr=False, compare=False)
+    """The exception of an env call that raised, for a trainer that re-raises it."""
+    failure: Failure | None = None
+    """What failed outside the model, first: an env call that raised (``fail``), a step's
+    ``info["failure"]`` (a retriever that did not answer), a reward term that could not score (a judge)."""
 
     def add_step(self, reward: float, info: Mapping[str, Any], *, terminated: bool, truncated: bool) -> None:
-        """Count one env step; on the last one, keep its reward breakdown and report."""
+        """Count one env step; keep the first failure a step reports and, on the last step, the
+        reward breakdown and report."""
         self.env_return += float(reward)
         self.task_id = info.get("task_id") or self.task_id
+        self.actions.append(str(info.get("action")))
+        if self.failure is None and info.get("failure"):
+            self.failure = Failure.model_validate(info["failure"])
         if terminated or truncated:
             self.done, self.terminated = True, bool(terminated)
             report = info.get("report")
             self.breakdown, self.report = RewardBreakdown.from_info(info), report if isinstance(report, dict) else None
+            failures = self.breakdown.failures if self.breakdown is not None else {}
+            if self.failure is None and failures:
+                name, reason = next(iter(failures.items()))
+                self.failure = Failure(reason=FailureReason(reason),
+                                       message=f"reward term {name!r}: {self.breakdown.terms[name].reason}")
+
+    def fail(self, exc: BaseException, *, during: str) -> None:
+        """Record an env call that raised (``during`` ``reset`` or ``step``) as the episode's failure."""
+        self.error = f"{type(exc).__name__}: {exc}"
+        self.stop_reason = "env_error"
+        if self.failure is None:  # the first failure is what broke the episode
+            self.failure = Failure.of_exception(exc, during="reset" if during == "reset" else "step")
 
     @property
     def outcome(self) -> float:
@@ -82,7 +112,19 @@ class RolloutResult:
 
     @property
     def masked(self) -> bool:
-        return self.error is not None or self.abstained
+        """Left out of training and of its group's baseline: failed, abstained, or a configuration error."""
+        return self.error is not None or self.failure is not None or self.abstained
+
+    @property
+    def left_out_reason(self) -> str | None:
+        """Why the trajectory is left out (a ``FailureReason`` value, ``abstained``, ``config_error``), or None."""
+        if self.fatal:
+            return "config_error"
+        if self.failure is not None:
+            return self.failure.reason.value
+        if self.error is not None:
+            return FailureReason.ENV_ERROR.value
+        return "abstained" if self.abstained else None
 
 
 def reward_keys(term_names: Sequence[str]) -> list[str]:
@@ -109,8 +151,9 @@ def term_names_for(reward: Any) -> tuple[str, ...]:
 
 
 def score_of(result: RolloutResult, *, failure_reward: float, unfinished_reward: float) -> float:
-    """The trajectory's reward: the env's when the episode ended, else the configured fallback."""
-    if result.error is not None:
+    """The trajectory's reward: the env's when the episode ended, else the configured fallback
+    (a failed trajectory's never reaches a baseline: the trainers leave it out)."""
+    if result.error is not None or result.failure is not None:
         return float(failure_reward)
     if not result.done:
         return float(unfinished_reward)
@@ -121,7 +164,8 @@ def extra_info_from(result: RolloutResult, term_names: Sequence[str], score: flo
     """The fixed-key float dict for verl's ``reward_extra_info``."""
     info = {"score": float(score), "outcome": _finite(result.outcome), "num_turns": float(result.num_turns),
             "truncated": 0.0 if result.terminated else 1.0, "env_failed": 0.0 if result.error is None else 1.0,
-            "abstained": float(result.abstained), "masked": float(result.masked)}
+            "failed": float(result.failure is not None), "abstained": float(result.abstained),
+            "masked": float(result.masked)}
     terms = result.breakdown.terms if result.breakdown is not None else {}
     for name in term_names:
         term = terms.get(name)

@@ -58,7 +58,10 @@ def test_rollout_returns_what_grpo_trainer_expects(run):
     trainer, rollout = run
     out = rollout(_batch(trainer), trainer)
     assert {"prompt_ids", "completion_ids", "logprobs", "env_mask"} <= set(out)
-    assert out["logprobs"] is None
+    for ids, mask, logprobs in zip(out["completion_ids"], out["env_mask"], out["logprobs"]):
+        assert len(logprobs) == len(ids)  # the sampling log-prob of every token, 0.0 where the model did not sample
+        assert all(lp == 0.0 for lp, m in zip(logprobs, mask) if m == 0)
+        assert all(lp is not None and lp <= 0.0 for lp, m in zip(logprobs, mask) if m == 1)
     for key in ("prompt_ids", "completion_ids", "env_mask", "shaped_reward", "reward_terms", "outcome",
                 "report", "episode", "reward_info"):
         assert len(out[key]) == 8, key
@@ -80,8 +83,11 @@ def test_env_mask_is_zero_exactly_on_observations_and_added_tokens(run):
         if "tool" in episode["actions"]:
             searched += 1
             assert "<information>" in tokenizer.decode(masked)
-        # each turn ends with the end-of-turn token: sampled (mask 1) or added after a stop string (mask 0)
-        assert ids[-1] == tokenizer.eos_token_id
+        # each turn an observation follows ends with the end-of-turn token: sampled (mask 1) or added after
+        # a stop string (mask 0); the last turn stays as sampled, so the completion ends on a trained token
+        for at in (i for i in range(1, len(mask)) if mask[i] == 0 and mask[i - 1] == 1):
+            assert ids[at - 1] == tokenizer.eos_token_id or ids[at] == tokenizer.eos_token_id
+        assert mask[-1] == 1 or set(mask) == {0}
     assert searched > 0
 
 
@@ -97,9 +103,8 @@ def test_prompt_and_completion_are_the_chat_the_template_renders(run):
 
 
 def test_rollout_runs_the_shared_turn_engine(run, monkeypatch):
-    """The TRL rollout and the verl loop call one play_episode (turns.py), no second copy."""
-    import agentgym.integrations.trl.rollout as trl_rollout
-    from agentgym.integrations import turns
+    """The TRL rollout and the verl loop play through one play_rollout and one play_episode, no second copy."""
+    from agentgym.integrations import rollouts, turns
 
     calls = []
     original = turns.play_episode
@@ -108,13 +113,14 @@ def test_rollout_runs_the_shared_turn_engine(run, monkeypatch):
         calls.append(1)
         return await original(*args, **kwargs)
 
-    monkeypatch.setattr(trl_rollout, "play_episode", counting)
+    monkeypatch.setattr(rollouts, "play_episode", counting)
     trainer, rollout = run
     rollout(_batch(trainer, 4), trainer)
     assert len(calls) == 4
-    assert trl_rollout.play_episode is counting and original is turns.play_episode
-    source = open(trl_rollout.__file__).read() + open(sys.modules["agentgym.integrations.turns"].__file__).read()
-    assert source.count("def play_episode") == 1
+    sources = {name: open(sys.modules[name].__file__).read() for name in (
+        "agentgym.integrations.trl.rollout", "agentgym.integrations.turns", "agentgym.integrations.rollouts")}
+    assert "play_rollout(" in sources["agentgym.integrations.trl.rollout"]
+    assert sum(source.count("def play_episode") for source in sources.values()) == 1
 
 
 def test_task_dataset_rows_name_their_task_and_bad_prompts_fail_loudly():
@@ -325,18 +331,19 @@ def qwen_tokenizer(tmp_path_factory):
 
 
 def _scripted_sampler(tokenizer, replies):
-    """TRL's ``TurnSampler`` (chat rendering, decoding) with scripted turns instead of ``generate``."""
+    """TRL's ``TurnSampler`` (decoding, batching) with scripted turns instead of ``generate``."""
     from agentgym.integrations.trl._sampler import TurnSampler
 
     class Scripted(TurnSampler):
         def __init__(self):
-            self.tokenizer, self.template_kwargs, self._bases, self.live, self._pending = tokenizer, {}, {}, 1, []
+            self.tokenizer, self.live, self._pending = tokenizer, 1, []
             self.replies, self.stops = list(replies), []
 
         async def sample(self, prefix, max_tokens, stops):
             self.stops.append(stops)
             reply = self.replies.pop(0) if len(self.replies) > 1 else self.replies[0]
-            return tokenizer.encode(reply, add_special_tokens=False)[:max_tokens]
+            ids = tokenizer.encode(reply, add_special_tokens=False)[:max_tokens]
+            return ids, [-0.5] * len(ids)
 
     return Scripted()
 
@@ -344,14 +351,16 @@ def _scripted_sampler(tokenizer, replies):
 def _play_trl(tokenizer, replies, **kwargs):
     import asyncio
 
+    from agentgym.integrations.chat_layout import ChatLayout
+    from agentgym.integrations.rollouts import Clock
     from agentgym.integrations.trl.rollout import AgentGymRollout
     from agentgym.integrations.turns import TurnRules
 
     rollout = AgentGymRollout("SearchQA-v0", env_kwargs=SEARCH_R1_ENV, **kwargs)
-    sampler = _scripted_sampler(tokenizer, replies)
-    rules = TurnRules(response_length=600, eos_token_id=tokenizer.eos_token_id)
-    played = asyncio.run(rollout._play(sampler, rules, rollout._acquire(), {"options": {"task_index": 0}}, None, None))
-    return rollout._output([played], None, sampler), sampler
+    sampler, layout = _scripted_sampler(tokenizer, replies), ChatLayout(tokenizer)
+    rules = TurnRules(response_length=600, stop_ids=layout.stop_ids, end_of_turn=layout.end_of_turn)
+    played = asyncio.run(rollout._play(sampler, layout, rules, rollout._task({"options": {"task_index": 0}}), Clock()))
+    return rollout._output([played], None, layout), sampler
 
 
 @pytest.mark.parametrize("layout", ["chat", "search-r1"])
@@ -450,3 +459,48 @@ def test_trls_own_tool_loop_calls_the_search_tool_a_tiny_model_writes(tmp_path):
     trainer.train()
     assert seen and all(info["action"] == "tool" for info in seen), seen
     assert all(info["tool_call"] == {"name": "search", "arguments": {"query": "Skei"}} for info in seen)
+
+
+# -- the sampler: log-probs on TRL's own generate path, every end-of-turn id -------------------------
+def _sampled(trainer, stop_ids, prefix, constraint=None, max_tokens=12):
+    import asyncio
+
+    from agentgym.integrations.trl._sampler import TurnSampler
+
+    sampler = TurnSampler(trainer, stop_ids, constraint=constraint)
+    sampler.live = 1
+    return asyncio.run(sampler.sample(prefix, max_tokens, ()))
+
+
+def test_generate_returns_the_log_probs_it_sampled_from(run):
+    """Each token's log-prob is the model's, under the sampling temperature, at the prefix it was drawn at."""
+    import torch
+
+    trainer, _ = run
+    prefix = trainer.train_dataset[0]["prompt"] and trainer.processing_class.apply_chat_template(
+        trainer.train_dataset[0]["prompt"], add_generation_prompt=True, tokenize=True, return_dict=False)
+    tokens, logprobs = _sampled(trainer, [trainer.processing_class.eos_token_id], prefix)
+    assert tokens and len(logprobs) == len(tokens)
+    model = trainer.accelerator.unwrap_model(trainer.model)
+    with torch.no_grad():
+        logits = model(torch.tensor([prefix + tokens])).logits[0].float() / trainer.args.temperature
+    expected = [float(torch.log_softmax(logits[len(prefix) + i - 1], -1)[t]) for i, t in enumerate(tokens)]
+    assert logprobs == pytest.approx(expected, abs=1e-4)
+
+
+def test_a_turn_ends_at_every_end_of_turn_id_the_model_lists(run):
+    """Defect: the sampler stopped on ``tokenizer.eos_token_id`` only; TRL's ``eos_token_ids`` holds every
+    id of the generation config (Qwen2.5-Instruct lists two)."""
+    trainer, _ = run
+    tokenizer = trainer.processing_class
+    other = tokenizer.convert_tokens_to_ids("<|user|>")
+
+    class First:
+        def allowed(self, prefix, turn):
+            return [other] if not turn else None
+
+    prefix = tokenizer("<|user|> hi <|end|><|assistant|>", add_special_tokens=False)["input_ids"]
+    tokens, _ = _sampled(trainer, [tokenizer.eos_token_id, other], prefix, constraint=First())
+    assert tokens == [other]
+    tokens, _ = _sampled(trainer, [tokenizer.eos_token_id], prefix, constraint=First(), max_tokens=6)
+    assert tokens[0] == other and len(tokens) > 1  # not an end-of-turn id here: the turn goes on

@@ -26,24 +26,11 @@ class ScriptedHost:
 
     def __init__(self, replies, *, obs="<information>x</information>", end_on="</answer>"):
         self.replies, self.obs, self.end_on = list(replies), obs, end_on
-        self.budget = 200
         self.actions = []
 
-    async def sample(self, stream, params, continued, max_tokens):
+    async def sample(self, stream, params, continued, max_tokens, stops):
         text = self.replies.pop(0) if self.replies else "<answer>a</answer>"
         return [ord(c) for c in text][:max_tokens], None
-
-    async def merge_assistant(self, stream, tokens, logprobs):
-        stream.token_ids += tokens
-        stream.response_mask += [1] * len(tokens)
-
-    async def observe(self, stream, observation):
-        ids = [ord(c) for c in observation]
-        if len(stream.response_mask) + len(ids) >= self.budget:  # the host's part of the contract
-            return False
-        stream.token_ids += ids
-        stream.response_mask += [0] * len(ids)
-        return True
 
     async def step(self, stream, env, text):
         self.actions.append(text)
@@ -54,11 +41,22 @@ class ScriptedHost:
         return "".join(chr(t) for t in tokens if t != EOS)
 
 
-def play(host, **rules):
-    host.budget = rules.get("response_length", 200)
+class CharLayout:
+    """Turns as sampled, observations one token per character."""
+
+    observation_role = "user"
+
+    def model_ids(self, tokens, logprobs, text):
+        return tokens, logprobs
+
+    def observation_ids(self, observation):
+        return [ord(c) for c in observation]
+
+
+def play(host, layout=None, **rules):
     stream, result = TokenStream(messages=[], token_ids=[ord("p")]), RolloutResult()
-    rules = TurnRules(**{"response_length": 200, "eos_token_id": EOS, "cut": AGENTGYM, **rules})
-    asyncio.run(play_episode(host, rules, None, stream, result, {}))
+    rules = TurnRules(**{"response_length": 200, "stop_ids": (EOS,), "end_of_turn": EOS, "cut": AGENTGYM, **rules})
+    asyncio.run(play_episode(host, layout or CharLayout(), rules, None, stream, result, {}))
     return stream, result
 
 
@@ -69,6 +67,22 @@ def test_a_turn_is_cut_after_its_first_action_and_closed_at_mask_0():
     first = len("<search>q</search>")
     assert stream.response_ids[first] == EOS and stream.response_mask[first] == 0
     assert result.stop_reason == "terminated" and result.env_return == 1.0
+
+
+def test_the_last_turn_stays_open_so_the_stream_ends_on_a_sampled_token():
+    """The closing token is written only before an observation: the episode's last turn, cut at its stop
+    string, ends the stream on the model's own token, where verl pays the reward."""
+    stream, _ = play(ScriptedHost(["<search>q</search>", "<answer>a</answer> and more"]))
+    assert "".join(map(chr, stream.response_ids)).endswith("</answer>")
+    assert stream.response_mask[-1] == 1 and stream.response_ids[-1] != EOS
+
+
+def test_max_observations_ends_the_episode_after_the_turn_that_would_get_one_more():
+    """verl's max_user_turns: with 1, the model gets one observation, then its next turn is the last."""
+    host = ScriptedHost(["<search>q</search>"] * 5)
+    stream, result = play(host, max_observations=1)
+    assert result.stop_reason == "max_observations" and result.num_turns == 2 and result.observations == 1
+    assert len(host.actions) == 2
 
 
 def test_a_stop_string_inside_think_is_not_an_action_and_sampling_resumes():
@@ -92,6 +106,7 @@ def test_max_turns_and_the_budget_end_the_episode():
 def test_masks_line_up_and_the_budget_is_never_exceeded(replies, budget, max_turns):
     host = ScriptedHost(replies)
     stream, result = play(host, response_length=budget, max_turns=max_turns)
+    assert not stream.response_mask or stream.response_mask[-1] == 1  # the reward's token is a trained one
     assert len(stream.response_mask) == len(stream.response_ids) <= budget
     sampled = "".join(chr(t) for t, m in zip(stream.response_ids, stream.response_mask) if m == 1)
     assert "<information>" not in sampled  # observations are never the model's
@@ -119,10 +134,10 @@ def test_the_search_r1_layout_re_tokenizes_the_cut_turn_and_appends_raw_observat
     """Over the same rules, Search-R1's layout: the cut text tokenized again (mask 1), the observation's
     own tokens cut to max_observation_tokens (mask 0), and no end-of-turn token anywhere."""
     host = ScriptedHost(["<search>q</search> tail", "<answer>a</answer>"], obs="<information>abcdef</information>")
+    layout = SearchR1Layout(CharTokenizer(), SEARCH_R1, max_observation_tokens=10)
     stream, result = TokenStream(messages=[], token_ids=[ord("p")]), RolloutResult()
-    layout = SearchR1Layout(host, CharTokenizer(), TurnRules(response_length=200, eos_token_id=EOS, cut=SEARCH_R1),
-                            max_observation_tokens=10)
-    asyncio.run(play_episode(layout, layout.rules, None, stream, result, {}))
+    rules = layout.rules(TurnRules(response_length=200, stop_ids=(EOS,), end_of_turn=EOS))
+    asyncio.run(play_episode(host, layout, rules, None, stream, result, {}))
     expected = "<search>q</search>" + "<information>abcdef</information>"[:10] + "<answer>a</answer>"
     assert "".join(map(chr, stream.response_ids)) == expected and EOS not in stream.response_ids
     assert stream.response_mask == [1] * 18 + [0] * 10 + [1] * 18

@@ -59,7 +59,7 @@ def test_reference_plan_episode_tokens_masks_and_reward(tokenizer, tp_rows, plan
     assert info["num_turns"] == len(plans[0]) == len(server.calls)
     assert info["truncated"] == 0.0 and info["env_failed"] == 0.0
     assert out.extra_fields["agentgym"]["stop_reason"] == "terminated"
-    # num_turns counts chat messages: the prompt, every model turn, every observation but the last.
+    # num_turns as verl's ToolAgentLoop counts: the prompt, every model turn, every observation.
     assert out.num_turns == 1 + 2 * len(plans[0]) - 1
     model_tokens = [t for call in server.calls for t in call["output"]]
     assert sum(out.response_mask) == len(model_tokens)
@@ -80,7 +80,8 @@ def test_token_in_token_out_and_observation_tokens(tokenizer, tp_rows, plans):
         observation_ids = after["prompt_ids"][len(grown):]
         text = tokenizer.decode(observation_ids)
         expected, *_ = env.step(tokenizer.decode(before["output"], skip_special_tokens=True))
-        assert text == f"<|im_start|>user\n{expected}<|im_end|>\n<|im_start|>assistant\n"
+        # the template's own tokens: its newline after the model's <|im_end|>, then the message
+        assert text == f"\n<|im_start|>user\n{expected}<|im_end|>\n<|im_start|>assistant\n"
     assert stream[: len(server.calls[-1]["prompt_ids"])] == server.calls[-1]["prompt_ids"]
     assert out.prompt_ids == server.calls[0]["prompt_ids"]
     assert out.prompt_ids == tokenizer.apply_chat_template(tp_rows[0]["prompt"], add_generation_prompt=True,
@@ -207,7 +208,7 @@ def test_searchqa_episode(tokenizer):
     assert out.reward_score == 1.0 and info["outcome"] == 1.0 and info["num_turns"] == 2
     observation = tokenizer.decode(server.calls[1]["prompt_ids"][len(server.calls[0]["prompt_ids"]) +
                                                                  len(server.calls[0]["output"]):])
-    assert "<information>" in observation and observation.startswith("<|im_start|>user\n")
+    assert "<information>" in observation and observation.startswith("\n<|im_start|>user\n")
 
 
 def test_remote_env_on_an_env_server(tokenizer, tp_rows, plans):
@@ -300,14 +301,45 @@ def test_an_answer_inside_think_does_not_end_a_travelplanner_episode():
     assert "made up" not in trained and trained.count("</tool_call>") == 1  # cut after the first action
 
 
-def test_the_loop_runs_on_verl_main_where_the_merge_helper_was_renamed(tokenizer, tp_rows, plans, monkeypatch):
-    # verl's main branch (PR #6804) renamed ct_merge_context_msg to ct_merge_non_assistant_msg.
+def test_the_loop_needs_none_of_verls_continuous_token_merge_helpers(tokenizer, tp_rows, plans, monkeypatch):
+    """The loop lays tokens out by agentgym's one chat rule: verl's merge helpers (renamed between 0.9.1 and
+    its main branch, PR #6804) can go without the loop noticing."""
     from verl.experimental.agent_loop.agent_loop import AgentLoopBase
 
-    merge = getattr(AgentLoopBase, "ct_merge_context_msg", None) or AgentLoopBase.ct_merge_non_assistant_msg
-    monkeypatch.setattr(AgentLoopBase, "ct_merge_non_assistant_msg", merge, raising=False)
-    monkeypatch.delattr(AgentLoopBase, "ct_merge_context_msg", raising=False)
+    for name in ("ct_merge_context_msg", "ct_merge_non_assistant_msg", "ct_merge_assistant_token"):
+        monkeypatch.delattr(AgentLoopBase, name, raising=False)
     server = h.FakeServer(tokenizer, scripted([plans[0]]))
     (out,) = h.run_rows(tokenizer, server, h.trainer_config(response_length=100_000, prompt_length=8192), tp_rows[:1])
     assert out.extra_fields["agentgym"]["stop_reason"] == "terminated" and out.reward_score == 1.0
     assert sum(out.response_mask) == sum(len(call["output"]) for call in server.calls)
+
+
+def test_num_turns_counts_as_verls_tool_agent_loop_does(tokenizer):
+    """Defect: the loop counted chat messages, a system prompt included. verl's ToolAgentLoop counts the
+    prompt once, then every model turn and every observation."""
+    row = prepare_rows("SearchQA-v0", split="train", limit=1, env_kwargs={"synthetic_size": "small"})[0]
+    row = {**row, "prompt": [{"role": "system", "content": "Be brief."}, *row["prompt"]]}
+    replies = ["<search> Skei </search>", "<search> Skei city </search>", "<answer> x </answer>"]
+    server = h.FakeServer(tokenizer, lambda rid, turn: replies[turn])
+    (out,) = h.run_rows(tokenizer, server, h.trainer_config(rollout_name="vllm"), [row])
+    assert out.num_turns == 1 + 3 + 2 and out.extra_fields["reward_extra_info"]["num_turns"] == 3
+
+
+def test_max_user_turns_ends_the_episode_as_verls_tool_agent_loop_does(tokenizer):
+    """Defect: verl's multi_turn.max_user_turns was silently ignored. With 1, one observation, then the
+    model's next turn is its last."""
+    row = prepare_rows("SearchQA-v0", split="train", limit=1, env_kwargs={"synthetic_size": "small"})[0]
+    server = h.FakeServer(tokenizer, lambda rid, turn: "<search> Skei </search>")
+    (out,) = h.run_rows(tokenizer, server, h.trainer_config(rollout_name="vllm", max_user_turns=1), [row])
+    assert out.extra_fields["agentgym"]["stop_reason"] == "max_observations" and len(server.calls) == 2
+
+
+def test_full_determinism_gives_verls_request_ids(tokenizer):
+    """Defect: rollout.full_determinism was ignored; verl's loops then route each request by ``det-<priority>``."""
+    row = prepare_rows("SearchQA-v0", split="train", limit=1, env_kwargs={"synthetic_size": "small"})[0]
+    server = h.FakeServer(tokenizer, lambda rid, turn: "<answer> x </answer>")
+    h.run_rows(tokenizer, server, h.trainer_config(rollout_name="vllm", full_determinism=True), [row], n=3)
+    assert sorted(call["request_id"] for call in server.calls) == ["det-0", "det-1", "det-2"]
+    server = h.FakeServer(tokenizer, lambda rid, turn: "<answer> x </answer>")
+    h.run_rows(tokenizer, server, h.trainer_config(rollout_name="vllm"), [row], n=2)
+    assert not any(call["request_id"].startswith("det-") for call in server.calls)

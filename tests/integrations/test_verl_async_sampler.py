@@ -82,7 +82,7 @@ def test_the_async_audit_aborts_on_a_configuration_error(store):
 
 def test_the_async_audit_aborts_when_most_trajectories_are_masked(store):
     store.add_group("a", [1, 0, 0, 0], masked=[True, True, True, False])
-    with pytest.raises(TrainingAborted, match="3 of 4 trajectories are masked"):
+    with pytest.raises(TrainingAborted, match="3 of the last 4 rollouts were left out"):
         build("AgentGymReplayBufferAsync").sample(1, "train", 1)
 
 

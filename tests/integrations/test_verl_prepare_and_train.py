@@ -357,6 +357,28 @@ def test_dry_run_reports_every_problem(data, tmp_path):
     assert runner.invoke(app, ["train", "ppo_from_scratch", "--dry-run"]).exit_code == 2
 
 
+@pytest.mark.parametrize(("override", "needle"), [
+    ("algorithm.adv_estimator=remax", "algorithm.adv_estimator='remax' is not one agentgym's loop supports"),
+    ("trainer.v1.sampler.custom_sampler.name=ReplayBuffer", "agentgym's loop needs one of its replay buffers"),
+    ("actor_rollout_ref.rollout.multi_turn.max_tool_response_length=1024", "agentgym.max_observation_chars"),
+    ("reward.custom_reward_function.path=./score.py", "never called for agentgym rows"),
+])
+def test_dry_run_refuses_verl_options_the_agentgym_loop_would_drop(data, override, needle):
+    """Each was accepted before and then silently did nothing, or trained on a corrupted signal."""
+    files = [f"data.train_files={data['grpo']}", f"data.val_files={data['grpo']}"]
+    result = runner.invoke(app, ["train", "grpo", *files, *SMALL, override, "--dry-run"])
+    assert result.exit_code == 1 and needle in result.output, result.output
+
+
+@pytest.mark.parametrize("estimator", ["gae", "reinforce_plus_plus", "rloo"])
+def test_dry_run_accepts_every_estimator_the_loop_is_tested_under(data, estimator):
+    files = [f"data.train_files={data['grpo']}", f"data.val_files={data['grpo']}"]
+    critic = ["critic.enable=true"] if estimator == "gae" else []
+    result = runner.invoke(app, ["train", "grpo", *files, *SMALL, f"algorithm.adv_estimator={estimator}", *critic,
+                                 "--dry-run"])
+    assert "is not one agentgym's loop supports" not in result.output, result.output
+
+
 def test_launch_command_runs_verls_entry_point():
     from agentgym.integrations.verl.train import launch_command, recipe_dir
 

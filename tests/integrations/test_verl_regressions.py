@@ -147,25 +147,48 @@ def test_a_missing_reward_dependency_aborts_rather_than_masks(tokenizer, store, 
         h.make_buffer("VSPOReplayBuffer").sample(global_steps=1, partition_id="train", batch_size=1)
 
 
-# -- the masked-share guard ----------------------------------------------------------------------
+# -- the failure budget; failed trajectories leave the batch --------------------------------------
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(masked=st.lists(st.integers(0, N), min_size=1, max_size=4), share=st.sampled_from([0.25, 0.5, 0.75]))
-def test_a_step_with_too_many_masked_trajectories_aborts(monkeypatch, masked, share):
+def test_a_step_with_too_many_failed_trajectories_aborts_and_the_rest_leave_the_batch(monkeypatch, masked, share):
     store = h.patch_tq(monkeypatch)
     for g, count in enumerate(masked):
         store.add_group(f"g{g}", [float(i % 2) for i in range(N)], masked=[i < count for i in range(N)])
-    buffer = h.make_buffer("AgentGymReplayBuffer", agentgym={"max_masked_share": share})
+    buffer = h.make_buffer("AgentGymReplayBuffer", agentgym={"max_failed_share": share})
     total, lost = N * len(masked), sum(masked)
     if lost / total > share:
         with pytest.raises(TrainingAborted) as caught:
             buffer.sample(global_steps=2, partition_id="train", batch_size=len(masked))
-        assert f"{lost} of {total} trajectories" in str(caught.value)
+        assert f"{lost} of the last {total} rollouts were left out of training (env_error {lost})" in str(caught.value)
         assert "RemoteTimeout: env call timed out" in str(caught.value)  # the first error, as the env said it
     else:
-        _, metrics = buffer.sample(global_steps=2, partition_id="train", batch_size=len(masked))
+        batch, metrics = buffer.sample(global_steps=2, partition_id="train", batch_size=len(masked))
         assert metrics["agentgym/masked"] == lost and metrics["agentgym/env_failed"] == lost
         assert metrics["agentgym/masked_share"] == pytest.approx(lost / total)
         assert metrics["agentgym/trajectories"] == total
+        assert metrics.get("agentgym/failed/env_error", 0.0) == pytest.approx(lost / total)
+        assert len(batch.keys) == total - lost  # the failed ones left the batch, and the store
+        assert all(int(k.split("_")[1]) >= count for k in batch.keys for g, count in enumerate(masked)
+                   if k.startswith(f"g{g}_"))
+        assert not set(store.rows["train"]) & {f"g{g}_{i}_0" for g, c in enumerate(masked) for i in range(c)}
+
+
+def test_the_failure_budget_looks_over_a_window_of_steps(monkeypatch):
+    """One bad step among good ones passes; the budget counts the last failure_window trajectories."""
+    store = h.patch_tq(monkeypatch)
+    buffer = h.make_buffer("AgentGymReplayBuffer", agentgym={"max_failed_share": 0.5, "failure_window": 16})
+    for step, failed in enumerate([0, 0, 3, 0], start=1):
+        store.add_group(f"s{step}", [0.0, 1.0, 0.0, 1.0], step=step, masked=[i < failed for i in range(N)])
+        batch, metrics = buffer.sample(global_steps=step, partition_id="train", batch_size=1)
+        store.kv_clear(batch.keys, "train")
+        assert metrics["agentgym/failed_share"] == pytest.approx(3 / 12 if step == 3 else (0.0 if step < 3 else 3 / 16))
+    for step in (5, 6):  # 3 of 4 fail again: 6 of the last 16 pass, 9 of the last 16 stop the run
+        store.add_group(f"s{step}", [0.0, 1.0, 0.0, 1.0], step=step, masked=[True, True, True, False])
+        if step == 5:
+            buffer.sample(global_steps=step, partition_id="train", batch_size=1)
+            continue
+        with pytest.raises(TrainingAborted, match=r"9 of the last 16 rollouts were left out of training \(env_error 9\)"):
+            buffer.sample(global_steps=step, partition_id="train", batch_size=1)
 
 
 # -- stop strings: nothing after the first complete action is trained on --------------------------
@@ -198,9 +221,10 @@ def _advantages(store, keys):
     from verl.trainer.ppo.ray_trainer import compute_advantage
 
     data = store.kv_batch_get(keys, "train", select_fields=["uid", "rm_scores", "response_mask"])
+    padded = lambda t, v: t.to_padded_tensor(v) if t.is_nested else t  # noqa: E731  (one row is not nested)
     proto = DataProto.from_dict(
-        tensors={"token_level_rewards": data["rm_scores"].to_padded_tensor(0.0),
-                 "response_mask": data["response_mask"].to_padded_tensor(0)},
+        tensors={"token_level_rewards": padded(data["rm_scores"], 0.0),
+                 "response_mask": padded(data["response_mask"], 0)},
         non_tensors={"uid": np.array(list(data["uid"]), dtype=object)})
     out = compute_advantage(proto, adv_estimator="vspo", config=OmegaConf.create({"vspo": {"clip": None}}))
     by_group: dict[str, float] = {}
@@ -221,9 +245,14 @@ def test_the_sampler_spends_copies_only_where_the_estimator_gives_advantages(mon
     store = h.patch_tq(monkeypatch)
     for g, group in enumerate(groups):
         store.add_group(f"g{g}", [r for r, _ in group], masked=[m for _, m in group])
-    buffer = h.make_buffer(agentgym={"max_masked_share": 1.0})
+    buffer = h.make_buffer(agentgym={"max_failed_share": 1.0})
+    if all(m for group in groups for _, m in group):
+        with pytest.raises(TrainingAborted, match="every trajectory of the step was left out"):
+            buffer.sample(global_steps=1, partition_id="train", batch_size=len(groups))
+        return
     batch, _ = buffer.sample(global_steps=1, partition_id="train", batch_size=len(groups))
-    assert len(groups_of(batch.keys)) == len(groups) and len(batch.keys) == N * len(groups)  # never short
+    masked = {f"g{g}_{i}_0" for g, group in enumerate(groups) for i, (_, m) in enumerate(group) if m}
+    assert not {k.split("~")[0].split("_")[0] + "_" + k.split("_", 1)[1] for k in batch.keys} & masked
     advantage = _advantages(store, batch.keys)
     kept = {g: a for g, a in advantage.items() if copy_index(g) == 0}
     if any(a > 0 for a in advantage.values()):
@@ -245,9 +274,9 @@ def test_copies_fill_their_slots_and_are_not_counted_as_failed_groups(store):
 def test_a_lone_counted_trajectory_gets_no_advantage(store):
     """GRPO pays a group of one its raw score; VSPO's estimator agrees with the sampler: no baseline, 0."""
     store.add_group("a", [1.0, 0.0, 0.0, 0.0], masked=[False, True, True, True])
-    batch, _ = h.make_buffer(agentgym={"max_masked_share": 1.0}).sample(global_steps=1, partition_id="train",
+    batch, _ = h.make_buffer(agentgym={"max_failed_share": 1.0}).sample(global_steps=1, partition_id="train",
                                                                          batch_size=1)
-    assert _advantages(store, batch.keys) == {"a": 0.0}
+    assert batch.keys == ["a_0_0"] and _advantages(store, batch.keys) == {"a": 0.0}
 
 
 def test_a_group_verl_failed_is_replaced_so_the_batch_is_never_short(store):
@@ -279,14 +308,13 @@ def test_corner_case_every_group_zero_variance_keeps_the_batch_as_grpo_would(sto
 def test_corner_case_every_trajectory_failed_aborts_with_the_counts(store):
     for g in "ab":
         store.add_group(g, [0, 0, 0, 0], masked=[True] * N)
-    with pytest.raises(TrainingAborted, match="8 of 8 trajectories"):
+    with pytest.raises(TrainingAborted, match="8 of the last 8 rollouts"):
         h.make_buffer().sample(global_steps=1, partition_id="train", batch_size=2)
-    # allowed by the user (max_masked_share=1): the batch keeps its size and trains on nothing, visibly
+    # even with the budget off (max_failed_share=1) a step with nothing left to train on stops
     for g in "ab":
         store.add_group(g, [0, 0, 0, 0], masked=[True] * N)
-    batch, metrics = h.make_buffer(agentgym={"max_masked_share": 1.0}).sample(global_steps=1, partition_id="train",
-                                                                               batch_size=2)
-    assert len(batch.keys) == 2 * N and metrics["agentgym/masked_share"] == 1.0
+    with pytest.raises(TrainingAborted, match="every trajectory of the step was left out"):
+        h.make_buffer(agentgym={"max_failed_share": 1.0}).sample(global_steps=1, partition_id="train", batch_size=2)
 
 
 def test_corner_case_every_group_failed_in_verl_aborts_once_replacements_are_spent(store):

@@ -14,7 +14,16 @@ CHAT_TEMPLATE = (
     "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
     "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
 )
+LLAMA3_TEMPLATE = (
+    "<|begin_of_text|>{% for m in messages %}<|start_header_id|>{{ m['role'] }}<|end_header_id|>\n\n"
+    "{{ m['content'] }}<|eot_id|>{% endfor %}"
+    "{% if add_generation_prompt %}<|start_header_id|>assistant<|end_header_id|>\n\n{% endif %}"
+)
+"""Llama 3's family: role headers, ``<|eot_id|>`` ends a turn with nothing after it."""
 SPECIALS = ["<|pad|>", "<|im_start|>", "<|im_end|>"]
+_FAMILIES = {"chatml": (CHAT_TEMPLATE, SPECIALS, "<|im_end|>"),
+             "llama3": (LLAMA3_TEMPLATE, ["<|pad|>", "<|begin_of_text|>", "<|start_header_id|>", "<|end_header_id|>",
+                                          "<|eot_id|>", "<|end_of_text|>"], "<|eot_id|>")}
 _CORPUS = [
     "CitySearch[Texas] FlightSearch[New York, Boston, 2022-03-01] Finish[] GiveUp[] <answer></answer>",
     "<search> capital of France </search> <information> Doc 1(Title: Paris) </information>",
@@ -22,26 +31,31 @@ _CORPUS = [
 ]
 
 
-def make_tokenizer() -> Any:
-    """A byte-level BPE (lossless on any text) with a ChatML template, trained in memory."""
+def make_tokenizer(family: str = "chatml") -> Any:
+    """A byte-level BPE (lossless on any text) with a chat template of ``family`` (``chatml``, Qwen2.5's;
+    ``llama3``), trained in memory."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 
+    template, specials, eos = _FAMILIES[family]
     bpe = Tokenizer(models.BPE(unk_token=None))
     bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     bpe.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=600, special_tokens=SPECIALS,
+    trainer = trainers.BpeTrainer(vocab_size=600, special_tokens=specials,
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
     bpe.train_from_iterator(_CORPUS * 20, trainer=trainer)
-    tokenizer = PreTrainedTokenizerFast(tokenizer_object=bpe, pad_token="<|pad|>", eos_token="<|im_end|>",
-                                        bos_token=None)
-    tokenizer.chat_template = CHAT_TEMPLATE
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=bpe, pad_token="<|pad|>", eos_token=eos, bos_token=None)
+    tokenizer.chat_template = template
     return tokenizer
 
 
 class FakeServer:
-    """Stands in for verl's ``LLMServerClient``: same ``generate`` signature, scripted or random
-    replies. ``script(request_id, turn)`` returns the reply text; ``None`` means random tokens."""
+    """Stands in for verl's ``LLMServerClient`` over vLLM (which needs a GPU): same ``generate``
+    signature, scripted or random replies. ``script(request_id, turn)`` returns the reply text;
+    ``None`` means random tokens. As vLLM does: a reply is cut at its first stop string
+    (``stop`` with ``include_stop_str_in_output``), which ends it with no end-of-turn token after it;
+    a reply without one ends with the EOS; every token has a log-prob; ``stop_reason`` is verl's
+    ``completed``."""
 
     def __init__(self, tokenizer: Any, script: Any = None, *, seed: int = 0, random_length: int = 12) -> None:
         self.tokenizer, self.script = tokenizer, script
@@ -61,23 +75,35 @@ class FakeServer:
         if text is None:
             ids = [self.rng.randrange(len(SPECIALS), self.tokenizer.vocab_size) for _ in range(self.random_length)]
         else:
-            ids = self.tokenizer.encode(text, add_special_tokens=False) + [self.tokenizer.eos_token_id]
+            ids = _as_vllm_ends(self.tokenizer, text, sampling_params)
         ids = ids[: sampling_params.get("max_tokens", len(ids))]
         self.calls.append({"request_id": request_id, "prompt_ids": list(prompt_ids), "output": ids,
                            "sampling_params": dict(sampling_params)})
         await asyncio.sleep(0)
-        return TokenOutput(token_ids=ids, log_probs=[-0.5] * len(ids), num_preempted=0,
+        return TokenOutput(token_ids=ids, log_probs=[-0.5] * len(ids), num_preempted=0, stop_reason="completed",
                            extra_fields={"min_global_steps": 1, "max_global_steps": 1})
 
 
+def _as_vllm_ends(tokenizer: Any, text: str, sampling_params: dict[str, Any]) -> list[int]:
+    """The reply's tokens as vLLM returns them: through the first stop string (kept, no EOS after
+    it) when the request has stop strings, else through the end-of-turn token."""
+    stops = sampling_params.get("stop") or []
+    found = [(text.find(s), s) for s in stops if text.find(s) >= 0]
+    if found:
+        at, stop = min(found)
+        return tokenizer.encode(text[:at + len(stop)], add_special_tokens=False)
+    return tokenizer.encode(text, add_special_tokens=False) + [tokenizer.eos_token_id]
+
+
 def trainer_config(*, response_length: int = 4096, prompt_length: int = 4096, max_assistant_turns: int | None = None,
+                   max_user_turns: int | None = None, full_determinism: bool = False,
                    agentgym: dict[str, Any] | None = None, rollout_name: str | None = None) -> Any:
     """The slice of verl's config the agent loop reads."""
     return OmegaConf.create({
         "actor_rollout_ref": {"rollout": {
             **({"name": rollout_name} if rollout_name else {}),
-            "prompt_length": prompt_length, "response_length": response_length,
-            "multi_turn": {"max_assistant_turns": max_assistant_turns}}},
+            "prompt_length": prompt_length, "response_length": response_length, "full_determinism": full_determinism,
+            "multi_turn": {"max_assistant_turns": max_assistant_turns, "max_user_turns": max_user_turns}}},
         "data": {"apply_chat_template_kwargs": {}},
         "trainer": {"total_training_steps": None},
         **({"agentgym": agentgym} if agentgym is not None else {}),
@@ -98,20 +124,22 @@ def make_loop(tokenizer: Any, server: Any, config: Any) -> Any:
 
 def run_rows(tokenizer: Any, server: Any, config: Any, rows: list[dict[str, Any]], *, n: int = 1,
              global_steps: int | None = None) -> list[Any]:
-    """Run every row ``n`` times concurrently (a new loop object each, as verl does)."""
+    """Run every row ``n`` times concurrently (a new loop object each, as verl does; ``priority`` is
+    the trajectory's place in the batch, as verl's worker numbers them)."""
     sampling = {"temperature": 1.0, "top_p": 1.0, "top_k": -1, "repetition_penalty": 1.0, "logprobs": True}
 
-    async def one(row: dict[str, Any]) -> Any:
+    async def one(row: dict[str, Any], priority: int) -> Any:
         loop = make_loop(tokenizer, server, config)
         kwargs = {"raw_prompt": row["prompt"], "extra_info": row["extra_info"], "index": row["extra_info"]["index"],
                   "data_source": row["data_source"], "reward_model": row["reward_model"],
-                  "agent_name": row["agent_name"]}
+                  "agent_name": row["agent_name"], "priority": priority}
         if global_steps is not None:
             kwargs["global_steps"] = global_steps
         return await loop.run(sampling, **kwargs)
 
     async def all_rows() -> list[Any]:
-        return await asyncio.gather(*(one(row) for row in rows for _ in range(n)))
+        jobs = [row for row in rows for _ in range(n)]
+        return await asyncio.gather(*(one(row, i) for i, row in enumerate(jobs)))
 
     return asyncio.run(all_rows())
 

@@ -3,9 +3,13 @@
 Each episode is a coroutine that awaits ``sample``; once every live episode waits (or has
 finished), the pending turns are left-padded into one batch and sampled together with the
 trainer's sampling options: TRL's own generation (``model.generate``), or TRL's vLLM back end
-when the trainer uses vLLM (untested here: it needs a GPU). A row ends at its end-of-turn token,
-at one of its stop strings, or at its token budget. The chat template renders the prompt and, one message at a time, each
-observation (the chat is never re-tokenized: tokens the model sampled stay as sampled).
+(``trainer.vllm_generation``) when the trainer uses vLLM. A row ends at an end-of-turn token
+(every id TRL's ``eos_token_ids`` lists: the tokenizer's and the generation config's), at one of
+its stop strings (kept, with no end-of-turn token after it, as vLLM returns it), or at its budget.
+
+Both paths return the log-prob of each sampled token under the distribution it was drawn from
+(temperature, top-k, top-p, min-p applied): vLLM's own, or recorded during ``generate``. TRL's
+importance-sampling correction (on by default with vLLM) divides by them.
 """
 
 from __future__ import annotations
@@ -16,6 +20,12 @@ from typing import Any
 
 import torch
 from transformers import LogitsProcessor, LogitsProcessorList, StoppingCriteria, StoppingCriteriaList
+from transformers.generation.logits_process import (
+    MinPLogitsWarper,
+    TemperatureLogitsWarper,
+    TopKLogitsWarper,
+    TopPLogitsWarper,
+)
 
 from agentgym.errors import ConfigError
 
@@ -23,11 +33,13 @@ __all__ = ["TurnSampler"]
 
 _STOP_TAIL_TOKENS = 16  # tokens decoded from a row's end to look for a stop string
 
+Sampled = tuple[list[int], list[float]]
+
 
 class TurnSampler:
     """Batched sampling of model turns with the trainer's model, tokenizer and sampling options."""
 
-    def __init__(self, trainer: Any, *, constraint: Any = None) -> None:
+    def __init__(self, trainer: Any, stop_ids: Sequence[int], *, constraint: Any = None) -> None:
         self.vllm = getattr(trainer, "vllm_generation", None) if getattr(trainer, "use_vllm", False) else None
         if self.vllm is not None and constraint is not None:
             raise ConfigError("constraint", type(constraint).__name__, "None with use_vllm=True (the constraint is "
@@ -37,39 +49,18 @@ class TurnSampler:
         self.model = trainer.accelerator.unwrap_model(trainer.model)
         self.device = trainer.accelerator.device
         self.constraint = constraint
-        self.template_kwargs = dict(_as_dict(getattr(trainer.args, "chat_template_kwargs", None)))
-        self.sampling = _sampling_kwargs(trainer.args)
+        self.stop_ids = list(stop_ids)
+        self.sampling, self.warpers = _sampling(trainer.args)
         self.live = 0
         self._pending: list[tuple[list[int], int, tuple[str, ...], asyncio.Future]] = []
-        self._bases: dict[str, str] = {}
-
-    # -- chat rendering --------------------------------------------------------------------
-    def prompt_ids(self, messages: list[dict[str, Any]]) -> list[int]:
-        return self._ids(self._render(messages, add_generation_prompt=True))
-
-    def observation_ids(self, observation: str, role: str) -> list[int]:
-        """The observation as one more chat message, up to the next assistant turn's header."""
-        base = self._bases.get(role)
-        if base is None:
-            base = self._bases[role] = self._render(_PROBE, add_generation_prompt=False)
-        full = self._render([*_PROBE, {"role": role, "content": observation}], add_generation_prompt=True)
-        delta = full[len(base):] if full.startswith(base) else \
-            self._render([{"role": role, "content": observation}], add_generation_prompt=True)
-        return self._ids(delta)
 
     def decode(self, tokens: Sequence[int]) -> str:
         return self.tokenizer.decode(list(tokens), skip_special_tokens=True)
 
-    def _render(self, messages: list[dict[str, Any]], *, add_generation_prompt: bool) -> str:
-        return self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=add_generation_prompt,
-                                                  **self.template_kwargs)
-
-    def _ids(self, text: str) -> list[int]:
-        return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
-
     # -- batching --------------------------------------------------------------------------
-    async def sample(self, prefix: list[int], max_tokens: int, stops: tuple[str, ...]) -> list[int]:
-        """Tokens sampled after ``prefix`` (at most ``max_tokens``), batched with the other episodes."""
+    async def sample(self, prefix: list[int], max_tokens: int, stops: tuple[str, ...]) -> Sampled:
+        """Tokens sampled after ``prefix`` (at most ``max_tokens``) and their log-probs, batched with
+        the other episodes."""
         future = asyncio.get_running_loop().create_future()
         self._pending.append((list(prefix), max(1, int(max_tokens)), tuple(stops), future))
         self._flush_if_ready()
@@ -90,21 +81,23 @@ class TurnSampler:
             for *_, future in batch:
                 future.set_exception(exc)
             return
-        for (*_, future), tokens in zip(batch, outputs):
-            future.set_result(tokens)
+        for (*_, future), sampled in zip(batch, outputs):
+            future.set_result(sampled)
 
-    def _generate(self, batch: list[tuple[list[int], int, tuple[str, ...], Any]]) -> list[list[int]]:
+    def _generate(self, batch: list[tuple[list[int], int, tuple[str, ...], Any]]) -> list[Sampled]:
         if self.vllm is not None:
             return self._generate_vllm(batch)
-        pad, eos = self.tokenizer.pad_token_id, self.tokenizer.eos_token_id
+        pad = self.tokenizer.pad_token_id
         width = max(len(prefix) for prefix, *_ in batch)
         rows = [[pad] * (width - len(prefix)) + prefix for prefix, *_ in batch]
         attention = [[0] * (width - len(prefix)) + [1] * len(prefix) for prefix, *_ in batch]
         limits = [limit for _, limit, _, _ in batch]
         stopper = _StopStrings(self.decode, [stops for _, _, stops, _ in batch], width)
+        recorder = _LogProbs()
         processors = LogitsProcessorList()
         if self.constraint is not None:
             processors.append(_Constrain(self.constraint, [prefix for prefix, *_ in batch], width))
+        processors.extend([*self.warpers, recorder])  # the recorder sees the distribution sampled from
         training = self.model.training
         self.model.eval()
         try:
@@ -113,17 +106,18 @@ class TurnSampler:
                     input_ids=torch.tensor(rows, device=self.device),
                     attention_mask=torch.tensor(attention, device=self.device),
                     max_new_tokens=max(limits), logits_processor=processors,
-                    stopping_criteria=StoppingCriteriaList([stopper]), pad_token_id=pad, eos_token_id=eos,
-                    **self.sampling)
+                    stopping_criteria=StoppingCriteriaList([stopper]), pad_token_id=pad,
+                    eos_token_id=self.stop_ids, **self.sampling)
         finally:
             self.model.train(training)
-        new = out[:, width:].tolist()
-        return [_until_end(tokens, eos, stopper.ended_at[i], limits[i]) for i, tokens in enumerate(new)]
+        new = out[:, width:]
+        logprobs = recorder.of(new)
+        return [_until_end(tokens, logprobs[i], self.stop_ids, stopper.ended_at[i], limits[i])
+                for i, tokens in enumerate(new.tolist())]
 
-
-    def _generate_vllm(self, batch: list[tuple[list[int], int, tuple[str, ...], Any]]) -> list[list[int]]:
+    def _generate_vllm(self, batch: list[tuple[list[int], int, tuple[str, ...], Any]]) -> list[Sampled]:
         """The same round through TRL's vLLM back end (server or colocate), the stop strings kept in
-        the output. Needs a GPU: not tested here."""
+        the output, and vLLM's log-probs of the sampled tokens."""
         limits = [limit for _, limit, _, _ in batch]
         stops = sorted({stop for _, _, row_stops, _ in batch for stop in row_stops})
         saved = self.vllm.max_completion_length, self.vllm.generation_kwargs
@@ -131,14 +125,45 @@ class TurnSampler:
         if stops:
             self.vllm.generation_kwargs = {**(saved[1] or {}), "stop": stops, "include_stop_str_in_output": True}
         try:
-            _, completions, _, _ = self.vllm.generate([prefix for prefix, *_ in batch], None, num_generations=1)
+            _, completions, logprobs, _ = self.vllm.generate([prefix for prefix, *_ in batch], None,
+                                                             num_generations=1)
         finally:
             self.vllm.max_completion_length, self.vllm.generation_kwargs = saved
-        return [_until_end(list(tokens), self.tokenizer.eos_token_id, None, limit)
-                for tokens, limit in zip(completions, limits)]
+        return [_until_end(list(tokens), [_first(lp) for lp in row], self.stop_ids, None, limit)
+                for tokens, row, limit in zip(completions, logprobs or [[]] * len(completions), limits)]
 
 
-_PROBE = [{"role": "user", "content": "x"}, {"role": "assistant", "content": "y"}]
+def _first(entry: Any) -> float:
+    """The sampled token's log-prob of a vLLM entry (a top-k list whose first is the sampled one)."""
+    value = entry[0] if isinstance(entry, (list, tuple)) else entry
+    return float("nan") if value is None else float(value)
+
+
+class _LogProbs(LogitsProcessor):
+    """Records, for each row, the log-prob of the token sampled at each step under the processed
+    distribution (run last, after the warpers); one step's distribution is kept at a time."""
+
+    def __init__(self) -> None:
+        self.steps: list[torch.Tensor] = []
+        self._last: torch.Tensor | None = None
+
+    def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
+        self._take(input_ids[:, -1])
+        self._last = torch.log_softmax(scores.float(), dim=-1)
+        return scores
+
+    def _take(self, chosen: torch.Tensor) -> None:
+        if self._last is not None:
+            self.steps.append(self._last.gather(1, chosen.view(-1, 1)).squeeze(1))
+            self._last = None
+
+    def of(self, new: torch.Tensor) -> list[list[float]]:
+        """Per row, the log-probs of its new tokens (the last step's taken from the output)."""
+        if new.shape[1] > len(self.steps):
+            self._take(new[:, len(self.steps)])
+        if not self.steps:
+            return [[] for _ in range(new.shape[0])]
+        return torch.stack(self.steps, dim=1).tolist()
 
 
 class _StopStrings(StoppingCriteria):
@@ -183,27 +208,33 @@ class _Constrain(LogitsProcessor):
         return scores
 
 
-def _until_end(tokens: list[int], eos: int | None, stopped: int | None, limit: int) -> list[int]:
-    """A row's own tokens: through its end-of-turn token or stop string, within its budget."""
-    end = len(tokens)
-    if isinstance(eos, int) and eos in tokens:
-        end = tokens.index(eos) + 1
+def _until_end(tokens: list[int], logprobs: list[float], stop_ids: Sequence[int], stopped: int | None,
+               limit: int) -> Sampled:
+    """A row's own tokens and log-probs: through its end-of-turn token or stop string, within its budget."""
+    end = next((i + 1 for i, t in enumerate(tokens) if t in stop_ids), len(tokens))
     if stopped is not None:
         end = min(end, stopped)
-    return tokens[: min(end, limit)]
+    end = min(end, limit)
+    values = list(logprobs[:end])
+    return tokens[:end], values + [float("nan")] * (end - len(values))
 
 
-def _sampling_kwargs(args: Any) -> dict[str, Any]:
-    kwargs: dict[str, Any] = {"do_sample": True, "temperature": args.temperature, "top_p": args.top_p,
-                              "repetition_penalty": args.repetition_penalty}
+def _sampling(args: Any) -> tuple[dict[str, Any], list[LogitsProcessor]]:
+    """``generate``'s options and the warpers, in the order ``generate`` would apply them; passed
+    explicitly (``generate``'s own are switched off) so that the log-prob recorder runs after them."""
+    warpers: list[LogitsProcessor] = []
+    if args.temperature is not None and args.temperature != 1.0:
+        warpers.append(TemperatureLogitsWarper(args.temperature))
     if args.top_k:
-        kwargs["top_k"] = args.top_k
-    else:
-        kwargs["top_k"] = None
+        warpers.append(TopKLogitsWarper(top_k=args.top_k))
+    if args.top_p is not None and args.top_p < 1.0:
+        warpers.append(TopPLogitsWarper(top_p=args.top_p))
     if args.min_p is not None:
-        kwargs["min_p"] = args.min_p
+        warpers.append(MinPLogitsWarper(min_p=args.min_p))
+    kwargs: dict[str, Any] = {"do_sample": True, "temperature": 1.0, "top_p": 1.0, "top_k": None, "min_p": None,
+                              "repetition_penalty": args.repetition_penalty}
     kwargs.update(_as_dict(args.generation_kwargs))
-    return kwargs
+    return kwargs, warpers
 
 
 def _as_dict(value: Any) -> dict[str, Any]:

@@ -1,30 +1,29 @@
 """The ``agentgym`` agent loop: any agentgym env as a verl 0.9 multi-turn rollout.
 
-For each row the loop takes an env from the process pool (the row's ``extra_info`` names it),
-resets it to the row's task and alternates model turns with env steps, token in, token out, by
-the turn rules shared with the TRL rollout (``agentgym.integrations.turns``); this module holds
-verl's parts of them (its rollout server, Continuous Token builder, env pool and output):
+For each row the loop plays the env its ``extra_info`` names, reset to the row's task, token in,
+token out, by the rules every trainer shares: ``agentgym.integrations.rollouts`` (the env pool,
+the reset with verl's schedule clock, env calls on the env threads, typed failures) and
+``agentgym.integrations.turns`` (the turn rules); the tokens are the chat template's own
+(``chat_layout.ChatLayout``, the same as under TRL). This module holds verl's parts:
 
-* model tokens are appended as generated (loss mask 1), observations are tokenized one message
-  at a time through verl's Continuous Token builder (loss mask 0): the chat is never re-tokenized;
-* the loop stops when the env ends the episode, at verl's ``multi_turn.max_assistant_turns``, or
-  when the response-length budget is spent (each turn may use only the tokens left);
+* sampling is verl's rollout server, the env's stop strings in the engine's own terms; the
+  episode stops when the env ends it, at ``multi_turn.max_assistant_turns`` model turns, after
+  ``multi_turn.max_user_turns`` observations, or when the response-length budget is spent;
 * ``reward_score`` is the env's reward (its shaper's total with ``reward=``), so verl's reward
-  loop is skipped; ``extra_fields["reward_extra_info"]`` has the fixed-key breakdown
-  (``reward_info``) and ``extra_fields["agentgym"]`` says how the episode ended;
-* an env that raises fails the trajectory, not the worker: its tokens stay, with loss mask 0,
-  its score is ``failure_reward`` and the reason is kept (``agentgym.on_env_error: raise`` lets
-  verl fail the whole group instead);
+  loop is skipped; verl pays it on the last response token, which is always one the model
+  produced (the rules never end a stream on an added token); ``extra_fields["reward_extra_info"]``
+  has the fixed-key breakdown (``reward_info``) and ``extra_fields["agentgym"]`` says how the
+  episode ended;
+* a rollout that failed for a reason outside the model (the env raised, a retriever or judge did
+  not answer, a timeout) keeps its tokens with loss mask 0 and reports ``failed=1`` and its
+  ``failure``; agentgym's replay buffers leave it out of the batch, so no group baseline sees it
+  (``agentgym.on_env_error: raise`` lets verl fail the whole group instead);
 * an error that is the user's configuration (``ConfigError``, ``DataError``, a missing
   dependency) is not the model's doing: the trajectory carries it as ``agentgym.fatal`` and the
   replay buffer (``sampler.AgentGymReplayBuffer``) aborts the run at the step's first sample;
   later trajectories in the same worker fail fast with the same message;
-* each turn stops at the env's first complete action (``stops.TurnCut``, as the env declares
-  it): stop strings go to the rollout server and tokens after the action are cut; a stop string
-  inside ``<think>`` is not an action, so generation resumes there (unless the env reads tags in
-  thoughts, as Search-R1 does);
-* ``agentgym.layout: search-r1`` swaps the token bookkeeping for Search-R1's
-  (``search_r1_layout``); the turn rules stay the engine's.
+* ``num_turns`` counts as verl's ``ToolAgentLoop`` does (the prompt, model turns, observations),
+  and ``rollout.full_determinism`` gives verl's ``det-<priority>`` request ids.
 """
 
 from __future__ import annotations
@@ -48,39 +47,27 @@ from verl.experimental.agent_loop.agent_loop import (  # noqa: E402
 )
 
 from agentgym.integrations.verl import AGENT_NAME  # noqa: E402
-from agentgym.integrations.verl._compat import merge_observation  # noqa: E402
-from agentgym.integrations.verl.envs import (  # noqa: E402
-    ENV_POOL,
-    reset_options,
-    row_extra_info,
-    run_off_loop,
-    total_steps_of,
-    training_step_of,
-)
+from agentgym.integrations.chat_layout import ChatLayout, generation_eos_of  # noqa: E402
+from agentgym.integrations.rollouts import RolloutLayout, play_rollout  # noqa: E402
+from agentgym.integrations.verl.envs import ENV_POOL, clock_of, row_extra_info  # noqa: E402
 from agentgym.integrations.turns import (  # noqa: E402
     RolloutResult,
     TokenStream,
     TurnRules,
     episode_summary,
-    play_episode,
     score_episode,
 )
 from agentgym.integrations.reward_info import term_names_for  # noqa: E402
-from agentgym.integrations.search_r1_layout import SearchR1Layout, check_env  # noqa: E402
 from agentgym.integrations.verl.config import AgentGymConfig, EnvTask, decode_json_field  # noqa: E402
-from agentgym.integrations.stops import TurnCut, sampling_stop_params  # noqa: E402
+from agentgym.integrations.stops import sampling_stop_params  # noqa: E402
 
 __all__ = ["AgentGymAgentLoop"]
 
 logger = logging.getLogger(__name__)
 
 
-_MAX_RESUMES = 8  # generation resumed after a stop string inside <think>, at most this often per turn
 _FATAL: list[str] = []  # the first configuration error this process met (its trajectories fail fast)
-
-
-class _EnvFailure(Exception):
-    """An env call raised; carries the original error as its cause."""
+_LAYOUTS: dict[tuple[int, str, str], ChatLayout] = {}  # per tokenizer, role and template kwargs: built once
 
 
 @dataclass
@@ -102,71 +89,80 @@ class AgentGymAgentLoop(AgentLoopBase):
         super().__init__(*args, **kwargs)
         self.agentgym = AgentGymConfig.from_trainer_config(self.config)
         self.response_length = int(self.rollout_config.response_length)
-        self.max_assistant_turns = self.rollout_config.multi_turn.get("max_assistant_turns") or None
+        multi_turn = self.rollout_config.multi_turn
+        self.max_assistant_turns = multi_turn.get("max_assistant_turns") or None
+        self.max_user_turns = multi_turn.get("max_user_turns") or None
         self.rollout_name = str(self.rollout_config.get("name", "") or "")
-        self.cut = TurnCut()
+        self.full_determinism = bool(self.rollout_config.get("full_determinism", False))
+        self.layout = self._chat_layout()
+
+    def _chat_layout(self) -> ChatLayout:
+        template_kwargs = _as_dict(self.apply_chat_template_kwargs)
+        key = (id(self.tokenizer), self.agentgym.observation_role, repr(sorted(template_kwargs.items())))
+        layout = _LAYOUTS.get(key)
+        if layout is None:
+            model = self.config.actor_rollout_ref.get("model", None)
+            eos = generation_eos_of(model.get("path", None) if model is not None else None)
+            layout = _LAYOUTS[key] = ChatLayout(self.tokenizer, observation_role=self.agentgym.observation_role,
+                                                template_kwargs=template_kwargs, generation_eos=eos)
+        return layout
 
     async def run(self, sampling_params: dict[str, Any], **kwargs: Any) -> AgentLoopOutput:
-        rollout = _Rollout(messages=[dict(m) for m in (kwargs.get("raw_prompt") or [])])
-        # broken until proven otherwise: a cancelled rollout may leave a step running in a thread.
-        result, task, env, broken = RolloutResult(), None, None, True
+        request_id = f"det-{kwargs.get('priority', 0)}" if self.full_determinism else uuid4().hex
+        rollout = _Rollout(messages=[dict(m) for m in (kwargs.get("raw_prompt") or [])], request_id=request_id)
+        result, task = RolloutResult(), None
         extra_info = row_extra_info(kwargs)  # a Search-R1-prepared row is mapped onto SearchQA-v0
         try:
             if _FATAL:
-                raise _EnvFailure(_FATAL[0]) from _ConfigErrorSeen(_FATAL[0])
+                raise _ConfigErrorSeen(_FATAL[0])
             task = EnvTask.from_extra_info(extra_info, self.agentgym)
-            env = await self._env_call(rollout, ENV_POOL.acquire, task)
-            self.cut = TurnCut.of(env) if self.agentgym.stop_at_action else TurnCut()
-            if self.agentgym.layout == "search-r1":
-                check_env(env)
-            observation = await self._env_call(rollout, self._reset, env, task, kwargs.get("global_steps"))
-            rollout.messages = rollout.messages or [{"role": "user", "content": observation}]
-            rollout.token_ids = await self.ct_build_initial_tokens(rollout.messages)
-            await self._play(env, rollout, result, sampling_params)
-            broken = False
-        except Exception as exc:
-            broken = _is_env_error(exc)
-            cause = exc.__cause__ or exc
-            if broken and _is_fatal(cause):
-                result.error, result.stop_reason, result.fatal = _describe(cause), "config_error", True
-                if not _FATAL:
-                    _FATAL.append(result.error)
-                logger.error("agentgym: a configuration error, not the model's: %s", result.error)
-                if not _uses_v1(self.config):  # the legacy trainer fails the step on an exception
-                    raise cause from None
-            elif not broken or self.agentgym.on_env_error == "raise":
-                raise
-            else:
-                result.error, result.stop_reason = _describe(cause), "env_error"
-                logger.warning("agentgym env failed (%s); trajectory masked out", result.error)
-        finally:
-            if env is not None:
-                ENV_POOL.release(task, env, healthy=not broken)
-        if not rollout.token_ids:  # the env failed before the prompt was built
-            messages = rollout.messages or [{"role": "user", "content": ""}]
-            rollout.token_ids = await self.ct_build_initial_tokens(messages)
+        except Exception as exc:  # the row cannot be read: the run's configuration
+            result.fail(exc, during="reset")
+            result.fatal, result.stop_reason, result.cause = True, "config_error", exc
+        else:
+            rules = TurnRules(response_length=self.response_length, stop_ids=self.layout.stop_ids,
+                              end_of_turn=self.layout.end_of_turn, max_turns=self.max_assistant_turns,
+                              max_observations=self.max_user_turns)
+            started = time.perf_counter()
+            await play_rollout(self, task, rollout, result, pool=ENV_POOL, layout=self._rollout_layout(), rules=rules,
+                               clock=clock_of(_as_int(kwargs.get("global_steps")), self.config, self.agentgym),
+                               params=sampling_params, stop_at_action=self.agentgym.stop_at_action,
+                               pass_training_step=self.agentgym.pass_training_step,
+                               env_threads=self.agentgym.env_workers)
+            rollout.seconds["env"] = max(0.0, time.perf_counter() - started - rollout.seconds["generate"])
+        self._report(result)
+        if not rollout.token_ids:  # the row could not be read: a prompt to carry the failure
+            rollout.token_ids = self.layout.prompt_ids(rollout.messages or [{"role": "user", "content": ""}])
         step = _as_int(kwargs.get("global_steps"))
         for key in ("min_global_steps", "max_global_steps"):  # verl's V1 trainer reads both as ints
             if rollout.extra_fields.get(key) is None and step is not None:
                 rollout.extra_fields[key] = step
         return self._output(rollout, result, task, self._term_names(extra_info))
 
-    # -- the episode (the rules are agentgym.integrations.turns'; these are verl's parts) ------
-    async def _play(self, env: Any, rollout: _Rollout, result: RolloutResult, sampling_params: dict[str, Any]) -> None:
-        rules = TurnRules(response_length=self.response_length, eos_token_id=self.tokenizer.eos_token_id,
-                          cut=self.cut, max_turns=self.max_assistant_turns, max_resumes=_MAX_RESUMES)
-        host: Any = self
-        if self.agentgym.layout == "search-r1":
-            host = SearchR1Layout(self, self.tokenizer, rules, observation_role=self.agentgym.observation_role,
-                                  max_observation_tokens=self.agentgym.max_observation_tokens)
-            rules = host.rules
-        await play_episode(host, rules, env, rollout, result, sampling_params)
+    def _rollout_layout(self) -> RolloutLayout:
+        return RolloutLayout(self.layout, self.agentgym.layout, self.agentgym.max_observation_tokens)
 
+    def _report(self, result: RolloutResult) -> None:
+        """Log a failure; stop the process's later trajectories (and the legacy trainer) on a
+        configuration error; re-raise with ``on_env_error: raise``."""
+        if result.fatal:
+            if not _FATAL:
+                _FATAL.append(_describe(result.cause) if result.cause is not None else str(result.error))
+            result.error = _FATAL[0]
+            logger.error("agentgym: a configuration error, not the model's: %s", result.error)
+            if not _uses_v1(self.config) and result.cause is not None:  # the legacy trainer fails the step
+                raise result.cause
+        elif result.cause is not None and self.agentgym.on_env_error == "raise":
+            raise result.cause
+        elif result.failure is not None:
+            logger.warning("agentgym: %s (%s); trajectory left out of training", result.failure.reason.value,
+                           result.failure.message)
+
+    # -- the host: verl's rollout server (the rules are agentgym.integrations.turns') -------------
     async def sample(self, rollout: _Rollout, sampling_params: dict[str, Any], continued: list[int],
-                     max_tokens: int) -> tuple[list[int], list[float] | None]:
+                     max_tokens: int, stops: tuple[str, ...]) -> tuple[list[int], list[float] | None]:
         """One call to verl's rollout server, the stop strings in the engine's own terms."""
-        params = {**sampling_params, **sampling_stop_params(self.rollout_name, self.cut.stops),
-                  "max_tokens": max_tokens}
+        params = {**sampling_params, **sampling_stop_params(self.rollout_name, stops), "max_tokens": max_tokens}
         started = time.perf_counter()
         output = await self.server_manager.generate(
             request_id=rollout.request_id, prompt_ids=rollout.token_ids + continued, sampling_params=params)
@@ -174,58 +170,11 @@ class AgentGymAgentLoop(AgentLoopBase):
         _note_server_fields(rollout, output)
         return list(output.token_ids), (list(output.log_probs) if output.log_probs else None)
 
-    async def merge_assistant(self, rollout: _Rollout, tokens: list[int], logprobs: list[float] | None) -> None:
-        merge, mask, aligned = await self.ct_merge_assistant_token(
-            rollout.token_ids, tokens, rollout.response_mask,
-            rollout.logprobs if (rollout.logprobs or logprobs) else None, assistant_logprobs=logprobs)
-        rollout.token_ids, rollout.response_mask = merge.token_ids, mask
-        if aligned is not None:
-            rollout.logprobs = aligned
-
-    async def observe(self, rollout: _Rollout, observation: str) -> bool:
-        return await self._observe(rollout, observation)
-
-    async def step(self, rollout: _Rollout, env: Any, text: str) -> Any:
-        return await self._env_call(rollout, env.step, text)
-
     def decode(self, tokens: Any) -> str:
         return self.tokenizer.decode(tokens, skip_special_tokens=True)
 
-    async def _observe(self, rollout: _Rollout, observation: str) -> bool:
-        """Append the observation as one chat message; False when it leaves no room to answer."""
-        previous = list(rollout.messages)
-        updated = [*previous, {"role": self.agentgym.observation_role, "content": self._clip(observation)}]
-        merge, mask, aligned = await merge_observation(
-            self, previous, updated, rollout.token_ids, rollout.response_mask, rollout.logprobs or None)
-        if len(mask) >= self.response_length:
-            return False
-        rollout.messages, rollout.token_ids, rollout.response_mask = updated, merge.token_ids, mask
-        if rollout.logprobs and aligned is not None:
-            rollout.logprobs = aligned
-        return True
-
-    # -- env calls ---------------------------------------------------------------------------
-    async def _env_call(self, rollout: _Rollout, fn: Any, *args: Any) -> Any:
-        started = time.perf_counter()
-        try:
-            return await run_off_loop(fn, *args, max_workers=self.agentgym.env_workers)
-        except Exception as exc:
-            raise _EnvFailure(str(exc)) from exc
-        finally:
-            rollout.seconds["env"] += time.perf_counter() - started
-
-    def _reset(self, env: Any, task: EnvTask, global_steps: Any) -> str:
-        options = reset_options(task, self.agentgym, training_step_of(_as_int(global_steps)),
-                                total_steps_of(self.config, self.agentgym))
-        observation, _ = env.reset(seed=task.seed, options=options or None)
-        return observation
-
-    def _clip(self, text: str) -> str:
-        limit = self.agentgym.max_observation_chars
-        if limit is None or len(text) <= limit:
-            return text
-        half = (limit - 20) // 2
-        return f"{text[:half]} ...(truncated)... {text[-half:]}"
+    async def step(self, rollout: _Rollout, env: Any, text: str) -> Any:  # run by play_rollout on env threads
+        return env.step(text)
 
     # -- the output --------------------------------------------------------------------------
     def _term_names(self, extra_info: Any) -> tuple[str, ...]:
@@ -242,7 +191,7 @@ class AgentGymAgentLoop(AgentLoopBase):
                 terms: tuple[str, ...]) -> AgentLoopOutput:
         split = rollout.prompt_length
         prompt_ids, response_ids = rollout.token_ids[:split], rollout.token_ids[split:]
-        mask, logprobs = list(rollout.response_mask), list(rollout.logprobs) or None
+        mask, logprobs = list(rollout.response_mask), rollout.sampled_logprobs() if rollout.logprobs else None
         if not response_ids:  # verl puts the reward on the last response token: keep one, masked
             response_ids, mask = [self._filler_token()], [0]
             logprobs = [0.0] if logprobs is not None else None
@@ -254,7 +203,8 @@ class AgentGymAgentLoop(AgentLoopBase):
                  "agentgym": episode_summary(result, task.env_id if task else None)}
         return AgentLoopOutput(
             prompt_ids=prompt_ids, response_ids=response_ids, response_mask=mask, response_logprobs=logprobs,
-            reward_score=score, num_turns=len(rollout.messages), extra_fields=extra,
+            # as verl's ToolAgentLoop counts: the prompt, then every model turn and observation
+            reward_score=score, num_turns=result.num_turns + result.observations + 1, extra_fields=extra,
             metrics=AgentLoopMetrics(generate_sequences=rollout.seconds["generate"],
                                      tool_calls=rollout.seconds["env"], num_preempted=rollout.num_preempted))
 
@@ -288,19 +238,14 @@ def _describe(cause: BaseException) -> str:
     return f"{type(cause).__name__}: {cause}"
 
 
-def _is_fatal(cause: BaseException) -> bool:
-    """The user's configuration, not the model's text nor a flaky env: retrying cannot help."""
-    from agentgym.errors import ConfigError, DataError, DependencyNotInstalled, RemoteEnvError
+def _as_dict(node: Any) -> dict[str, Any]:
+    if node is None:
+        return {}
+    if isinstance(node, dict):
+        return dict(node)
+    from omegaconf import OmegaConf
 
-    if isinstance(cause, RemoteEnvError) and not isinstance(cause, (ConfigError, DataError)):
-        return False  # a server timing out or full is an env failure (masked, counted by the guard)
-    return isinstance(cause, (ConfigError, DataError, DependencyNotInstalled, ImportError, _ConfigErrorSeen))
-
-
-def _is_env_error(exc: BaseException) -> bool:
-    from agentgym.errors import AgentGymError
-
-    return isinstance(exc, (_EnvFailure, AgentGymError))
+    return dict(OmegaConf.to_container(node, resolve=True))
 
 
 def _uses_v1(config: Any) -> bool:

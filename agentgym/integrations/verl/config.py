@@ -20,20 +20,21 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agentgym._deprecated import RenamedKeys
 from agentgym._toolbox import plain, require_int
 from agentgym.errors import ConfigError
+from agentgym.integrations import rollouts
 from agentgym.integrations.verl._section import read_section, select
 from agentgym.registration import ENV_IDS
 
 __all__ = ["AgentGymConfig", "EnvTask", "decode_json_field"]
 
 _ROW_KEYS = RenamedKeys("verl row extra_info", {"query_index": "task_index"})
+_SECTION_KEYS = RenamedKeys("verl config agentgym", {"max_masked_share": "max_failed_share"})
 
 
 class AgentGymConfig(BaseModel):
@@ -54,10 +55,12 @@ class AgentGymConfig(BaseModel):
     max_observation_chars: int | None = Field(default=None, ge=16)
     """Observations longer than this are cut in the middle (None: never cut)."""
     on_env_error: Literal["mask", "raise"] = "mask"
-    """``mask``: a trajectory whose env raised keeps its tokens with loss mask 0, scores
-    ``failure_reward`` and reports ``env_failed=1``; ``raise``: let verl mark the group failed."""
+    """``mask``: a trajectory whose env raised keeps its tokens with loss mask 0, reports
+    ``failed=1`` with its typed failure, and the replay buffer leaves it out of the batch (and so
+    of its group's baseline); ``raise``: let verl mark the whole group failed."""
     failure_reward: float = 0.0
-    """Reward of a trajectory whose env raised (with ``on_env_error: mask``)."""
+    """``reward_score`` written for a failed trajectory (verl needs a number; the replay buffer
+    leaves the trajectory out of training, so no estimator sees it)."""
     unfinished_reward: float = 0.0
     """Reward of an episode cut by the response-length budget before the env ended it."""
     remote_url: str | None = None
@@ -83,9 +86,18 @@ class AgentGymConfig(BaseModel):
     ``max_observation_tokens``; no rollout log-probs (verl recomputes them, as Search-R1 does)."""
     max_observation_tokens: int = Field(default=500, ge=1)
     """With ``layout: search-r1``: each observation's tokens are cut to this many (Search-R1's ``max_obs_length``)."""
-    max_masked_share: float = Field(default=0.5, ge=0.0, le=1.0)
-    """Run-level guard: a training step whose share of masked trajectories (env failed, every
-    reward term abstained) exceeds this aborts the run with the counts and the first error."""
+    max_failed_share: float = Field(default=0.5, ge=0.0, le=1.0)
+    """The failure budget: when more than this share of the last ``failure_window`` trajectories
+    were left out of training (something outside the model failed, every reward term abstained, or
+    verl failed their group), the run aborts with the reasons, their counts and the first error.
+    1.0 never aborts. Its old name ``max_masked_share`` still reads, with a warning."""
+    failure_window: int = Field(default=256, ge=1)
+    """The trajectories the failure budget looks back over, across steps."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _renamed(cls, data: Any) -> Any:
+        return _SECTION_KEYS.apply(data) if isinstance(data, Mapping) else data
 
     @classmethod
     def from_trainer_config(cls, config: Any) -> AgentGymConfig:
@@ -93,21 +105,14 @@ class AgentGymConfig(BaseModel):
         return read_section(cls, select(config, "agentgym"))
 
 
-@dataclass(frozen=True)
-class EnvTask:
-    """The env and the episode one row asks for."""
-
-    env_id: str
-    env_kwargs: dict[str, Any] = field(default_factory=dict)
-    reset_options: dict[str, Any] = field(default_factory=dict)
-    seed: int | None = None
-    reward: Any = None
-    remote_url: str | None = None
-    remote_token: str | None = field(default=None, repr=False)
+class EnvTask(rollouts.EnvTask):
+    """The env and the episode one row asks for (``rollouts.EnvTask``, read from a verl row)."""
 
     @classmethod
     def from_extra_info(cls, extra_info: Mapping[str, Any] | None, config: AgentGymConfig | None = None) -> EnvTask:
-        """Read a row's ``extra_info``, with the run's ``agentgym`` config applied on top."""
+        """Read a row's ``extra_info``, with the run's ``agentgym`` config applied on top. A row must pin
+        its episode (a seed, ``task_index``, or a ``task_id``/``task`` reset option): the ``n``
+        trajectories of its GRPO group would otherwise play different tasks."""
         # None is a missing key: parquet files of 0.1 and 0.2 rows read together pad each other's keys with None.
         row = _ROW_KEYS.apply({k: v for k, v in dict(extra_info or {}).items() if v is not None})
         config = config or AgentGymConfig()
@@ -123,29 +128,13 @@ class EnvTask:
         if row.get("task_index") is not None:
             options["task_index"] = _int("extra_info.task_index", row["task_index"])
         seed = row.get("seed")
-        return cls(env_id, kwargs, options, None if seed is None else _int("extra_info.seed", seed), reward or None,
+        task = cls(env_id, kwargs, options, None if seed is None else _int("extra_info.seed", seed), reward or None,
                    config.remote_url, config.remote_token)
-
-    def env_key(self) -> str:
-        """Equal for tasks that can share an env instance (same id, kwargs and reward spec)."""
-        return json.dumps([self.env_id, self.env_kwargs, self.reward, self.remote_url], sort_keys=True, default=str)
-
-    def make(self) -> Any:
-        """A new env for the task: local, wrapped in ``ShapeReward`` when there is a reward spec
-        (so any env id can be shaped), or a ``RemoteEnv`` session on the env server."""
-        import gymnasium
-
-        if self.remote_url is not None:
-            from agentgym.remote import RemoteEnv
-
-            kwargs = {**self.env_kwargs, **({"reward": self.reward} if self.reward is not None else {})}
-            return RemoteEnv(self.remote_url, self.env_id, env_kwargs=kwargs, token=self.remote_token)
-        env = gymnasium.make(self.env_id, **self.env_kwargs)
-        if self.reward is None:
-            return env
-        from agentgym.rewards import ShapeReward
-
-        return ShapeReward(env, self.reward)
+        if not task.pinned:
+            raise ConfigError("extra_info", sorted(row), "a row that pins its episode: 'task_index', 'seed', or "
+                              "'reset_options' with 'task_id' or 'task' (`agentgym verl prepare` writes task_index), "
+                              "so that every trajectory of its GRPO group plays the same task")
+        return task
 
 
 def decode_json_field(value: Any) -> Any:

@@ -1,4 +1,4 @@
-"""Envs for the agent loop: a per-process pool of idle instances and a thread pool to run them.
+"""Envs for the agent loop: verl's rows read as tasks, the per-process env pool, verl's clock.
 
 Rows prepared by Search-R1 itself (``data_source``, ``prompt``, ``reward_model.ground_truth.target``,
 ``extra_info = {split, index}``, no ``env_id``) are accepted as they are: ``row_extra_info`` maps
@@ -7,96 +7,30 @@ question, id, prompt and gold answers played through the reset option ``task``. 
 comes from the run's ``agentgym.env_kwargs``, as for agentgym's own rows.
 
 verl makes one agent-loop object per trajectory, but building an env can be costly (the
-TravelPlanner world, a BM25 index), so instances are pooled per process and reused across
-trajectories with the same id, kwargs and reward spec. Resets and steps run on the process's env
-threads (``agentgym._env_threads``) so a slow env never blocks the worker's event loop, where every
-other trajectory's generation waits.
+TravelPlanner world, a BM25 index), so instances are pooled per process (``ENV_POOL``, an
+``agentgym.integrations.rollouts.EnvPool``) and reused across trajectories with the same id,
+kwargs and reward spec; ``rollouts.play_rollout`` runs resets and steps on the env threads.
 """
 
 from __future__ import annotations
 
 import json
-import threading
-from collections import defaultdict
-from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+from collections.abc import Mapping
+from typing import Any
 
-import gymnasium
-
-from agentgym._env_threads import run_in_env_thread
 from agentgym._toolbox import plain
+from agentgym.integrations.rollouts import Clock, EnvPool
 from agentgym.integrations.verl._section import select
-from agentgym.integrations.verl.config import AgentGymConfig, EnvTask
+from agentgym.integrations.verl.config import AgentGymConfig
 
-__all__ = ["EnvPool", "ENV_POOL", "run_off_loop", "row_extra_info", "SEARCH_R1_ROW_DEFAULTS",
-           "reset_options", "total_steps_of", "training_step_of"]
+__all__ = ["EnvPool", "ENV_POOL", "row_extra_info", "SEARCH_R1_ROW_DEFAULTS", "clock_of", "total_steps_of",
+           "training_step_of"]
 
 SEARCH_R1_ROW_DEFAULTS = {"env_id": "SearchQA-v0", "env_kwargs": {"action_format": "search-r1"}}
 """What a Search-R1-prepared row (no ``extra_info.env_id``) is played as."""
 
-T = TypeVar("T")
-
-
-class EnvPool:
-    """Idle env instances by ``EnvTask.env_key()``; an env is owned by one trajectory at a time."""
-
-    def __init__(self, max_idle_per_key: int = 256) -> None:
-        self.max_idle_per_key = max_idle_per_key
-        self._idle: dict[str, list[gymnasium.Env]] = defaultdict(list)
-        self._lock = threading.Lock()
-        self._make_locks: dict[str, threading.Lock] = defaultdict(threading.Lock)
-
-    def acquire(self, task: EnvTask) -> gymnasium.Env:
-        """An idle env for the task, or a new one (blocking: call it off the event loop)."""
-        key = task.env_key()
-        with self._lock:
-            idle = self._idle.get(key)
-            if idle:
-                return idle.pop()
-            make_lock = self._make_locks[key]
-        # One construction at a time per key: the first builds shared caches (the TravelPlanner
-        # world, a BM25 index) that concurrent first constructions would otherwise race to write.
-        with make_lock:
-            return task.make()
-
-    def release(self, task: EnvTask, env: gymnasium.Env, *, healthy: bool) -> None:
-        """Give the env back; an env that raised is closed instead, as its state is unknown."""
-        if healthy:
-            with self._lock:
-                idle = self._idle[task.env_key()]
-                if len(idle) < self.max_idle_per_key:
-                    idle.append(env)
-                    return
-        _close_quietly(env)
-
-    def clear(self) -> None:
-        """Close every idle env."""
-        with self._lock:
-            envs = [env for idle in self._idle.values() for env in idle]
-            self._idle.clear()
-        for env in envs:
-            _close_quietly(env)
-
-    def idle_count(self, task: EnvTask) -> int:
-        with self._lock:
-            return len(self._idle.get(task.env_key(), ()))
-
-
 ENV_POOL = EnvPool()
 """The pool the agent loop uses (one per Ray worker process)."""
-
-
-async def run_off_loop(fn: Callable[..., T], *args: Any, max_workers: int = 8) -> T:
-    """Run a blocking env call on the process's env threads (``agentgym._env_threads``: the rule
-    for which calls may share threads) and await its result."""
-    return await run_in_env_thread(fn, *args, max_workers=max_workers)
-
-
-def _close_quietly(env: gymnasium.Env) -> None:
-    try:
-        env.close()
-    except Exception:  # closing a broken env must not mask the error that broke it
-        pass
 
 
 def row_extra_info(row: Mapping[str, Any]) -> dict[str, Any]:
@@ -139,16 +73,9 @@ def _decoded(value: Any) -> Any:
     return value
 
 
-def reset_options(task: EnvTask, agentgym: AgentGymConfig, training_step: int | None,
-                  total_steps: int | None) -> dict[str, Any]:
-    """The row's reset options plus the training step and run length a scheduled reward needs
-    (the agent loop and ``--dry-run`` reset envs through this one function)."""
-    options = dict(task.reset_options)
-    if agentgym.pass_training_step and training_step is not None and task.reward is not None:
-        options["training_step"] = training_step
-        if total_steps is not None:
-            options["total_steps"] = total_steps
-    return options
+def clock_of(global_steps: int | None, config: Any, agentgym: AgentGymConfig) -> Clock:
+    """The schedule clock at verl's global step (the agent loop and ``--dry-run`` reset envs by it)."""
+    return Clock(training_step_of(global_steps), total_steps_of(config, agentgym))
 
 
 def training_step_of(global_steps: int | None) -> int | None:

@@ -2,12 +2,16 @@
 
 ``AgentGymReplayBuffer`` is verl's sync buffer plus a run-level audit of every training batch:
 
+* trajectories left out of training (something outside the model failed, every reward term
+  abstained) leave the batch, so verl's estimator, whichever it is, computes every group's
+  baseline over the rest: a failure never enters a baseline as a zero (``audit_batch``);
 * a trajectory carrying a configuration error (``agentgym.fatal``: a ``ConfigError``, a missing
   reward dependency) aborts the run with ``TrainingAborted`` and the original message;
-* when more than ``agentgym.max_masked_share`` (default 0.5) of a step's trajectories are masked
-  (env failed, every reward term abstained), or are missing because verl failed their group, the
-  run aborts with the counts and the first error: a step like that trains on next to nothing;
-* per-step metrics ``agentgym/trajectories``, ``agentgym/masked``, ``agentgym/masked_share``,
+* the failure budget (``rollouts.FailureBudget``): when more than ``agentgym.max_failed_share``
+  (default 0.5) of the last ``agentgym.failure_window`` trajectories were left out, or are missing
+  because verl failed their group, the run aborts with the reasons, their counts and the first error;
+* per-step metrics ``agentgym/failed/<reason>`` (shares of the step), ``agentgym/failed_share``
+  (over the window), ``agentgym/trajectories``, ``agentgym/masked``, ``agentgym/masked_share``,
   ``agentgym/env_failed``, ``agentgym/abstained``, ``agentgym/unfinished``, ``agentgym/failed_groups``,
   and how far behind the trajectories are, ``agentgym/schedule_lag/{mean,max}`` and
   ``agentgym/staleness/{mean,max}`` (``_staleness``).
@@ -57,7 +61,9 @@ from transfer_queue import KVBatchMeta  # noqa: E402
 from verl.trainer.ppo.v1.replay_buffer import ReplayBuffer, ReplayBufferAsync  # noqa: E402
 
 from agentgym.errors import ConfigError, TrainingAborted  # noqa: E402
+from agentgym.integrations.rollouts import FailureBudget  # noqa: E402
 from agentgym.integrations.verl.vspo import (  # noqa: E402
+    COPY_SEPARATOR,
     GroupStats,
     VSPOConfig,
     copy_index,
@@ -91,11 +97,14 @@ class _Audited:
         from agentgym.integrations.verl.config import AgentGymConfig
 
         self.agentgym = AgentGymConfig.from_trainer_config(sampler_kwargs)
+        self.budget = FailureBudget(self.agentgym.max_failed_share, self.agentgym.failure_window,
+                                    setting="agentgym.max_failed_share")
 
     def sample(self, global_steps: int, partition_id: str, batch_size: int) -> tuple[KVBatchMeta, dict]:
         batch, metrics = self._sample(global_steps, partition_id, batch_size)
         if partition_id != "val":
-            metrics = {**metrics, **audit_batch(batch, batch_size, global_steps, self.agentgym.max_masked_share)}
+            batch, audit = audit_batch(batch, batch_size, global_steps, self.budget)
+            metrics = {**metrics, **audit}
         return batch, metrics
 
     def _sample(self, global_steps: int, partition_id: str, batch_size: int) -> tuple[KVBatchMeta, dict]:
@@ -124,42 +133,71 @@ class AgentGymReplayBufferAsync(_Audited, ReplayBufferAsync):
         self._audit_setup(sampler_kwargs)
 
 
-def audit_batch(batch: KVBatchMeta, batch_size: int, global_steps: int, max_masked_share: float) -> dict[str, float]:
-    """The step's trajectory counts; raises ``TrainingAborted`` on a configuration error or on too
-    many masked trajectories. Copies (``~copy``) repeat their source and are not counted again."""
+def audit_batch(batch: KVBatchMeta, batch_size: int, global_steps: int,
+                budget: FailureBudget) -> tuple[KVBatchMeta, dict[str, float]]:
+    """The step's batch without the trajectories left out of training, and its counts.
+
+    A trajectory is left out when something outside the model failed (its typed ``failure``),
+    every reward term abstained, or it carries a configuration error; its keys leave the batch
+    (and the store), so verl's estimators compute every group's baseline over the rest: a failure
+    never enters a baseline as a zero. Raises ``TrainingAborted`` on a configuration error, when
+    the failure budget is spent, or when nothing is left. Copies (``~copy``) repeat their source:
+    counted once, dropped with it."""
     keys = [k for k in batch.keys if copy_index(k.split("_")[0]) == 0]
-    fields = _extra_fields(batch.partition_id, keys)
-    masked = failed = abstained = unfinished = 0
-    first_error, fatal = None, None
-    for extra in fields:
-        info, summary = extra.get("reward_extra_info") or {}, extra.get("agentgym") or {}
-        fatal = fatal or summary.get("fatal")
-        is_masked = bool(info.get("masked", info.get("env_failed", 0.0)))
-        masked += is_masked
-        failed += bool(info.get("env_failed", 0.0))
-        abstained += bool(info.get("abstained", 0.0))
-        unfinished += bool(info.get("truncated", 0.0)) and not is_masked
-        if first_error is None and is_masked:
-            first_error = summary.get("error") or ("every reward term abstained" if info.get("abstained") else None)
-    groups = {k.split("_")[0] for k in keys}
-    missing_groups = max(0, batch_size - len({k.split("_")[0] for k in batch.keys}))  # a copy fills its own slot
-    per_group = len(keys) / len(groups) if groups else 1.0
-    lost = masked + missing_groups * per_group
-    expected = len(keys) + missing_groups * per_group
-    share = lost / expected if expected else 0.0
+    fields = dict(zip(keys, _extra_fields(batch.partition_id, keys), strict=True))
+    reasons = {key: _left_out(extra) for key, extra in fields.items()}
+    fatal = next((extra["agentgym"]["fatal"] for extra in fields.values() if (extra.get("agentgym") or {}).get("fatal")),
+                 None)
     if fatal:
         raise TrainingAborted(f"step {global_steps}: a trajectory met a configuration error, not the model's "
                               f"doing; fix it and relaunch: {fatal}")
-    if share > max_masked_share:
-        raise TrainingAborted(
-            f"step {global_steps}: {lost:g} of {expected:g} trajectories are masked or missing "
-            f"(env failed {failed}, reward abstained {abstained}, groups failed in verl {missing_groups}), "
-            f"more than agentgym.max_masked_share={max_masked_share:g}; first error: {first_error}")
-    return {**_staleness(batch, global_steps), "agentgym/trajectories": float(len(keys)),
-            "agentgym/masked": float(masked), "agentgym/masked_share": float(share),
-            "agentgym/env_failed": float(failed),
-            "agentgym/abstained": float(abstained), "agentgym/unfinished": float(unfinished),
-            "agentgym/failed_groups": float(missing_groups)}
+    groups = {k.split("_")[0] for k in keys}
+    missing_groups = max(0, batch_size - len({k.split("_")[0] for k in batch.keys}))  # a copy fills its own slot
+    per_group = round(len(keys) / len(groups)) if groups else 1
+    first_error = next(((fields[k].get("agentgym") or {}).get("error") or reason for k, reason in reasons.items()
+                        if reason), None)
+    metrics = budget.record(list(reasons.values()), global_steps, first_error=first_error,
+                            extra={"group_failed_in_verl": missing_groups * per_group})
+    kept = [(key, tag) for key, tag in zip(batch.keys, batch.tags or [{}] * len(batch.keys), strict=True)
+            if not reasons.get(_source_key(key))]
+    if not kept:
+        raise TrainingAborted(f"step {global_steps}: every trajectory of the step was left out of training "
+                              f"({', '.join(sorted({r for r in reasons.values() if r}))}); first error: {first_error}")
+    dropped = [key for key in batch.keys if reasons.get(_source_key(key))]
+    if dropped:
+        tq.kv_clear(keys=dropped, partition_id=batch.partition_id)
+    infos = [extra.get("reward_extra_info") or {} for extra in fields.values()]
+    lost = sum(1 for r in reasons.values() if r) + missing_groups * per_group
+    expected = len(keys) + missing_groups * per_group
+    metrics.update({**_staleness(batch, global_steps), "agentgym/trajectories": float(len(keys)),
+                    "agentgym/masked": float(sum(1 for r in reasons.values() if r)),
+                    "agentgym/masked_share": lost / expected if expected else 0.0,
+                    "agentgym/env_failed": float(sum(bool(i.get("env_failed", 0.0)) for i in infos)),
+                    "agentgym/abstained": float(sum(bool(i.get("abstained", 0.0)) for i in infos)),
+                    "agentgym/unfinished": float(sum(bool(i.get("truncated", 0.0)) and not reasons[k]
+                                                     for k, i in zip(fields, infos))),
+                    "agentgym/failed_groups": float(missing_groups)})
+    return KVBatchMeta(partition_id=batch.partition_id, keys=[k for k, _ in kept], tags=[t for _, t in kept],
+                       fields=batch.fields, extra_info=batch.extra_info), metrics
+
+
+def _left_out(extra: dict[str, Any]) -> str | None:
+    """Why a trajectory is left out of training (``RolloutResult.left_out_reason``, as the loop wrote it)."""
+    info, summary = extra.get("reward_extra_info") or {}, extra.get("agentgym") or {}
+    if summary.get("fatal"):
+        return "config_error"
+    if summary.get("failure"):
+        return str(summary["failure"])
+    if info.get("masked", info.get("env_failed", 0.0)):
+        return "abstained" if info.get("abstained") else "env_error"
+    return None
+
+
+def _source_key(key: str) -> str:
+    """The original trajectory a key (or a copy's key, ``<uid>~copy<k>_...``) holds."""
+    uid, sep, rest = key.partition("_")
+    head, copy, tail = uid.rpartition(COPY_SEPARATOR)
+    return f"{head}{sep}{rest}" if copy and tail.isdigit() else key
 
 
 def _staleness(batch: KVBatchMeta, global_steps: int) -> dict[str, float]:

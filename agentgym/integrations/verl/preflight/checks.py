@@ -10,16 +10,23 @@ from typing import Any
 
 from omegaconf import OmegaConf
 
-__all__ = ["check_config", "check_mandatory", "check_registries", "check_agentgym", "check_vspo", "check_files",
-           "check_verl"]
+__all__ = ["check_config", "check_mandatory", "check_registries", "check_agentgym", "check_loop", "check_vspo",
+           "check_files", "check_verl", "SUPPORTED_ESTIMATORS", "AGENTGYM_BUFFERS"]
 
 _SAMPLED_ROWS = 64  # rows per data file whose env is built and reset
+
+SUPPORTED_ESTIMATORS = ("grpo", "vspo", "rloo", "gae", "reinforce_plus_plus")
+"""The estimators agentgym's loop is tested under (the reward on a sampled token, failed rollouts out
+of every baseline): group baselines and per-token returns alike."""
+AGENTGYM_BUFFERS = ("AgentGymReplayBuffer", "AgentGymReplayBufferAsync", "VSPOReplayBuffer", "VSPOReplayBufferAsync")
+"""The replay buffers that leave failed rollouts out of the batch (``sampler.audit_batch``)."""
+_VERL_TOOL_RESPONSE_LENGTH = 256  # verl's default multi_turn.max_tool_response_length, which its config always has
 
 
 def check_config(config: Any) -> list[str]:
     """Every problem found in a composed config, as one line each (empty: ready to launch)."""
     problems: list[str] = []
-    for check in (check_mandatory, check_registries, check_agentgym, check_vspo, check_files, check_verl):
+    for check in (check_mandatory, check_registries, check_agentgym, check_loop, check_vspo, check_files, check_verl):
         try:
             problems += check(config)
         except Exception as exc:  # a check that cannot run is itself a finding, not a crash
@@ -48,7 +55,8 @@ def check_registries(config: Any) -> list[str]:
         problems.append(f"actor_rollout_ref.rollout.agent.default_agent_loop={rollout.agent.default_agent_loop!r} "
                         f"is not a registered agent loop ({sorted(loops)})")
     estimator = config.algorithm.adv_estimator
-    if estimator not in ADV_ESTIMATOR_REGISTRY and estimator not in ("gae", "grpo"):
+    if estimator not in ADV_ESTIMATOR_REGISTRY and estimator not in ("gae", "grpo") \
+            and rollout.agent.default_agent_loop != "agentgym":  # check_loop names agentgym's own list
         problems.append(f"algorithm.adv_estimator={estimator!r} is not registered ({sorted(ADV_ESTIMATOR_REGISTRY)})")
     loss = config.actor_rollout_ref.actor.policy_loss.loss_mode
     if loss not in POLICY_LOSS_REGISTRY:
@@ -67,6 +75,34 @@ def check_agentgym(config: Any) -> list[str]:
 
         build_shaper(agentgym.reward)
     return []
+
+
+def check_loop(config: Any) -> list[str]:
+    """With the agentgym loop: verl options it would ignore, and the pieces the signal depends on."""
+    rollout = config.actor_rollout_ref.rollout
+    if rollout.agent.default_agent_loop != "agentgym":
+        return []
+    problems: list[str] = []
+    estimator = config.algorithm.adv_estimator
+    if estimator not in SUPPORTED_ESTIMATORS:
+        problems.append(f"algorithm.adv_estimator={estimator!r} is not one agentgym's loop supports "
+                        f"({', '.join(SUPPORTED_ESTIMATORS)})")
+    custom = (config.trainer.v1.sampler.get("custom_sampler") or {}) if config.trainer.use_v1 else {}
+    if not config.trainer.use_v1 or custom.get("name") not in AGENTGYM_BUFFERS:
+        problems.append(f"trainer.v1.sampler.custom_sampler.name={custom.get('name')!r}: agentgym's loop needs one of "
+                        f"its replay buffers ({', '.join(AGENTGYM_BUFFERS)}, path "
+                        "pkg://agentgym.integrations.verl.sampler, trainer.use_v1=true): they leave failed rollouts "
+                        "out of every group's baseline, where verl's would count them as zeros")
+    length = rollout.multi_turn.get("max_tool_response_length")
+    if length is not None and length != _VERL_TOOL_RESPONSE_LENGTH:
+        problems.append(f"actor_rollout_ref.rollout.multi_turn.max_tool_response_length={length} is not read by "
+                        "agentgym's loop: cut observations with agentgym.max_observation_chars (characters)")
+    reward = config.get("reward", {}) or {}
+    if (reward.get("custom_reward_function") or {}).get("path") or (reward.get("reward_model") or {}).get("enable"):
+        problems.append("reward.custom_reward_function / reward.reward_model is never called for agentgym rows: "
+                        "their env's reward spec scores them (agentgym.reward, or the rows' own); remove it, or "
+                        "write the reward as a spec (a custom term) in agentgym.reward")
+    return problems
 
 
 def check_vspo(config: Any) -> list[str]:

@@ -153,13 +153,14 @@ def play_row(row: dict[str, Any], agentgym: Any, *, training_step: int,
     """One short episode of a row, as the agent loop plays it: the env from ``extra_info`` (with the
     run's ``agentgym`` config), reset with the training step and run length, then one scripted final action.
     Returns the reward and the reward breakdown (None without a reward spec)."""
-    from agentgym.integrations.verl.envs import reset_options, row_extra_info
+    from agentgym.integrations.rollouts import Clock, reset_options
+    from agentgym.integrations.verl.envs import row_extra_info
     from agentgym.integrations.verl.config import EnvTask
 
     task = EnvTask.from_extra_info(row_extra_info(row), agentgym)
     env = task.make()
     try:
-        options = reset_options(task, agentgym, training_step, total_steps)
+        options = reset_options(task, Clock(training_step, total_steps), pass_training_step=agentgym.pass_training_step)
         env.reset(seed=task.seed, options=options or None)
         _, reward, terminated, truncated, info = env.step(_final_action(env, row))
     finally:
