@@ -7,6 +7,8 @@
 
 * ``rollouts``: the rollout record (``rollout_record``, ``Rollout``), bounded in bytes;
 * ``readers``: ``Rollouts.load`` for run folders, verl rollout dumps and agentgym's JSONL logs;
+* ``reshape``: the rollouts' episodes told what their env knows of each task (``TaskContexts``), and
+  ``shape_rollouts``, each shaped again at the training step it was played at;
 * ``ranks``: Spearman and Kendall rank correlations, ties as scipy ranks them;
 * ``signal``: the group statistics of one batch (``group_metrics``, the live figures trainers log);
 * ``comparison``: ``compare`` over specs and schedule steps, its table, JSON and thresholds;
@@ -22,6 +24,7 @@ _LAZY = {
     **dict.fromkeys(("Rollout", "rollout_record", "bound_infos", "MAX_INFO_BYTES", "RECORD_FORMAT"),
                     "agentgym.rewards.lab.rollouts"),
     **dict.fromkeys(("Rollouts",), "agentgym.rewards.lab.readers"),
+    **dict.fromkeys(("TaskContexts", "shape_rollouts"), "agentgym.rewards.lab.reshape"),
     **dict.fromkeys(("spearman", "kendall"), "agentgym.rewards.lab.ranks"),
     **dict.fromkeys(("SignalRow", "GroupStats", "group_stats", "group_metrics", "METRIC_PREFIX"),
                     "agentgym.rewards.lab.signal"),

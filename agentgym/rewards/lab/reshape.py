@@ -19,7 +19,7 @@ from agentgym.rewards.episode import Episode
 from agentgym.rewards.lab.rollouts import Rollout
 from agentgym.rewards.shaper import RewardBreakdown, Shaper
 
-__all__ = ["TaskContexts", "episodes_of", "shape_steps", "spec_label"]
+__all__ = ["TaskContexts", "episodes_of", "shape_steps", "shape_rollouts", "spec_label"]
 
 
 class TaskContexts:
@@ -93,6 +93,29 @@ def shape_steps(shaper: Shaper, episodes: Sequence[Episode], steps: Sequence[int
         if key not in shaped:
             shaped[key] = shaper.shape_batch(list(episodes), step, total_steps)
         out[step] = shaped[key]
+    return out
+
+
+def shape_rollouts(rollouts: Sequence[Rollout], spec: Any, *, env_id: str | None = None,
+                   env_kwargs: Mapping[str, Any] | None = None) -> list[RewardBreakdown]:
+    """Each rollout shaped again under ``spec`` at the training step it was played at (its
+    ``training_step`` of ``total_steps``): a rollout played under ``spec`` gets back its live total.
+    ``env_id`` and ``env_kwargs`` are as in :class:`TaskContexts`."""
+    from agentgym.rewards.shaper import build_shaper
+
+    shaper = build_shaper(spec)
+    contexts = TaskContexts(env_id, env_kwargs)
+    try:
+        episodes = episodes_of(rollouts, contexts)
+    finally:
+        contexts.close()
+    by_clock: dict[tuple[int | None, int | None], list[int]] = {}
+    for i, rollout in enumerate(rollouts):
+        by_clock.setdefault((rollout.training_step, rollout.total_steps), []).append(i)
+    out: list[Any] = [None] * len(rollouts)
+    for (step, total), indices in by_clock.items():
+        for i, breakdown in zip(indices, shaper.shape_batch([episodes[i] for i in indices], step, total)):
+            out[i] = breakdown
     return out
 
 

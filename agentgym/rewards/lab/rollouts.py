@@ -165,8 +165,10 @@ def bound_infos(infos: Sequence[Mapping[str, Any]], limit: int = MAX_INFO_BYTES)
 
 
 def _without_texts(step: dict[str, Any], final: bool = False) -> dict[str, Any]:
+    out = dict(step)
     result = step.get("tool_result")
-    out = {**step, "tool_result": {**result, "content": ""} if isinstance(result, dict) else result}
+    if isinstance(result, dict):
+        out["tool_result"] = {**result, "content": ""}
     if not final:
         out["extra"] = {}
     return out
