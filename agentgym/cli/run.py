@@ -19,7 +19,7 @@ from agentgym.agents.openai_chat import API_KEY_ENV_VAR, ChatAgentConfig
 from agentgym.cli._console import labeled, plain_console
 from agentgym.cli._options import parse_env_kwargs
 from agentgym.errors import AgentGymError, ConfigError
-from agentgym.runner.config import ImportedAgentConfig, GoldAgentConfig, RunConfig, default_out_dir
+from agentgym.runner.config import GoldAgentConfig, ImportedAgentConfig, PerturbedAgentConfig, RunConfig, default_out_dir
 from agentgym.runner.loop import RunOutcome, run_eval
 from agentgym.runner.records import EpisodeRecord
 from agentgym.runner.report import plot, render, summarize
@@ -34,8 +34,6 @@ OFFLINE_AGENTS = {
     "solver": ("agentgym.agents.scripted:solver_agent", ("TravelPlanner-v0",)),
     "first-listing": ("agentgym.agents.scripted:first_listing_agent", ("TravelPlanner-v0",)),
     "top-title": ("agentgym.agents.scripted:top_title_agent", ("SearchQA-v0", "SearchQA-LongForm-v0")),
-    # Any env that declares a reward-lab kit (TextEnv.reward_lab); the factory says so for one that does not.
-    "perturbed": ("agentgym.agents.scripted:perturbed_agent", ()),
 }
 
 _RENAMED_AGENTS = {"oracle": "solver", "reference": "gold"}
@@ -151,16 +149,18 @@ def _config(env_id: str, agent: str, base_url: str | None, model: str | None, ep
                                  param_hint="--agent")
     elif agent == "gold":
         agent_config, label = GoldAgentConfig(), "gold"
+    elif agent == "perturbed":  # any env that declares a reward-lab kit (TextEnv.reward_lab)
+        agent_config, label = PerturbedAgentConfig(), "perturbed"
     elif agent in OFFLINE_AGENTS:
         target, env_ids = OFFLINE_AGENTS[agent]
-        if env_ids and env_id not in env_ids:
+        if env_id not in env_ids:
             raise typer.BadParameter(f"the {agent} agent plays {' or '.join(env_ids)}, not {env_id}",
                                      param_hint="--agent")
         agent_config, label = dict(kind="import", target=target), agent
     elif re.fullmatch(r"[\w.]+:[\w.]+", agent):
         agent_config, label = dict(kind="import", target=agent), agent.rpartition(":")[2]
     else:
-        names = ["openai", "gold", *OFFLINE_AGENTS]
+        names = ["openai", "gold", "perturbed", *OFFLINE_AGENTS]
         close = difflib.get_close_matches(agent, names, n=1)
         hint = f"did you mean {close[0]}? " if close else ""
         raise typer.BadParameter(f"{agent!r} is not an agent: {hint}use one of {', '.join(names)}, or "

@@ -14,7 +14,8 @@ from agentgym._deprecated import alias, module_aliases, warn_renamed
 
 from agentgym.agents.openai_chat import ChatAgentConfig
 
-__all__ = ["RunConfig", "AgentConfig", "GoldAgentConfig", "ImportedAgentConfig", "default_out_dir"]
+__all__ = ["RunConfig", "AgentConfig", "GoldAgentConfig", "ImportedAgentConfig", "PerturbedAgentConfig",
+           "default_out_dir"]
 
 
 class _Frozen(BaseModel):
@@ -48,7 +49,24 @@ class ImportedAgentConfig(_Frozen):
         return {"kind": self.kind, "target": self.target}
 
 
-AgentConfig = Annotated[ChatAgentConfig | GoldAgentConfig | ImportedAgentConfig, Field(discriminator="kind")]
+class PerturbedAgentConfig(_Frozen):
+    """The reward lab's seeded source of groups (``agentgym.agents.PerturbedAgent``): each task's passing
+    answer, or that answer with failure edits and invalid calls; no model needed."""
+
+    kind: Literal["perturbed"] = "perturbed"
+    pass_rate: float = Field(0.3, ge=0, le=1)
+    """The share of episodes that play the passing answer unedited."""
+    invalid_rate: float = Field(0.3, ge=0, le=1)
+    """The share of episodes that make 1 or 2 invalid calls on the way."""
+    max_edits: int = Field(3, ge=1, le=20)
+    """The most failure edits an edited episode gets."""
+
+    def identity(self) -> dict[str, Any]:
+        return self.model_dump()
+
+
+AgentConfig = Annotated[ChatAgentConfig | GoldAgentConfig | ImportedAgentConfig | PerturbedAgentConfig,
+                        Field(discriminator="kind")]
 
 
 class RunConfig(_Frozen):

@@ -27,7 +27,7 @@ import httpx
 from agentgym.agents.base import Agent, function_tools, in_env_thread, play_episode
 from agentgym.agents.openai_chat import ChatAgentConfig, OpenAIChatAgent
 from agentgym.errors import ConfigError, ModelEndpointError
-from agentgym.runner.config import ImportedAgentConfig, GoldAgentConfig, RunConfig
+from agentgym.runner.config import GoldAgentConfig, ImportedAgentConfig, PerturbedAgentConfig, RunConfig
 from agentgym.runner.records import EpisodeRecord
 from agentgym.runner.store import ResultStore
 
@@ -203,6 +203,11 @@ def _agent_factory(config: RunConfig, client: httpx.AsyncClient) -> AgentFactory
         return travelplanner_gold_agent
     if isinstance(agent, ImportedAgentConfig):
         return import_factory(agent.target)
+    if isinstance(agent, PerturbedAgentConfig):
+        from agentgym.agents.scripted import PerturbedAgent
+
+        return lambda env: PerturbedAgent(env, pass_rate=agent.pass_rate, invalid_rate=agent.invalid_rate,
+                                          max_edits=agent.max_edits)
     raise TypeError(f"unknown agent config {agent!r}")
 
 

@@ -15,7 +15,7 @@ from agentgym.rewards.lab import Rollouts, compare
 from agentgym.rewards.lab.comparison import Threshold, parse_steps, parse_sweep
 from agentgym.runner import RunConfig, run_eval
 
-PERTURBED = {"kind": "import", "target": "agentgym.agents.scripted:perturbed_agent"}
+PERTURBED = {"kind": "perturbed"}
 
 
 def groups(path, env_id="TravelPlanner-v0", tasks=6, samples=4, **env_kwargs):

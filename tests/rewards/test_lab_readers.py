@@ -21,7 +21,7 @@ from agentgym.rewards.lab import MAX_INFO_BYTES, Rollout, Rollouts, bound_infos,
 from agentgym.rewards.lab.readers import VERL_COLUMN
 from agentgym.runner import RunConfig, run_eval
 
-PERTURBED = {"kind": "import", "target": "agentgym.agents.scripted:perturbed_agent"}
+PERTURBED = {"kind": "perturbed"}
 
 
 def played(env_id="SearchQA-v0", seed=0, task=0, **env_kwargs):
@@ -170,3 +170,13 @@ def test_the_infos_of_a_record_never_exceed_the_bound(steps, text, answer):
     kept, clipped = bound_infos(infos)
     assert sum(len(json.dumps(i, ensure_ascii=False).encode()) + 1 for i in kept) <= MAX_INFO_BYTES
     assert kept[-1]["action"] == "answer" and clipped == (kept != infos)
+
+
+def test_a_malformed_info_is_a_data_error_naming_the_rollout_when_it_is_shaped(tmp_path):
+    from agentgym.rewards.lab import compare
+
+    record = rollout_record("p", ["<answer>x</answer>"], [{"turn": "first", "action": "answer"}], group="g",
+                            task_id=None, env_id="SearchQA-v0")
+    (tmp_path / "log.jsonl").write_text(json.dumps(record) + "\n" + json.dumps({**record, "sample": 1}) + "\n")
+    with pytest.raises(DataError, match=r"rollout None/g/0 .*log\.jsonl:1\): infos\[0\] is not a step's info dict"):
+        compare(Rollouts.load(tmp_path), ["prs/short"])

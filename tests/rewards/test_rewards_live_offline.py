@@ -162,7 +162,7 @@ def run_and_reshape(tmp_path, env_id, spec, env_kwargs=None, tasks=3, samples=3)
     out = tmp_path / "run"
     config = RunConfig(env_id=env_id, env_kwargs=env_kwargs or {}, episodes=tasks * samples,
                        samples_per_task=samples, concurrency=2, reward=reward, out=out, fsync=False,
-                       agent={"kind": "import", "target": "agentgym.agents.scripted:perturbed_agent"})
+                       agent={"kind": "perturbed"})
     outcome = run_eval(config)
     assert outcome.complete and not outcome.failed
     rollouts = Rollouts.load(out)

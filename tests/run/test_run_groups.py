@@ -15,7 +15,7 @@ from agentgym.runner import RunConfig, default_out_dir, load_results, run_eval
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 runner = CliRunner()
-PERTURBED = {"kind": "import", "target": "agentgym.agents.scripted:perturbed_agent"}
+PERTURBED = {"kind": "perturbed"}
 
 
 def play(out, env_id="TravelPlanner-v0", episodes=6, samples=3, **fields):

@@ -32,14 +32,14 @@ def plot_comparison(comparison: Any, path: Path) -> Path | None:
     hbars(axes[0][1], {"Spearman": {n: r.stats.spearman for n, r in zip(names, comparison.results)},
                        "Kendall tau-b": {n: r.stats.kendall for n, r in zip(names, comparison.results)}},
           names=names, xlabel="rank correlation of total with outcome, within groups where both vary",
-          title="honesty: does a higher reward mean a better outcome?")
-    axes[0][1].legend(fontsize=8, loc="lower right")
+          title="")
+    _header(axes[0][1], "honesty: does a higher reward mean a better outcome?")
     hbars(axes[1][0], {"mean |advantage|": {n: r.stats.mean_abs_adv for n, r in zip(names, comparison.results)},
                        "inverted pairs": {n: _share(r.stats.inversions, r.stats.pairs)
                                           for n, r in zip(names, comparison.results)}},
           names=names, xlabel="GRPO's mean |advantage| (std-normalised); share of pairs paying the better outcome less",
-          title="signal per rollout, and its inversions")
-    axes[1][0].legend(fontsize=8, loc="lower right")
+          title="")
+    _header(axes[1][0], "signal per rollout, and its inversions")
     _term_variance(axes[1][1], comparison, names)
     shown = ", ".join(comparison.sources[:3]) + (", ..." if len(comparison.sources) > 3 else "")
     fig.suptitle(f"reward lab: {comparison.rollouts} rollouts in {comparison.groups} groups ({shown})", fontsize=11)
@@ -65,8 +65,7 @@ def _zero_variance(ax: Any, comparison: Any, names: list[str]) -> None:
     top = max([0.0, *(r.stats.zero_var for r in comparison.results if not math.isnan(r.stats.zero_var))])
     ax.set_xlim(0, max(10.0, 100 * top * 1.25))
     ax.set_xlabel("groups whose rewards are all equal (zero advantage, no gradient), %")
-    ax.set_title("zero-variance groups, by outcome", fontsize=10, loc="left", pad=18)
-    ax.legend(fontsize=8, loc="lower right", bbox_to_anchor=(1.0, 1.0), ncol=3, frameon=False)
+    _header(ax, "zero-variance groups, by outcome")
     ax.grid(axis="x", alpha=0.3)
 
 
@@ -91,6 +90,12 @@ def _term_variance(ax: Any, comparison: Any, names: list[str]) -> None:
     ax.set_title("where the signal comes from, term by term", fontsize=10, loc="left")
     if terms:
         ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+
+
+def _header(ax: Any, title: str) -> None:
+    """A left title with the legend above the axes, where it covers no bar."""
+    ax.set_title(title, fontsize=10, loc="left", pad=18)
+    ax.legend(fontsize=8, loc="lower right", bbox_to_anchor=(1.0, 1.0), ncol=3, frameon=False)
 
 
 def plot_probes(report: Any, path: Path) -> Path | None:

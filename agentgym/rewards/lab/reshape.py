@@ -10,12 +10,14 @@ training steps and shapes once where the schedule gives the same weights.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
+from agentgym.core.types import StepInfo
 from agentgym.errors import AgentGymError, ConfigError, DataError
-from agentgym.rewards.episode import Episode
+from agentgym.rewards.episode import Episode, step_info
 from agentgym.rewards.lab.rollouts import Rollout
 from agentgym.rewards.shaper import RewardBreakdown, Shaper
 
@@ -52,6 +54,8 @@ class TaskContexts:
             except ConfigError as exc:
                 raise DataError(f"rollout {rollout.key}: {env_id} built with {kwargs or 'no kwargs'} has no task "
                                 f"{rollout.task_id!r} ({exc}); pass the env kwargs it was played with") from None
+            if callable(found.get("evaluate")):  # a group's samples often submit the same answer
+                found = {**found, "evaluate": _remembered(found["evaluate"])}
             self._contexts[(key, rollout.task_id)] = found
         return found
 
@@ -78,8 +82,54 @@ class TaskContexts:
 
 
 def episodes_of(rollouts: Sequence[Rollout], contexts: TaskContexts) -> list[Episode]:
-    """Each rollout's episode as the reward terms score it (reusable across specs: inputs are read once)."""
-    return [rollout.episode(**contexts(rollout)) for rollout in rollouts]
+    """Each rollout's episode as the reward terms score it (reusable across specs: inputs are read once).
+
+    Its steps are read from the infos when a term first asks for them: specs that score only the
+    final report (TravelPlanner's presets) never read the tool steps."""
+    return [Episode(_Steps(rollout), actions=rollout.actions, prompt=rollout.prompt, **contexts(rollout))
+            for rollout in rollouts]
+
+
+class _Steps(Sequence[StepInfo]):
+    """A rollout's infos as ``StepInfo``, each read on first use; a malformed one names the rollout."""
+
+    def __init__(self, rollout: Rollout) -> None:
+        self._rollout, self._steps = rollout, [None] * len(rollout.infos)
+
+    def __len__(self) -> int:
+        return len(self._steps)
+
+    @overload
+    def __getitem__(self, index: int) -> StepInfo: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[StepInfo]: ...
+
+    def __getitem__(self, index: int | slice) -> StepInfo | list[StepInfo]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        found = self._steps[index]
+        if found is None:
+            try:
+                found = self._steps[index] = step_info(self._rollout.infos[index])
+            except Exception as exc:  # pydantic's ValidationError, or an info that is no dict
+                raise DataError(f"rollout {self._rollout.key}: infos[{index}] is not a step's info dict "
+                                f"({type(exc).__name__}: {str(exc)[:200]})") from None
+        return found
+
+    def __iter__(self) -> Iterator[StepInfo]:
+        return (self[i] for i in range(len(self)))
+
+
+def _remembered(evaluate: Callable[[Any, str], Any]) -> Callable[[Any, str], Any]:
+    """``evaluate`` remembering its reports by (answer, evaluator) for one task (answers are text or None)."""
+    cached = lru_cache(maxsize=4096)(evaluate)
+
+    def call(answer: Any, evaluator: str) -> Any:
+        if answer is not None and not isinstance(answer, str):
+            return evaluate(answer, evaluator)
+        return cached(answer, evaluator)
+
+    return call
 
 
 def shape_steps(shaper: Shaper, episodes: Sequence[Episode], steps: Sequence[int | None],
