@@ -15,6 +15,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, overload
 
+from pydantic import ValidationError
+
 from agentgym.core.types import StepInfo
 from agentgym.errors import AgentGymError, ConfigError, DataError
 from agentgym.rewards.episode import Episode, step_info
@@ -109,11 +111,14 @@ class _Steps(Sequence[StepInfo]):
             return [self[i] for i in range(*index.indices(len(self)))]
         found = self._steps[index]
         if found is None:
+            info = self._rollout.infos[index]
             try:
-                found = self._steps[index] = step_info(self._rollout.infos[index])
-            except Exception as exc:  # pydantic's ValidationError, or an info that is no dict
-                raise DataError(f"rollout {self._rollout.key}: infos[{index}] is not a step's info dict "
-                                f"({type(exc).__name__}: {str(exc)[:200]})") from None
+                found = self._steps[index] = step_info(info)
+            except ValidationError as exc:
+                first = exc.errors(include_url=False, include_input=False)[0]
+                where = ".".join(str(p) for p in first["loc"]) or "the dict"
+                raise DataError(f"rollout {self._rollout.key}: infos[{index % len(self)}] is not a step's info dict "
+                                f"({where}: {first['msg']})") from None
         return found
 
     def __iter__(self) -> Iterator[StepInfo]:
