@@ -159,8 +159,8 @@ def compare(rollouts: Rollouts | Sequence[Any], specs: Sequence[Any], *, steps: 
         specs: anything ``build_shaper`` takes: preset names, dicts, YAML/JSON text, paths, shapers.
         steps: the training steps to shape at (default: 0).
         total_steps: the run's length, for specs whose schedule is in fractions of it.
-        env_id, env_kwargs: the env of rollouts that name none, and kwargs that replace the recorded
-            ones (e.g. where the data lives on this machine).
+        env_id: the env of rollouts that name none.
+        env_kwargs: kwargs that replace the recorded ones (e.g. where the data lives on this machine).
         labels: how the output names each spec (default: the preset name, file, or spec ``name``).
         worst: widest inversions kept per (spec, step).
     """

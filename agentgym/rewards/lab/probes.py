@@ -145,9 +145,12 @@ def probe(env_id: str, specs: Sequence[Any], *, tasks: int = 10, env_kwargs: Map
         specs: anything ``build_shaper`` takes.
         tasks: how many of the env's tasks (``task_index`` 0, 1, ...) to probe.
         env_kwargs: the env's kwargs (never ``reward``: shaping is offline).
-        probes, probe_file: probes of your own, as functions or a JSONL file (module docstring).
+        probes: probes of your own, by name (module docstring).
+        probe_file: a JSONL file of probes of your own (module docstring).
         builtin: include the env's own suite.
-        step, total_steps: the training step to shape at (a scheduled spec's clock).
+        step: the training step to shape at (a scheduled spec's clock).
+        total_steps: the run's length, for a schedule in fractions of it.
+        labels: how the output names each spec (default: the preset name, file, or spec ``name``).
     """
     import gymnasium
 

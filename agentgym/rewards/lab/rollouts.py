@@ -118,8 +118,12 @@ def rollout_record(prompt: str, actions: Sequence[str], infos: Sequence[Mapping[
         group: the group the rollout was drawn in (a trainer's prompt uid, a run's task number).
         sample: its index in the group.
         task_id: the task it played (``StepInfo.task_id``; read from the infos when not given).
-        env_id, env_kwargs: the env (``reward`` is left out of its kwargs: the lab shapes afresh).
-        seed, training_step, total_steps, total: how it was played and what it was paid.
+        env_id: the env it was played on.
+        env_kwargs: the env's kwargs (``reward`` is left out: the lab shapes afresh).
+        seed: the seed the env was reset with.
+        training_step: the training step its reward was shaped at.
+        total_steps: the run's length, for a schedule in fractions of it.
+        total: the reward it was paid.
     """
     steps = list(infos)
     if steps and steps[0].get("action") == "reset" and steps[0].get("turn") == 0:
