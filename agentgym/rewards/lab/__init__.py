@@ -21,7 +21,8 @@ See ``docs/reward-lab.md``.
 from agentgym._lazy import lazy_names as _lazy_names
 
 _LAZY = {
-    **dict.fromkeys(("Rollout", "rollout_record", "bound_infos", "MAX_INFO_BYTES", "RECORD_FORMAT"),
+    **dict.fromkeys(("Rollout", "rollout_record", "bound_infos", "RecordedEnv", "RecordingPool", "MAX_INFO_BYTES",
+                     "RECORD_FORMAT"),
                     "agentgym.rewards.lab.rollouts"),
     **dict.fromkeys(("Rollouts",), "agentgym.rewards.lab.readers"),
     **dict.fromkeys(("TaskContexts", "shape_rollouts"), "agentgym.rewards.lab.reshape"),

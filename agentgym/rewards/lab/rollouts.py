@@ -8,6 +8,10 @@ holds its fields), the agentgym verl loop (a column of verl's rollout dump) and 
                             group="step12-7", sample=2, env_id="TravelPlanner-v0")
     rollout = Rollout.from_record(record)      # what Rollouts.load gives back
 
+or lets the env note them as it plays: ``RecordedEnv(env)`` (or ``RecordingPool(pool)`` around a
+trainer's env pool) keeps the first observation, the actions and the infos; ``.record(group=...)``
+builds the record.
+
 The step infos are bounded: a record keeps at most ``MAX_INFO_BYTES`` of them (JSON, UTF-8), and
 says ``clipped: true`` when it had to cut (see :func:`bound_infos`). Nothing agentgym's envs
 write comes near the limit (a 30-step TravelPlanner episode is about 30 kB).
@@ -25,7 +29,8 @@ from agentgym._toolbox import clip
 from agentgym.rewards.episode import Episode, outcome_of
 from agentgym.rewards.shaper import RewardBreakdown
 
-__all__ = ["Rollout", "rollout_record", "bound_infos", "MAX_INFO_BYTES", "RECORD_FORMAT"]
+__all__ = ["Rollout", "rollout_record", "bound_infos", "RecordedEnv", "RecordingPool", "MAX_INFO_BYTES",
+           "RECORD_FORMAT"]
 
 MAX_INFO_BYTES = 256 * 1024
 """The most bytes a record's step infos take, JSON-encoded in UTF-8; past it they are cut (``clipped``)."""
@@ -192,3 +197,52 @@ def _clipped_answer(answer: Any, chars: int) -> Any:
 
 def _size(steps: Sequence[Any]) -> int:
     return sum(len(json.dumps(s, ensure_ascii=False).encode("utf-8")) + 1 for s in steps)
+
+
+class RecordedEnv:
+    """An env that notes what its rollout record needs as a trainer plays it: the first observation,
+    each action and each step's info (everything else is the env's own)."""
+
+    def __init__(self, env: Any) -> None:
+        self.env = env
+        self.prompt: str | None = None
+        self.actions: list[str] = []
+        self.infos: list[dict[str, Any]] = []
+
+    @property
+    def unwrapped(self) -> Any:
+        return getattr(self.env, "unwrapped", self.env)
+
+    def reset(self, **kwargs: Any) -> Any:
+        observation, info = self.env.reset(**kwargs)
+        self.prompt, self.actions, self.infos = str(observation), [], []
+        return observation, info
+
+    def step(self, action: str) -> Any:
+        stepped = self.env.step(action)
+        self.actions.append(str(action))
+        self.infos.append(stepped[4])
+        return stepped
+
+    def record(self, **fields: Any) -> dict[str, Any]:
+        """The rollout record of the episode played so far (``fields`` as :func:`rollout_record` takes them)."""
+        return rollout_record(self.prompt or "", self.actions, self.infos, **fields)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.env, name)
+
+
+class RecordingPool:
+    """A trainer's env pool (``acquire(task)``, ``release(task, env, healthy=)``) whose env, while one rollout
+    plays it, is a :class:`RecordedEnv`: ``pool.env.record(...)`` after the rollout. One per rollout."""
+
+    def __init__(self, pool: Any) -> None:
+        self.pool = pool
+        self.env: RecordedEnv | None = None
+
+    def acquire(self, task: Any) -> RecordedEnv:
+        self.env = RecordedEnv(self.pool.acquire(task))
+        return self.env
+
+    def release(self, task: Any, env: Any, *, healthy: bool) -> None:
+        self.pool.release(task, env.env if isinstance(env, RecordedEnv) else env, healthy=healthy)
