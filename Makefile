@@ -5,9 +5,12 @@ VENV := .venv
 DEMO_STAMP := $(VENV)/.installed-demo
 TEST_STAMP := $(VENV)/.installed-test
 # Extras the suite needs beyond the demo's: add an integration's extra here when its tests need it.
-TEST_EXTRAS ?= dev,verl,trl
+TEST_EXTRAS ?= dev,verl,trl,tinker,skyrl
+# verifiers pins mcp==2.0.0, the `mcp` and `dev` extras mcp==2.3.0: its tests get their own venv.
+VERIFIERS_VENV := .venv-verifiers
+VERIFIERS_STAMP := $(VERIFIERS_VENV)/.installed-verifiers
 
-.PHONY: demo test install-test bench clean
+.PHONY: demo test install-test install-verifiers test-verifiers bench clean
 
 $(DEMO_STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,7 +22,15 @@ $(DEMO_STAMP): pyproject.toml
 # wheels); verl's tests run on CPU. ~3 min fresh.
 $(TEST_STAMP): $(DEMO_STAMP)
 	$(VENV)/bin/python -m pip install --quiet -e ".[$(TEST_EXTRAS)]" "torch==2.13.0"
+	# tinker-cookbook 0.6.1 declares tml-renderers>=0.4.1, which the package index does not serve: the
+	# `tinker` extra holds its other dependencies, and the cookbook itself comes without its own.
+	$(VENV)/bin/python -m pip install --quiet --no-deps "tinker-cookbook==0.6.1"
 	touch $(TEST_STAMP)
+
+$(VERIFIERS_STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VERIFIERS_VENV)
+	$(VERIFIERS_VENV)/bin/python -m pip install --quiet -e ".[verifiers]" "pytest>=8"
+	touch $(VERIFIERS_STAMP)
 
 demo: $(DEMO_STAMP)  ## the main job: play TravelPlanner and SearchQA episodes offline, print and plot results
 	$(VENV)/bin/agentgym demo
@@ -29,7 +40,12 @@ install-test: $(TEST_STAMP)  ## what the test suite and the benchmarks need, on 
 test: $(TEST_STAMP)  ## the whole test suite
 	$(VENV)/bin/python -m pytest
 
-bench: $(TEST_STAMP)  ## the benchmarks (generate a full-scale world on first run)
+install-verifiers: $(VERIFIERS_STAMP)  ## the verifiers adapter's own venv (verifiers pins mcp==2.0.0)
+
+test-verifiers: $(VERIFIERS_STAMP)  ## the verifiers adapter's tests, in their own venv
+	$(VERIFIERS_VENV)/bin/python -m pytest -p no:cacheprovider tests/integrations/test_verifiers.py
+
+bench: $(TEST_STAMP) $(VERIFIERS_STAMP)  ## the benchmarks (generate a full-scale world on first run)
 	$(VENV)/bin/python benchmarks/bench_travelplanner_tools.py
 	$(VENV)/bin/python benchmarks/bench_evaluator.py
 	$(VENV)/bin/python benchmarks/bench_rewards.py
@@ -37,11 +53,14 @@ bench: $(TEST_STAMP)  ## the benchmarks (generate a full-scale world on first ru
 	$(VENV)/bin/python benchmarks/bench_searchqa.py
 	$(VENV)/bin/python benchmarks/bench_searchqa_retrieve.py
 	$(VENV)/bin/python benchmarks/bench_server.py
+	$(VENV)/bin/python benchmarks/bench_flood.py
 	$(VENV)/bin/python benchmarks/bench_run_resume.py
 	$(VENV)/bin/python benchmarks/bench_cli_startup.py
 	$(VENV)/bin/python benchmarks/bench_degenerate_actions.py
 	$(VENV)/bin/python benchmarks/bench_memory.py --episodes 30000
 	$(VENV)/bin/python benchmarks/bench_step_info.py
+	$(VENV)/bin/python benchmarks/bench_integrations.py --only "shared driver" skyrl-gym tinker-cookbook
+	$(VERIFIERS_VENV)/bin/python benchmarks/bench_integrations.py --only "shared driver" verifiers
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) $(VERIFIERS_VENV) build *.egg-info

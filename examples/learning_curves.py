@@ -8,7 +8,7 @@ trained on the env's text, sampling constrained to well-formed actions) as is an
 that must learn less: rewards shuffled across each batch, and (TravelPlanner) observation tokens
 left in the loss. It prints each arm's reward and behaviour at the start and the end (means of
 the first and last 3 steps), the seed-to-seed spread and the CPU time, and draws the curves (mean
-over seeds, each seed thin). Needs ``agentgym[trl,plot]``.
+over seeds, each seed thin). Needs ``agentgym-rl[trl,plot]``.
 
 * ``searchqa``: ``trl_searchqa``, 20 steps; the behaviour is searching, then answering;
 * ``travelplanner``: ``trl_travelplanner``, 12 steps; the behaviour is the share of tool calls the

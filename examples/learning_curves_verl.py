@@ -2,7 +2,7 @@
 
 Reproduces docs/img/learning_verl.png (about 25 s of CPU per seed and arm, plus imports)::
 
-    pip install 'agentgym[verl,plot]'
+    pip install 'agentgym-rl[verl,plot]'
     python examples/learning_curves_verl.py                      # seeds 0 1 2, 10 steps
     python examples/learning_curves_verl.py --seeds 0 --out /tmp/curves.png
 

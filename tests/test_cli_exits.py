@@ -23,14 +23,14 @@ def test_a_missing_extra_has_one_exit_status(monkeypatch, capsys):
     import agentgym.integrations.verl as verl
 
     def missing() -> None:
-        raise DependencyNotInstalled("training needs verl: pip install 'agentgym[verl]'")
+        raise DependencyNotInstalled("training needs verl: pip install 'agentgym-rl[verl]'")
 
     monkeypatch.setattr(verl, "require_verl", missing)
     train = _exit_status(monkeypatch, capsys, "train", "grpo")
     monkeypatch.setitem(sys.modules, "uvicorn", None)  # import uvicorn now raises ImportError
     serve = _exit_status(monkeypatch, capsys, "serve")
     assert train[0] == serve[0] == cli.EXIT_MISSING_EXTRA
-    assert "agentgym[verl]" in train[1] and "agentgym[server]" in serve[1]
+    assert "agentgym-rl[verl]" in train[1] and "agentgym-rl[server]" in serve[1]
 
 
 def test_python_dash_m_agentgym_runs_the_cli():

@@ -7,7 +7,7 @@ env, retriever, HTTP client or plotting code. ``tests/test_cli.py`` checks that 
 matches its command's docstring.
 
 Help and messages are plain text (no Rich markup), so square brackets such as
-``agentgym[plot]`` or ``[min, max]`` print as written.
+``agentgym-rl[plot]`` or ``[min, max]`` print as written.
 """
 
 from __future__ import annotations

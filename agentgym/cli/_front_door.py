@@ -10,7 +10,8 @@ import typer
 
 from agentgym.cli.serve import _presets
 
-__all__ = ["Presets", "EnvKwargs", "RewardPresets", "Imports", "EnvCalls", "EnvWorkers", "front_door_fields"]
+__all__ = ["Presets", "EnvKwargs", "RewardPresets", "Imports", "EnvCalls", "EnvWorkers", "MaxRequestBytes",
+           "front_door_fields"]
 
 Presets = Annotated[Path | None, typer.Option(help="The operator's env presets (as agentgym serve's).")]
 EnvKwargs = Annotated[list[str] | None, typer.Option(
@@ -21,6 +22,7 @@ Imports = Annotated[list[str] | None, typer.Option(
     "--import", help="Module to import first, e.g. one that registers your own envs (repeat).")]
 EnvCalls = Annotated[str, typer.Option(help="Where env calls run (as agentgym serve's).")]
 EnvWorkers = Annotated[int | None, typer.Option(help="Worker processes for --env-calls processes.")]
+MaxRequestBytes = Annotated[int, typer.Option(help="Largest request body or message (413), as agentgym serve's.")]
 
 
 def front_door_fields(env_id: str, presets: Path | None, env_kwarg: list[str] | None,

@@ -195,7 +195,7 @@ def _report(config: RunConfig, outcome: RunOutcome, console: Console, draw_plot:
     if draw_plot and records:
         drawn = plot(records, summary, config.out / "summary.png", title=title)
         if drawn is None:
-            console.print("no plot: matplotlib is not installed (pip install 'agentgym[plot]')")
+            console.print("no plot: matplotlib is not installed (pip install 'agentgym-rl[plot]')")
     console.print(f"results: {config.out / 'results.jsonl'}\nsummary: {config.out / 'summary.json'}"
                   + (f"\nplot:    {drawn}" if drawn is not None else "")
                   + (f"\nsubmission for `agentgym eval travelplanner -s`: {submission}" if submission else ""),

@@ -45,7 +45,7 @@ def make_env(env_id: str, kwargs: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
     """The env and what a client needs to know about it (limits, action format, tool schemas)."""
     try:
         with _MAKE_LOCK:  # one construction at a time: a first one builds what envs share (agentgym._env_threads)
-            env = gymnasium.make(env_id, **kwargs)
+            env = _make(env_id, kwargs)
     except Exception as exc:
         kind, message, details = env_error(exc)
         raise _ApiError(kind, message, **details) from None
@@ -65,6 +65,18 @@ def make_env(env_id: str, kwargs: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
         "stops_in_thoughts": bool(getattr(unwrapped, "stops_in_thoughts", False)),
     }
     return env, description
+
+
+def _make(env_id: str, kwargs: dict[str, Any]) -> Any:
+    # Clients send a scheduled reward's clock with each reset (the server has no run of its own):
+    # the reward is the ShapeReward wrapper, which asks for a run length at reset, not at make.
+    reward = kwargs.get("reward")
+    if reward is None:
+        return gymnasium.make(env_id, **kwargs)
+    from agentgym.rewards import ShapeReward
+
+    rest = {k: v for k, v in kwargs.items() if k not in ("reward", "total_steps")}
+    return ShapeReward(gymnasium.make(env_id, **rest), reward, total_steps=kwargs.get("total_steps"))
 
 
 def reset_reply(env: Any, seed: int | None, options: dict[str, Any] | None) -> tuple[int, bytes]:

@@ -7,13 +7,22 @@
         result = await env.reset(seed=0, options={"task_index": 3})
         result = await env.step(AgentgymAction(text="CitySearch[Texas]"))
 
-Needs ``pip install 'agentgym[openenv]'`` (``openenv-core``, OpenEnv's core package). Each OpenEnv
+Needs ``pip install 'agentgym-rl[openenv]'`` (``openenv-core``, OpenEnv's core package). Each OpenEnv
 session (one WebSocket) is one agentgym session of ``EnvServer``, so env calls run where
 ``agentgym serve`` runs them (worker processes by default), under its limits and deadlines; a
 client picks among the operator's presets and sets only the bounded options
 (``agentgym.server.boundary``), passed as ``reset`` arguments: ``preset``, ``env_kwargs``,
 ``options`` and ``seed``. OpenEnv's protocol has no authentication: serve it on loopback or
 behind a proxy that checks tokens.
+
+OpenEnv's HTTP routes build a fresh environment for each request and close it after, so HTTP
+``/reset`` plays a reset and HTTP ``/step`` a one-step episode: it resets first, with the
+request's ``seed``, ``options``, ``preset`` and ``env_kwargs`` (extra fields of OpenEnv's step
+request), then steps. HTTP request bodies get ``agentgym serve``'s cap, pace and byte budget
+(``max_request_bytes``: 413, 408, 429/503); WebSocket messages are capped at
+``max_request_bytes`` by uvicorn. A refused option or a failed env call answers its status
+(400 ``ConfigError``, 503 ``ServerFull``...) with ``{"detail": message, "error": {"type",
+"message"}}``, over HTTP as its error message over WebSocket: never a 500 and a traceback.
 """
 
 from __future__ import annotations
@@ -27,9 +36,10 @@ from typing import Any
 
 from pydantic import Field
 
-from agentgym.errors import ConfigError, DependencyNotInstalled
-from agentgym.remote.protocol import error_from_reply
+from agentgym.errors import AgentGymError, ConfigError, DependencyNotInstalled
+from agentgym.remote.protocol import STATUS_OF, error_from_reply
 from agentgym.server.app import EnvServer
+from agentgym.server.budget import read_body
 from agentgym.server.config import ServerConfig, takes_config
 from agentgym.server.jobs import _ApiError
 from agentgym.server.sessions import Session
@@ -38,8 +48,9 @@ try:
     from openenv.core import EnvClient
     from openenv.core.client_types import StepResult
     from openenv.core.env_server import Action, Environment, Observation, State, create_app
+    from starlette.responses import JSONResponse
 except ImportError:  # pragma: no cover - the message is the point
-    raise DependencyNotInstalled("the OpenEnv front door needs openenv-core; pip install 'agentgym[openenv]'") from None
+    raise DependencyNotInstalled("the OpenEnv front door needs openenv-core; pip install 'agentgym-rl[openenv]'") from None
 
 __all__ = ["AgentgymAction", "AgentgymObservation", "AgentgymState", "AgentgymEnvironment", "AgentgymEnvClient",
            "create_openenv_app"]
@@ -101,10 +112,12 @@ class AgentgymEnvironment(Environment[AgentgymAction, AgentgymObservation, Agent
                                     preset=self._session.description.get("preset"))
         return AgentgymObservation(text=reply["observation"], info=reply["info"])
 
-    async def step_async(self, action: AgentgymAction, timeout_s: float | None = None,
-                         **kwargs: Any) -> AgentgymObservation:
-        if self._session is None:
-            raise ConfigError("step", "before reset", "a reset first: it opens the session's env")
+    async def step_async(self, action: AgentgymAction, timeout_s: float | None = None, request_id: str | None = None,
+                         **reset_args: Any) -> AgentgymObservation:
+        if self._session is None:  # OpenEnv's HTTP /step: a fresh environment, so a one-step episode
+            await self.reset_async(**reset_args)
+        elif reset_args:
+            raise ConfigError("step", sorted(reset_args), "an action only: this session's episode is under way")
         status, body = await _call(self.server.step_session(self._session, action.text))
         reply = _reply(status, body)
         self._state.step_count += 1
@@ -160,6 +173,8 @@ def create_openenv_app(config: ServerConfig, env_id: str) -> Any:
         raise ConfigError("env_id", env_id, list(server.env_ids))
     app = create_app(functools.partial(AgentgymEnvironment, server, env_id), AgentgymAction, AgentgymObservation,
                      env_name=env_id, max_concurrent_envs=config.max_sessions)
+    app.add_exception_handler(AgentGymError, _error_response)
+    app.add_middleware(_BodyLimits, server=server)
     openenv_lifespan = app.router.lifespan_context
 
     @contextlib.asynccontextmanager
@@ -170,6 +185,64 @@ def create_openenv_app(config: ServerConfig, env_id: str) -> Any:
     app.router.lifespan_context = lifespan
     app.state.server = server
     return app
+
+
+class _BodyLimits:
+    """ASGI middleware: an HTTP request's body read as ``agentgym serve`` reads one (its size, pace,
+    deadline and byte budget), then handed to OpenEnv's routes."""
+
+    def __init__(self, app: Any, server: EnvServer) -> None:
+        self.app, self.server = app, server
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["method"] in ("GET", "HEAD"):
+            return await self.app(scope, receive, send)
+        declared = dict(scope["headers"]).get(b"content-length")
+        config, hold = self.server.config, self.server.budget.hold("anonymous")
+        try:
+            if declared is not None and not declared.isdigit():
+                raise _ApiError("BadRequest", "Content-Length is not a number")
+            body = await read_body(_chunks(receive), None if declared is None else int(declared), hold,
+                                   limit=config.max_request_bytes, timeout_s=config.body_timeout_s,
+                                   min_bytes_per_s=config.min_body_bytes_per_s)
+        except _ApiError as refused:
+            hold.release()
+            headers = {**(refused.headers or {}), "Connection": "close"}  # the rest of the body goes unread
+            return await JSONResponse(_error_json(refused.kind, refused.message), refused.status, headers)(
+                scope, receive, send)
+        replayed = False
+
+        async def replay() -> dict[str, Any]:
+            nonlocal replayed
+            if replayed:
+                return await receive()
+            replayed = True
+            return {"type": "http.request", "body": bytes(body), "more_body": False}
+
+        try:
+            await self.app(scope, replay, send)
+        finally:
+            hold.release()
+
+
+async def _chunks(receive: Any) -> AsyncIterator[bytes]:
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":  # the client went away: what came is all there is
+            return
+        yield message.get("body", b"")
+        if not message.get("more_body"):
+            return
+
+
+def _error_response(request: Any, exc: AgentGymError) -> JSONResponse:
+    kind = type(exc).__name__
+    status = getattr(exc, "status", None) or STATUS_OF.get(kind, 500)
+    return JSONResponse(_error_json(kind, str(exc)), status)
+
+
+def _error_json(kind: str, message: str) -> dict[str, Any]:
+    return {"detail": message, "error": {"type": kind, "message": message}}
 
 
 async def _call(coroutine: Any) -> Any:

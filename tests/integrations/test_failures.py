@@ -179,12 +179,13 @@ def trl_run(tmp_path_factory, retriever):
     import torch
 
     from agentgym.envs.searchqa.retrievers import HttpRetriever
-    from agentgym.integrations.trl.train import EnvPart, build_run, load_recipe, policy
+    from agentgym.integrations.trl.train import EnvPart, build_run, load_model, load_recipe, load_tokenizer
 
     torch.manual_seed(0)
     dropping = failing_infra.DroppingRetriever(drop_every=3)
     recipe = load_recipe("trl_searchqa", ["tasks.count=4"])
-    tokenizer, model = policy(recipe)  # learnt on the env's text before the infrastructure starts failing
+    tokenizer = load_tokenizer(recipe)
+    model = load_model(recipe, tokenizer)  # learnt on the env's text before the infrastructure starts failing
     kwargs = {**recipe.env.kwargs, "retriever": HttpRetriever(dropping.url, retries=0), "crash_every": 4}
     recipe = recipe.model_copy(update={"env": EnvPart(id=failing_infra.ENV_ID, kwargs=kwargs)})
     failing_infra.FlakySearchQA.restart_count()
@@ -237,10 +238,11 @@ def test_trl_task_dataset_pins_the_task_its_reset_drew():
 
 
 def test_trl_stops_training_at_a_100_percent_failure_rate(tmp_path, retriever):
-    from agentgym.integrations.trl.train import EnvPart, build_run, load_recipe, policy
+    from agentgym.integrations.trl.train import EnvPart, build_run, load_model, load_recipe, load_tokenizer
 
     recipe = load_recipe("trl_searchqa", ["tasks.count=2"])
-    tokenizer, model = policy(recipe)
+    tokenizer = load_tokenizer(recipe)
+    model = load_model(recipe, tokenizer)
     recipe = recipe.model_copy(update={"env": EnvPart(id=failing_infra.ENV_ID,
                                                       kwargs={**recipe.env.kwargs, "crash_every": 1})})
     trainer, _ = build_run(recipe, tokenizer=tokenizer, model=model, grpo={"output_dir": str(tmp_path), "max_steps": 2, "disable_tqdm": True,

@@ -150,7 +150,7 @@ def test_a_fractional_schedule_never_fails_for_lack_of_total_steps():
     reward = "planner_r1/curriculum"
     step, total = schedule_clock(_trainer(5, 0), reward)  # outside train(): no run length anywhere
     assert total is not None and total > step
-    env = gymnasium.make("TravelPlanner-v0", reward=reward)
+    env = gymnasium.make("TravelPlanner-v0", reward=reward, total_steps=total)  # as the rollout builds it
     env.reset(options={"task_index": 0, "training_step": step, "total_steps": total})
     *_, info = env.step("Finish[[]]")
     assert info["reward"]["training_step"] == step

@@ -66,7 +66,8 @@ def submit(plan: list, how: str) -> str:
        action_format=st.sampled_from(["react", "json"]), mode=st.sampled_from(["tool-use", "sole-planning"]),
        how=st.sampled_from(["finish", "answer", "finish_tool"]), drop_days=st.integers(0, 2))
 def test_travelplanner_live_and_offline_shaping_agree(seed, preset, action_format, mode, how, drop_days):
-    env = gymnasium.make("TravelPlanner-v0", reward=preset, action_format=action_format, mode=mode)
+    env = gymnasium.make("TravelPlanner-v0", reward=preset, action_format=action_format, mode=mode,
+                         total_steps=SCHEDULE["total_steps"])
     env.reset(seed=seed, options=dict(SCHEDULE))
     actions = gold_plan_actions(env.unwrapped.task, action_format, tools=mode == "tool-use")
     plan = plan_of(actions[-1])

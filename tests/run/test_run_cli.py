@@ -208,7 +208,7 @@ def test_the_no_plot_hint_keeps_its_brackets(tmp_path, monkeypatch):
     monkeypatch.setattr(agentgym._plotting, "pyplot", lambda: None)
     result = run("--agent", "gold", "--episodes", "1", "--out", str(tmp_path), "--quiet")
     assert result.exit_code == 0
-    assert "no plot: matplotlib is not installed (pip install 'agentgym[plot]')" in result.output
+    assert "no plot: matplotlib is not installed (pip install 'agentgym-rl[plot]')" in result.output
     assert "plot:" not in result.output.replace("no plot:", "")
 
 

@@ -90,12 +90,14 @@ def test_a_curriculum_reward_takes_total_steps_from_the_episodes(tmp_path):
     assert len(records) == 2 and "failed" not in result.output
 
 
-def test_a_curriculum_without_total_steps_fails_at_reset_not_at_the_last_step():
+def test_a_curriculum_without_total_steps_fails_at_make_or_at_reset_never_at_the_last_step():
     import gymnasium
 
-    from agentgym import ConfigError
+    from agentgym import ConfigError, ShapeReward
 
-    env = gymnasium.make("TravelPlanner-v0", reward="planner_r1/curriculum")
+    with pytest.raises(ConfigError, match="total_steps"):
+        gymnasium.make("TravelPlanner-v0", reward="planner_r1/curriculum")
+    env = ShapeReward(gymnasium.make("TravelPlanner-v0"), "planner_r1/curriculum")  # the clock comes with resets
     with pytest.raises(ConfigError, match="total_steps"):
         env.reset(seed=0)
     env.reset(seed=0, options={"training_step": 1, "total_steps": 10})

@@ -12,7 +12,7 @@ import json
 import gymnasium
 import pytest
 
-pytest.importorskip("openenv.core", reason="the OpenEnv front door needs openenv-core: pip install 'agentgym[openenv]'")
+pytest.importorskip("openenv.core", reason="the OpenEnv front door needs openenv-core: pip install 'agentgym-rl[openenv]'")
 
 from openenv.core import GenericEnvClient  # noqa: E402
 from server_helpers import settings  # noqa: E402
@@ -78,3 +78,78 @@ def test_openenv_keeps_the_trust_boundary(openenv_server):
             assert "Question:" in result.observation["text"]
 
     asyncio.run(main())
+
+
+# -- OpenEnv's HTTP routes (issue 30, item 5) -------------------------------------------------
+@pytest.fixture
+def server_log():
+    """What uvicorn and the server logged while the test ran (uvicorn's loggers do not reach the root's)."""
+    import logging
+
+    records: list[logging.LogRecord] = []
+    handler = logging.Handler()
+    handler.emit = records.append
+    loggers = [logging.getLogger(name) for name in ("uvicorn.error", "agentgym.server")]
+    for logger in loggers:
+        logger.addHandler(handler)
+    yield records
+    for logger in loggers:
+        logger.removeHandler(handler)
+
+
+def test_http_step_plays_a_one_step_episode(openenv_server):
+    """OpenEnv's HTTP /step builds a fresh environment per request; it answered 500 (step before reset)."""
+    import httpx
+
+    local = gymnasium.make("SearchQA-v0")
+    local.reset(seed=3, options={"task_index": 2})
+    action = f"<answer>{local.unwrapped.task.golden_answers[0]}</answer>"
+    observation, reward, terminated, truncated, info = local.step(action)
+    reply = httpx.post(openenv_server["SearchQA-v0"] + "/step", timeout=30,
+                       json={"action": {"text": action}, "seed": 3, "options": {"task_index": 2}})
+    assert reply.status_code == 200, reply.text
+    body = reply.json()
+    assert body["observation"]["text"] == observation and body["reward"] == reward == 1.0 and body["done"]
+    assert body["observation"]["info"]["report"] == json.loads(json.dumps(info["report"]))
+
+
+@pytest.mark.parametrize(("route", "body", "field"), [
+    ("/reset", {"env_kwargs": {"retriever": "http://169.254.169.254/"}}, "retriever"),
+    ("/reset", {"options": {"cache_dir": "/tmp"}}, "options.cache_dir"),
+    ("/reset", {"preset": "not-a-preset"}, "preset"),
+    ("/reset", {"sead": 0}, "reset"),
+    ("/step", {"action": {"text": "x"}, "env_kwargs": {"tasks": "/etc/passwd"}}, "tasks"),
+])
+def test_http_refusals_are_400_naming_the_field_without_a_traceback(openenv_server, server_log, route, body, field):
+    """They answered 500 with a traceback in the log (WebSocket answered them cleanly)."""
+    import httpx
+
+    reply = httpx.post(openenv_server["SearchQA-v0"] + route, json=body, timeout=30)
+    assert reply.status_code == 400, reply.text
+    error = reply.json()["error"]
+    assert error["type"] == "ConfigError" and error["message"].startswith(f"{field}=") and reply.json()["detail"]
+    assert not [r for r in server_log if r.exc_info], [r.getMessage() for r in server_log]
+
+
+def test_http_bodies_get_serves_cap(openenv_server):
+    """One 200 MB POST /reset was read whole (the server went from 347 to 709 MB)."""
+    import socket
+
+    import httpx
+
+    host, port = openenv_server["SearchQA-v0"].removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=5) as sock:
+        sock.sendall(b"POST /reset HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                     b"Content-Length: 200000000\r\n\r\n" + b'{"seed": ' + b" " * 60_000)
+        reply = sock.recv(65536)
+    assert reply.startswith(b"HTTP/1.1 413") and b"max_request_bytes" in reply
+
+    def streamed():
+        yield b'{"seed": 0, "options": {"task": "'
+        for _ in range(200):  # 10 MB without a Content-Length, past the 8 MiB cap
+            yield b"x" * 50_000
+        yield b'"}}'
+
+    refused = httpx.post(openenv_server["SearchQA-v0"] + "/reset", content=streamed(), timeout=30)
+    assert refused.status_code == 413 and "max_request_bytes" in refused.json()["detail"]
+    assert httpx.post(openenv_server["SearchQA-v0"] + "/reset", json={"seed": 0}, timeout=30).status_code == 200

@@ -57,6 +57,9 @@ alias("SearchQAEnv attribute", "protocol", "action_format")
 alias("SearchQAEnv kwarg", "protocol", "action_format")
 AnswerJudge = Callable[[str, str, Sequence[str]], "float | None"]
 _INFO_ANSWER_CHARS = 2000  # info keeps logs small; the model's own text has the whole answer
+SEARCH_R1_QUERY_CHARS = 10_000
+"""The longest query ``search-r1`` sends (``max_query_chars``): a 500-token turn (Search-R1's
+``max_response_length``) rarely holds more, and e5 reads only 256 tokens of a query."""
 
 
 class SearchQAEnv(TextEnv):
@@ -74,7 +77,9 @@ class SearchQAEnv(TextEnv):
     (docs/searchqa.md lists the rules and the quirks): its prompt (or a Search-R1 row's own);
     the turn cut after the first ``</search>`` (else ``</answer>``), ``<think>`` being plain
     text, and the first case-sensitive ``<search>``/``<answer>`` acted on; no size limit on a
-    turn or a query; its fixed invalid-action observation; an empty answer ends the episode;
+    turn; the query sent to the retriever cut to ``max_query_chars`` (10,000 characters: the one
+    difference from Search-R1, which sends it whole); its fixed invalid-action observation; an
+    empty answer ends the episode;
     ``max_turns`` turns with searches, then one final turn in which a search is not run;
     passages rendered from the corpus's raw ``contents``; an empty ``<information></information>``
     on no hits; observations cut to ``max_observation_tokens`` tokens of ``tokenizer`` (an
@@ -119,7 +124,8 @@ class SearchQAEnv(TextEnv):
     query, ``search_limit``, ``retriever_failed``, ``multiple_answers``, ``action_too_long``,
     ``unknown_tool``...), and
     in ``extra``: ``query``, ``passage_ids``, ``scores``, ``searches_used``, ``answer``,
-    ``answer_blocks``, ``parse_notes``, ``retriever_error``.
+    ``answer_blocks``, ``parse_notes``, ``retriever_error``, ``query_cut_from`` (``search-r1``: the
+    length of a query cut to ``max_query_chars``).
 
     ## Arguments
     * ``tasks``: a FlashRAG/Search-R1 question file (jsonl, json, parquet), rows, ``QATask``
@@ -139,7 +145,8 @@ class SearchQAEnv(TextEnv):
     * ``reward``: a reward preset name or spec (None: the ``metric`` is the reward).
     * ``top_k`` (3), ``max_searches`` (4), ``max_turns`` (10; 4 with ``search-r1``, whose meaning differs:
       see Action formats), ``passage_chars`` (1000, per passage text), ``max_query_chars`` (1000, per
-      search string; not with ``search-r1``), ``max_action_chars`` (1,000,000; none with ``search-r1``
+      search string, a longer one refused; with ``search-r1`` 10,000, a longer one cut to it before
+      it is sent), ``max_action_chars`` (1,000,000; none with ``search-r1``
       unless given).
     * ``synthetic_size`` (``small``, ``default``, ``large`` or an int of passages) and
       ``synthetic_seed`` (0): the embedded world. ``index_dir``, ``cache_dir``: where the BM25
@@ -168,7 +175,7 @@ class SearchQAEnv(TextEnv):
 
     def __init__(self, *, tasks: Any = None, corpus: Any = None, retriever: Retriever | str | None = None,
                  action_format: str = "tags", metric: str = "em", top_k: int = 3, max_searches: int = 4,
-                 max_turns: int | None = None, passage_chars: int = 1000, max_query_chars: int = 1000,
+                 max_turns: int | None = None, passage_chars: int = 1000, max_query_chars: int | None = None,
                  max_action_chars: int | None = None, tokenizer: Any = None, max_observation_tokens: int = 500,
                  scoring: str | None = None,
                  synthetic_size: str | int = "default", synthetic_seed: int = 0, bm25: str = "bm25s",
@@ -181,6 +188,8 @@ class SearchQAEnv(TextEnv):
         require_positive_int("max_turns", max_turns)
         if max_action_chars is None:  # Search-R1 reads a turn of any length (in one linear pass)
             max_action_chars = sys.maxsize if search_r1 else 1_000_000
+        if max_query_chars is None:  # search-r1 cuts instead of refusing: an 8 MB query costs seconds of BM25
+            max_query_chars = SEARCH_R1_QUERY_CHARS if search_r1 else 1000
         # Search-R1's max_turns=N: N turns that act, then a final turn in which a search is not run.
         super().__init__(max_turns=max_turns + 1 if search_r1 else max_turns,
                          max_action_chars=max_action_chars, render_mode=render_mode)
@@ -323,8 +332,9 @@ class SearchQAEnv(TextEnv):
             error = ActionError(code=ErrorCode.SEARCH_LIMIT, message="The final turn's search is not run.")
             return "search", ("", 0.0, False, self._info(action="tool", error=error,
                                                          extra={"query": clip(parsed.query, 300)}))
-        if isinstance(parsed, Search):
-            return "search", self._search(parsed.query, {})  # the whole query, as Search-R1 sends it
+        if isinstance(parsed, Search):  # the query as Search-R1 sends it, up to max_query_chars
+            cut = {"query_cut_from": len(parsed.query)} if len(parsed.query) > self.max_query_chars else {}
+            return "search", self._search(parsed.query[:self.max_query_chars], cut)
         self._answer = parsed.text
         extra = {"answer": clip(parsed.text, _INFO_ANSWER_CHARS), "answer_blocks": 1}
         return "answer", ("", 0.0, True, self._info(action="answer", terminated_reason="answer", answer=parsed.text,
