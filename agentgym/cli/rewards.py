@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from agentgym._plotting import PLOT_HINT
 from agentgym.cli._console import labeled, plain_console
 from agentgym.cli._options import parse_env_kwargs
 
@@ -139,5 +140,4 @@ def _draw(folder: Path | None, plot: object, name: str, console: object) -> None
     if folder is None:
         return
     drawn = plot(folder / name)
-    console.print(f"figure: {drawn}" if drawn is not None else "no figure: matplotlib is not installed "
-                  "(pip install 'agentgym[plot]')", soft_wrap=True)
+    console.print(f"figure: {drawn}" if drawn is not None else f"no figure: {PLOT_HINT}", soft_wrap=True)
