@@ -13,7 +13,7 @@
 * ``signal``: the group statistics of one batch (``group_metrics``, the live figures trainers log);
 * ``comparison``: ``compare`` over specs and schedule steps, its table, JSON and thresholds;
 * ``probes``: ``probe``, the degenerate-answer suites the envs declare;
-* ``figures``: the PNGs (matplotlib, ``agentgym[plot]``).
+* ``figures``: the PNGs (matplotlib, ``agentgym-rl[plot]``).
 
 See ``docs/reward-lab.md``.
 """

@@ -1,4 +1,4 @@
-"""The reward lab's figures (matplotlib, ``agentgym[plot]``; None without it).
+"""The reward lab's figures (matplotlib, ``agentgym-rl[plot]``; None without it).
 
 ``plot_comparison``: one PNG, four panels, one row per spec @ step:
 zero-variance groups split by outcome, rank correlation with the outcome, GRPO's mean |advantage|
