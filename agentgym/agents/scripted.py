@@ -191,12 +191,13 @@ def travelplanner_gold_agent(env: Any) -> ReplayAgent:
     return ReplayAgent(script, fallback="GiveUp[the gold plan is exhausted]")
 
 
-def _local_env(env: Any, agent: str) -> Any:
+def _local_env(env: Any, agent: str, kind: type | None = None, name: str = "agentgym") -> Any:
+    """The local env an agent reads its episode's task from (``kind``, by default any ``TextEnv``)."""
     from agentgym.core.env import TextEnv
 
     unwrapped = getattr(env, "unwrapped", None)
-    if not isinstance(unwrapped, TextEnv):
-        raise ConfigError("agent", agent, f"an agent for a local agentgym env (the {agent} agent reads the "
+    if not isinstance(unwrapped, kind or TextEnv):
+        raise ConfigError("agent", agent, f"an agent for a local {name} env (the {agent} agent reads the "
                           "episode's task from it)")
     return unwrapped
 
@@ -204,8 +205,4 @@ def _local_env(env: Any, agent: str) -> Any:
 def _local_travelplanner(env: Any, agent: str) -> Any:
     from agentgym.envs.travelplanner.env import TravelPlannerEnv
 
-    unwrapped = getattr(env, "unwrapped", None)
-    if not isinstance(unwrapped, TravelPlannerEnv):
-        raise ConfigError("agent", agent, f"an agent for a local TravelPlanner-v0 env (the {agent} agent "
-                          "reads the episode's task and world)")
-    return unwrapped
+    return _local_env(env, agent, TravelPlannerEnv, "TravelPlanner-v0")

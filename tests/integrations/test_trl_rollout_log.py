@@ -53,3 +53,12 @@ def test_the_log_reshapes_to_the_rewards_paid_and_compares(logged):
     assert [b.total for b, p in zip(again, paid) if p is not None] == pytest.approx([p for p in paid if p is not None])
     comparison = compare(rollouts, [rollout.reward, "prs/short"], labels=["recipe", "prs/short"])
     assert comparison.groups == 4 and comparison.result("recipe").stats.rollouts == 16
+
+
+def test_a_recipe_asks_for_the_log_with_rollout_log_dir(tmp_path):
+    from agentgym.integrations.trl.train import _rollout
+
+    recipe = load_recipe("trl_searchqa", ["tasks.count=2", f"rollout.log_dir={tmp_path / 'log'}"])
+    assert recipe.rollout.log_dir == str(tmp_path / "log")
+    assert _rollout(recipe, None).log_dir == tmp_path / "log"
+    assert _rollout(load_recipe("trl_searchqa", ["tasks.count=2"]), None).log_dir is None
