@@ -45,6 +45,8 @@ from agentgym.rewards.shaper import build_shaper
 __all__ = ["probe", "ProbeCase", "ProbeReport", "ProbeRow", "Probe", "load_probe_file", "import_probe"]
 
 TOLERANCE = 1e-9
+MAX_PROBE_FILE_BYTES = 16 << 20
+"""The largest probe file read (a probe is a few actions: thousands fit)."""
 
 
 @dataclass(frozen=True)
@@ -259,9 +261,13 @@ def load_probe_file(path: str | os.PathLike[str]) -> dict[str, Probe]:
     """The probes of a JSONL file (module docstring), by name; a malformed line is a ``DataError``."""
     path = Path(path)
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        with path.open("rb") as f:
+            data = f.read(MAX_PROBE_FILE_BYTES + 1)
+        lines = data.decode("utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as exc:
         raise DataError(f"cannot read the probe file {path}: {exc}") from None
+    if len(data) > MAX_PROBE_FILE_BYTES:
+        raise DataError(f"the probe file {path} is larger than {MAX_PROBE_FILE_BYTES} bytes")
     found: dict[str, list[dict[str, Any]]] = {}
     for number, line in enumerate(lines, 1):
         if not line.strip():
