@@ -69,8 +69,11 @@ class Episode:
         self._outcome = outcome
         self._evaluate = evaluate
         self._reports: dict[Any, Any] = {}
+        self._read_key: Any = _UNSET
+        self._read_report: Any = None
         self._read: dict[str, Any] = {}
-        self._guard: tuple[Guards, str | None] | None = None
+        self._guards: Guards | None = None  # the guards _guard_reason was checked against
+        self._guard_reason: str | None = None
 
     @classmethod
     def from_infos(cls, infos: Sequence[Mapping[str, Any]], **context: Any) -> Episode:
@@ -107,22 +110,32 @@ class Episode:
             return self._reports[evaluator]
         report = self.report
         if report is not None and (evaluator is None or _evaluator_of(report, evaluator) == evaluator):
-            found = report
-        elif self._evaluate is not None:
-            submitted = self.answer if self.steps and self.steps[-1].action == "answer" else None
-            found = self._evaluate(submitted, evaluator or "strict")
-        else:
-            found = None
-        self._reports[evaluator] = found
+            return report  # the env's own, found again as cheaply: kept only where work was done
+        if self._evaluate is None:
+            return None
+        submitted = self.answer if self.steps and self.steps[-1].action == "answer" else None
+        found = self._reports[evaluator] = self._evaluate(submitted, evaluator or "strict")
         return found
 
     def report_as(self, evaluator: str | None, read: Callable[[Mapping[str, Any]], Any]) -> Any:
         """The final report of ``evaluator`` as ``read`` makes it (None when there is none), read once."""
-        key = (evaluator, read)
-        if key not in self._reports:
-            report = self.report_for(evaluator)
-            self._reports[key] = None if report is None else read(report)
-        return self._reports[key]
+        return self._report_as((evaluator, read))
+
+    def _report_as(self, key: tuple[str | None, Callable[[Mapping[str, Any]], Any]]) -> Any:
+        # Terms pass one key tuple for every episode: no new tuple per episode to build and keep.
+        # The first report read (most episodes read one) is kept in two attributes rather than in
+        # _reports: a dict holding it is one more object for the garbage collector to re-scan.
+        if key is self._read_key or key == self._read_key:
+            return self._read_report
+        found = self._reports.get(key, _UNSET)
+        if found is _UNSET:
+            report = self.report_for(key[0])
+            found = None if report is None else key[1](report)
+            if self._read_key is _UNSET:
+                self._read_key, self._read_report = key, found
+            else:
+                self._reports[key] = found
+        return found
 
     def read(self, name: str) -> Any:
         """The registered term input ``name`` (e.g. TravelPlanner's ``plan``), read once per episode."""
@@ -139,13 +152,15 @@ class Episode:
     # -- guards ------------------------------------------------------------------------------
     def guard_reason(self, guards: Guards) -> str | None:
         """Why content terms earn nothing in this episode, or None when no guard trips."""
-        if self._guard is None or self._guard[0] is not guards:
-            self._guard = (guards, self._check_guards(guards))
-        return self._guard[1]
+        if self._guards is not guards:
+            self._guard_reason = self._check_guards(guards)
+            self._guards = guards
+        return self._guard_reason
 
     def _check_guards(self, guards: Guards) -> str | None:
         final = self.final_action or ""
-        if guards.single_answer and final.lower().count("<answer>") > 1:
+        # No "<": no tag to count, and the (long) action need not be lowered.
+        if guards.single_answer and "<" in final and final.lower().count("<answer>") > 1:
             return "guard: several <answer> tags in the final action"
         answer = self.answer
         if guards.non_empty_answer and (answer is None or not answer.strip()):
@@ -197,9 +212,9 @@ def _flatten(text: str) -> str:
 
 def _copied(answer: str, prompt: str, min_chars: int) -> bool:
     flat_prompt = _flat_prompt(prompt)
-    # The flattened head of the answer is a prefix of the flattened answer: when the head is
-    # not in the prompt, neither is the answer, and the (long) answer need not be flattened.
-    if _flatten(answer[: 4 * min_chars]) not in flat_prompt:
+    # A flattened head of the answer is a prefix of the flattened answer: when a head is not in
+    # the prompt, neither is the answer, and the (long) answer need not be flattened.
+    if _flatten(answer[:16]) not in flat_prompt or _flatten(answer[: 4 * min_chars]) not in flat_prompt:
         return False
     flat = _flatten(answer)
     return len(flat) >= min_chars and flat in flat_prompt
@@ -241,7 +256,8 @@ def input_getter(name: str, spec: Any) -> Callable[[Episode, int], Any]:
         evaluator = getattr(spec, "evaluator", None)  # looked up once: a missing pydantic attribute is slow
         read = getattr(spec, "read_report", None)
         if read is not None:
-            return lambda ep, step: ep.report_as(evaluator, read)
+            key = (evaluator, read)
+            return lambda ep, step: ep._report_as(key)
         return lambda ep, step: ep.report_for(evaluator)
     if name == "config":
         return lambda ep, step: spec
