@@ -8,7 +8,8 @@ Timed, in CPU seconds of this one process (best of ``--repeat``):
   task (``TaskContexts``), every spec shaped at every step (a step whose weights match another's is
   shaped once), and the group statistics of all 15 (spec, step) pairs;
 * **the raw cost of shaping them**: the baseline, what a script does without the lab: for each of
-  the 15 (spec, step), build the 10,000 episodes from their infos and ``shape_batch`` them;
+  the 15 (spec, step), build the 10,000 episodes from their infos and ``shape_batch`` them (with
+  Python's garbage collector on, as a script runs; the lab pauses it while it shapes);
 * reading the folder (``Rollouts.load``), and the lab's parts each timed alone (episodes, shaping,
   statistics): the shaping is the shaper's own cost, the rest the lab's.
 
@@ -26,7 +27,7 @@ from pathlib import Path
 import agentgym  # noqa: F401  (registers the env ids)
 from agentgym.rewards import build_shaper
 from agentgym.rewards.lab import Rollouts, TaskContexts, compare, group_stats
-from agentgym.rewards.lab.reshape import episodes_of, shape_steps
+from agentgym.rewards.lab.reshape import collector_paused, episodes_of, shape_steps
 from agentgym.rewards.lab.signal import SignalRow
 from agentgym.runner import RunConfig, run_eval
 
@@ -64,7 +65,8 @@ def rollout_folder(folder: Path | None, groups: int, group_size: int) -> Path:
 
 
 def cpu(fn) -> tuple[float, object]:
-    gc.collect()
+    if gc.isenabled():
+        gc.collect()
     start = time.process_time()
     result = fn()
     return time.process_time() - start, result
@@ -92,14 +94,16 @@ def parts(rollouts: Rollouts) -> tuple[float, float, float]:
     """CPU seconds of the lab's three parts, each timed alone: the episodes told their tasks, the
     shaping (steps with equal weights shaped once), and the group statistics of the 15 (spec, step)."""
     contexts = TaskContexts()
-    episodes_s, episodes = cpu(lambda: episodes_of(list(rollouts), contexts))
-    shaping_s, batches = cpu(lambda: [shape_steps(build_shaper(spec), episodes, STEPS, TOTAL_STEPS)
-                                      for spec in SPECS.values()])
+    with collector_paused():  # as compare runs them
+        episodes_s, episodes = cpu(lambda: episodes_of(list(rollouts), contexts))
+        shaping_s, batches = cpu(lambda: [shape_steps(build_shaper(spec), episodes, STEPS, TOTAL_STEPS)
+                                          for spec in SPECS.values()])
+        names = [rollouts.group_name(i) for i in range(len(rollouts))]
+        rows = [[SignalRow(g, b.total, b.outcome, b) for g, b in zip(names, breakdowns)]
+                for batch in batches for breakdowns in batch.values()]
+        stats_s = cpu(lambda: [group_stats(r) for r in rows])[0]
     contexts.close()
-    names = [rollouts.group_name(i) for i in range(len(rollouts))]
-    rows = [[SignalRow(g, b.total, b.outcome, b) for g, b in zip(names, breakdowns)]
-            for batch in batches for breakdowns in batch.values()]
-    return episodes_s, shaping_s, cpu(lambda: [group_stats(r) for r in rows])[0]
+    return episodes_s, shaping_s, stats_s
 
 
 def main() -> None:

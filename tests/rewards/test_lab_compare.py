@@ -143,3 +143,17 @@ def test_the_command_refuses_steps_and_sweep_together_and_unknown_sources(travel
     (tmp_path / "x.csv").write_text("a,b\n")
     other = cli("compare", tmp_path / "x.csv", "-s", "planner_r1/dense")
     assert other.returncode == 1 and "agentgym run folder" in other.stderr and "verl rollout dump" in other.stderr
+
+
+def test_compare_leaves_the_garbage_collector_as_it_found_it(travelplanner):
+    import gc
+
+    assert gc.isenabled()
+    compare(Rollouts.load(travelplanner), ["planner_r1/sparse"])
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        compare(Rollouts.load(travelplanner), ["planner_r1/sparse"])
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

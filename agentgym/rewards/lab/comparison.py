@@ -25,7 +25,7 @@ from typing import Any
 
 from agentgym.errors import ConfigError
 from agentgym.rewards.lab.readers import Rollouts
-from agentgym.rewards.lab.reshape import TaskContexts, episodes_of, shape_steps, spec_label
+from agentgym.rewards.lab.reshape import TaskContexts, collector_paused, episodes_of, shape_steps, spec_label
 from agentgym.rewards.lab.signal import GroupStats, SignalRow, group_stats
 from agentgym.rewards.shaper import Shaper, build_shaper
 
@@ -172,23 +172,32 @@ def compare(rollouts: Rollouts | Sequence[Any], specs: Sequence[Any], *, steps: 
     names = _unique(list(labels) if labels is not None else [spec_label(s, sh, i)
                                                              for i, (s, sh) in enumerate(zip(specs, shapers))])
     contexts = TaskContexts(env_id, env_kwargs)
+    results = []
     try:
-        episodes = episodes_of(list(rollouts), contexts)
-        results = []
-        for name, shaper in zip(names, shapers):
-            _check_total(shaper, name, total_steps)
-            by_shaping: dict[int, list[int]] = {}  # steps that shared one shaping are one result
-            shaped = shape_steps(shaper, episodes, steps, total_steps)
-            for step, breakdowns in shaped.items():
-                by_shaping.setdefault(id(breakdowns), []).append(step)
-            for same in by_shaping.values():
-                rows = [SignalRow(rollouts.group_name(i), b.total, b.outcome, b, r.sample, r.task_id)
-                        for i, (r, b) in enumerate(zip(rollouts, shaped[same[0]]))]
-                results.append(SpecResult(name, same[0], shaper.stage_at(same[0], total_steps),
-                                          group_stats(rows, worst=worst), tuple(same)))
+        with collector_paused():
+            episodes = episodes_of(list(rollouts), contexts)
+            for name, shaper in zip(names, shapers):
+                _check_total(shaper, name, total_steps)
+                results += _results(name, shaper, rollouts, episodes, steps, total_steps, worst)
     finally:
         contexts.close()
     return Comparison(results, len(rollouts), len(rollouts.groups()), rollouts.paths)
+
+
+def _results(name: str, shaper: Shaper, rollouts: Rollouts, episodes: list[Any], steps: list[int],
+             total_steps: int | None, worst: int) -> list[SpecResult]:
+    """One spec's results: one per distinct shaping (steps that shared one are one result)."""
+    shaped = shape_steps(shaper, episodes, steps, total_steps)
+    by_shaping: dict[int, list[int]] = {}
+    for step, breakdowns in shaped.items():
+        by_shaping.setdefault(id(breakdowns), []).append(step)
+    out = []
+    for same in by_shaping.values():
+        rows = [SignalRow(rollouts.group_name(i), b.total, b.outcome, b, r.sample, r.task_id)
+                for i, (r, b) in enumerate(zip(rollouts, shaped[same[0]]))]
+        out.append(SpecResult(name, same[0], shaper.stage_at(same[0], total_steps), group_stats(rows, worst=worst),
+                              tuple(same)))
+    return out
 
 
 def parse_steps(text: str) -> list[int]:

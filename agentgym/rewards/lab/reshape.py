@@ -9,8 +9,10 @@ training steps and shapes once where the schedule gives the same weights.
 
 from __future__ import annotations
 
+import gc
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, overload
@@ -23,7 +25,7 @@ from agentgym.rewards.episode import Episode, step_info
 from agentgym.rewards.lab.rollouts import Rollout
 from agentgym.rewards.shaper import RewardBreakdown, Shaper
 
-__all__ = ["TaskContexts", "episodes_of", "shape_steps", "shape_rollouts", "spec_label"]
+__all__ = ["TaskContexts", "episodes_of", "shape_steps", "shape_rollouts", "spec_label", "collector_paused"]
 
 
 class TaskContexts:
@@ -83,6 +85,22 @@ class TaskContexts:
         self._envs.clear()
 
 
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector off for a batch, back as it was after.
+
+    Loaded rollouts are millions of long-lived JSON objects; every full collection during shaping
+    would walk them all (measured: 2.5x the shaping time of 2,000 rollouts with 10,000 loaded).
+    What shaping leaves is freed by reference counting, cycles at the next collection after."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def episodes_of(rollouts: Sequence[Rollout], contexts: TaskContexts) -> list[Episode]:
     """Each rollout's episode as the reward terms score it (reusable across specs: inputs are read once).
 
@@ -92,11 +110,16 @@ def episodes_of(rollouts: Sequence[Rollout], contexts: TaskContexts) -> list[Epi
             for rollout in rollouts]
 
 
+_STEP_KEYS = frozenset(StepInfo.model_fields)
+
+
 class _Steps(Sequence[StepInfo]):
-    """A rollout's infos as ``StepInfo``, each read on first use; a malformed one names the rollout."""
+    """A rollout's infos as ``StepInfo``, each read on first use (iterating reads them all, once); a
+    malformed one is a ``DataError`` naming the rollout, the step and the field."""
 
     def __init__(self, rollout: Rollout) -> None:
         self._rollout, self._steps = rollout, [None] * len(rollout.infos)
+        self._all = False
 
     def __len__(self) -> int:
         return len(self._steps)
@@ -108,21 +131,29 @@ class _Steps(Sequence[StepInfo]):
 
     def __getitem__(self, index: int | slice) -> StepInfo | list[StepInfo]:
         if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(len(self)))]
+            return list(self)[index]
         found = self._steps[index]
-        if found is None:
-            info = self._rollout.infos[index]
-            try:
-                found = self._steps[index] = step_info(info)
-            except ValidationError as exc:
-                first = exc.errors(include_url=False, include_input=False)[0]
-                where = ".".join(str(p) for p in first["loc"]) or "the dict"
-                raise DataError(f"rollout {self._rollout.key}: infos[{index % len(self)}] is not a step's info dict "
-                                f"({where}: {first['msg']})") from None
-        return found
+        return found if found is not None else self._read(index % len(self._steps))
 
     def __iter__(self) -> Iterator[StepInfo]:
-        return (self[i] for i in range(len(self)))
+        if not self._all:  # terms that read the steps iterate them: read the missing ones once
+            for i, found in enumerate(self._steps):
+                if found is None:
+                    self._read(i)
+            self._all = True
+        return iter(self._steps)
+
+    def _read(self, index: int) -> StepInfo:
+        info = self._rollout.infos[index]
+        try:  # an info of StepInfo's keys alone is read as it is; step_info drops the others (``reward``)
+            found = StepInfo.model_validate(info) if info.keys() <= _STEP_KEYS else step_info(info)
+        except ValidationError as exc:
+            first = exc.errors(include_url=False, include_input=False)[0]
+            where = ".".join(str(p) for p in first["loc"]) or "the dict"
+            raise DataError(f"rollout {self._rollout.key}: infos[{index}] is not a step's info dict "
+                            f"({where}: {first['msg']})") from None
+        self._steps[index] = found
+        return found
 
 
 def _remembered(evaluate: Callable[[Any, str], Any]) -> Callable[[Any, str], Any]:
@@ -160,17 +191,18 @@ def shape_rollouts(rollouts: Sequence[Rollout], spec: Any, *, env_id: str | None
 
     shaper = build_shaper(spec)
     contexts = TaskContexts(env_id, env_kwargs)
-    try:
-        episodes = episodes_of(rollouts, contexts)
-    finally:
-        contexts.close()
     by_clock: dict[tuple[int | None, int | None], list[int]] = {}
     for i, rollout in enumerate(rollouts):
         by_clock.setdefault((rollout.training_step, rollout.total_steps), []).append(i)
     out: list[Any] = [None] * len(rollouts)
-    for (step, total), indices in by_clock.items():
-        for i, breakdown in zip(indices, shaper.shape_batch([episodes[i] for i in indices], step, total)):
-            out[i] = breakdown
+    try:
+        with collector_paused():
+            episodes = episodes_of(rollouts, contexts)
+            for (step, total), indices in by_clock.items():
+                for i, breakdown in zip(indices, shaper.shape_batch([episodes[i] for i in indices], step, total)):
+                    out[i] = breakdown
+    finally:
+        contexts.close()
     return out
 
 
