@@ -9,8 +9,12 @@ TEST_EXTRAS ?= dev,verl,trl,tinker,skyrl
 # verifiers pins mcp==2.0.0, the `mcp` and `dev` extras mcp==2.3.0: its tests get their own venv.
 VERIFIERS_VENV := .venv-verifiers
 VERIFIERS_STAMP := $(VERIFIERS_VENV)/.installed-verifiers
+# openenv 0.10.0 requires fastmcp<4, so mcp<2: the OpenEnv door's tests on it get their own venv too
+# (the main suite runs them on openenv-core 0.3.0, the dev extra's).
+OPENENV_VENV := .venv-openenv
+OPENENV_STAMP := $(OPENENV_VENV)/.installed-openenv
 
-.PHONY: demo test install-test install-verifiers test-verifiers bench clean
+.PHONY: demo test install-test install-verifiers test-verifiers install-openenv test-openenv bench clean
 
 $(DEMO_STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -32,6 +36,12 @@ $(VERIFIERS_STAMP): pyproject.toml
 	$(VERIFIERS_VENV)/bin/python -m pip install --quiet -e ".[verifiers]" "pytest>=8"
 	touch $(VERIFIERS_STAMP)
 
+# ~1.5 min fresh (gradio, which openenv requires, is most of it).
+$(OPENENV_STAMP): pyproject.toml
+	$(PYTHON) -m venv $(OPENENV_VENV)
+	$(OPENENV_VENV)/bin/python -m pip install --quiet -e ".[openenv]" "pytest>=8" "hypothesis>=6.100"
+	touch $(OPENENV_STAMP)
+
 demo: $(DEMO_STAMP)  ## the main job: play TravelPlanner and SearchQA episodes offline, print and plot results
 	$(VENV)/bin/agentgym demo
 
@@ -45,7 +55,12 @@ install-verifiers: $(VERIFIERS_STAMP)  ## the verifiers adapter's own venv (veri
 test-verifiers: $(VERIFIERS_STAMP)  ## the verifiers adapter's tests, in their own venv
 	$(VERIFIERS_VENV)/bin/python -m pytest -p no:cacheprovider tests/integrations/test_verifiers.py
 
-bench: $(TEST_STAMP) $(VERIFIERS_STAMP)  ## the benchmarks (generate a full-scale world on first run)
+install-openenv: $(OPENENV_STAMP)  ## the OpenEnv door's venv on openenv 0.10 (its fastmcp<4 means mcp<2)
+
+test-openenv: $(OPENENV_STAMP)  ## the OpenEnv door's tests on openenv 0.10, in their own venv
+	$(OPENENV_VENV)/bin/python -m pytest -p no:cacheprovider tests/server/test_openenv.py
+
+bench: $(TEST_STAMP) $(VERIFIERS_STAMP) $(OPENENV_STAMP)  ## the benchmarks (generate a full-scale world on first run)
 	$(VENV)/bin/python benchmarks/bench_travelplanner_tools.py
 	$(VENV)/bin/python benchmarks/bench_evaluator.py
 	$(VENV)/bin/python benchmarks/bench_rewards.py
@@ -61,6 +76,7 @@ bench: $(TEST_STAMP) $(VERIFIERS_STAMP)  ## the benchmarks (generate a full-scal
 	$(VENV)/bin/python benchmarks/bench_step_info.py
 	$(VENV)/bin/python benchmarks/bench_integrations.py --only "shared driver" skyrl-gym tinker-cookbook
 	$(VERIFIERS_VENV)/bin/python benchmarks/bench_integrations.py --only "shared driver" verifiers
+	$(OPENENV_VENV)/bin/python benchmarks/bench_integrations.py --only "shared driver" openenv
 
 clean:
-	rm -rf $(VENV) $(VERIFIERS_VENV) build *.egg-info
+	rm -rf $(VENV) $(VERIFIERS_VENV) $(OPENENV_VENV) build *.egg-info

@@ -8,7 +8,7 @@ error code in ``info``. What raises is a mistake in the calling code or its conf
     ├── DataError (ValueError)     a world, query or plan file that is missing or malformed
     ├── ActionTypeError (TypeError) step() got something that is not a str
     ├── ResetNeeded (RuntimeError) step() after the episode ended, or before reset()
-    ├── StorageError (OSError)     a run folder could not be written (full disk, permissions, I/O error)
+    ├── StorageError (OSError)     a run folder or a cache could not be written (full disk, permissions, I/O)
     ├── DependencyNotInstalled (ImportError)  an optional extra is needed for this call
     ├── RemoteEnvError             a call to an env server failed (``agentgym.remote``)
     │   ├── ServerUnavailable (ConnectionError)  no answer, or the server is full (503, 429), after retries
@@ -117,9 +117,10 @@ class ResetNeeded(AgentGymError, RuntimeError):
 
 
 class StorageError(AgentGymError, OSError):
-    """Raised when a run folder cannot be written (full disk, permissions, I/O error).
+    """Raised when a run folder or a cache cannot be written (full disk, permissions, I/O error).
 
-    The message names the path and how many results are safely on disk; ``errno`` is the OS error's.
+    The message names the path (for a run, how many results are safely on disk); ``errno`` is the
+    OS error's.
     """
 
     def __init__(self, message: str, *, errno: int | None = None, path: str | None = None) -> None:

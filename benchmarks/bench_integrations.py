@@ -4,12 +4,14 @@ The engine plays each episode straight through ``gymnasium.make(env_id, reward=s
 a step per reply, cut where the env stops reading). Each bridge plays the same replies through its
 target's own code: ``MessageEpisode`` (the shared driver), skyrl-gym (``skyrl_gym.make``, ``init``,
 ``step``), tinker-cookbook (``do_group_rollout`` with the ``role_colon`` renderer and a scripted
-sampler, so tokenizing and rendering count) and verifiers (``run_eval`` with its chat harness against
-the chat stub on loopback: what one turn costs there is the harness program's relaunch). Each row
+sampler, so tokenizing and rendering count), verifiers (``run_eval`` with its chat harness against
+the chat stub on loopback: what one turn costs there is the harness program's relaunch) and the
+OpenEnv door (OpenEnv's ``GenericEnvClient`` over loopback, one WebSocket session per episode, its
+env in a worker process as ``agentgym openenv`` runs it). Each row
 prints both per-turn times, the bridge's overhead and the ratio. An bridge gets its envs where its
 target asks for them (skyrl-gym and tinker-cookbook: one per trajectory or group), from the shared
 driver's env pool; the engine reuses one env. A target that is not installed in this interpreter is
-listed as such (verifiers has its own venv: ``make bench`` runs this in both).
+listed as such (verifiers and openenv 0.10 have their own venvs: ``make bench`` runs this in each).
 
     python benchmarks/bench_integrations.py [--episodes 20]
 """
@@ -172,8 +174,37 @@ def verifiers(env_id: str, env_kwargs: dict):
     return play
 
 
+def openenv(env_id: str, env_kwargs: dict):
+    import atexit
+
+    from openenv.core import GenericEnvClient
+
+    from agentgym.server import ServerConfig
+    from agentgym.server.live_server import LiveServer
+    from agentgym.server.openenv_app import create_openenv_app
+
+    app = create_openenv_app(ServerConfig(env_ids=(env_id,), insecure_no_auth=True, env_workers=1), env_id)
+    live = LiveServer(app).start()
+    atexit.register(live.stop)
+
+    async def episode(start, replies):
+        async with GenericEnvClient(base_url=live.url) as env:  # a rollout's session, its connect included
+            await env.reset(seed=start["seed"], options=start["options"],
+                            env_kwargs={**env_kwargs, "reward": REWARDS[env_id]})
+            for n, reply in enumerate(replies, 1):
+                if (await env.step({"text": reply})).done:
+                    return n
+            return len(replies)
+
+    def play(start, prompt, replies):
+        return asyncio.run(episode(start, replies))
+
+    return play
+
+
 BRIDGES = {"shared driver": (shared_driver, None), "skyrl-gym": (skyrl, "skyrl_gym"),
-            "tinker-cookbook": (tinker, "tinker_cookbook"), "verifiers": (verifiers, "verifiers")}
+            "tinker-cookbook": (tinker, "tinker_cookbook"), "verifiers": (verifiers, "verifiers"),
+            "openenv": (openenv, "openenv")}
 
 
 def main() -> None:

@@ -52,7 +52,7 @@ SPECS = {
 def rollout_folder(folder: Path | None, groups: int, group_size: int) -> Path:
     """The run folder of ``groups`` x ``group_size`` perturbed rollouts, played once and kept."""
     folder = folder or Path(tempfile.gettempdir()) / f"agentgym-bench-lab-{groups}x{group_size}"
-    config = RunConfig(env_id="TravelPlanner-v0", env_kwargs={"tasks": "validation"}, tasks="seed",
+    config = RunConfig(env_id="TravelPlanner-v0", env_kwargs={"tasks": "validation"}, selection="seed",
                        agent={"kind": "perturbed"},
                        episodes=groups * group_size, samples_per_task=group_size, concurrency=8, out=folder,
                        fsync=False)

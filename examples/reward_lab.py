@@ -85,7 +85,7 @@ def main() -> None:
             ("TravelPlanner-v0", ["planner_r1/dense", OFFICIAL_DENSE], ["dense, strict", "dense, official"],
              "travelplanner"),
             ("SearchQA-v0", ["prs/short", SUB_EM], ["prs/short (LA-BLEU)", "format + sub_em"], "searchqa")):
-        report = probe(env_id, specs, tasks=min(args.tasks, 20), labels=labels)
+        report = probe(env_id, specs, n_tasks=min(args.tasks, 20), labels=labels)
         print(report.text())
         report.plot(args.figures / f"reward-lab-probes-{name}.png")
         summary[f"probes_{name}"] = report.to_dict()

@@ -37,3 +37,17 @@ def test_python_dash_m_agentgym_runs_the_cli():
     result = subprocess.run([sys.executable, "-m", "agentgym", "--version"], capture_output=True, text=True,
                             timeout=120)
     assert result.returncode == 0 and result.stdout.startswith("agentgym ")
+
+
+@pytest.mark.parametrize("command, extra, packages", [("mcp", "mcp", "mcp, starlette, uvicorn"),
+                                                      ("openenv", "openenv", "openenv-core, starlette, uvicorn")])
+def test_a_front_door_in_a_plain_install_names_its_own_extra(command, extra, packages):
+    """Before, a plain install named agentgym-rl[server]; after installing it, the next try named the
+    command's own extra. The command's extra brings both."""
+    blocked = ("starlette", "uvicorn", "msgspec", "fastapi", "mcp", "openenv")
+    code = (f"import sys\nfor m in {blocked!r}:\n    sys.modules[m] = None  # not installed\n"
+            f"sys.argv = ['agentgym', {command!r}, 'TravelPlanner-v0']\n"
+            "from agentgym.cli import main\nmain()\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == cli.EXIT_MISSING_EXTRA, done.stderr
+    assert done.stderr.strip() == f"error: agentgym {command} needs {packages}: pip install 'agentgym-rl[{extra}]'"

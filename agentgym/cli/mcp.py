@@ -9,6 +9,7 @@ import typer
 
 from agentgym.cli._front_door import (
     EnvCalls, EnvKwargs, EnvWorkers, Imports, MaxRequestBytes, Presets, RewardPresets, front_door_fields,
+    require_extra,
 )
 from agentgym.cli.serve import _is_loopback, write_token_file
 from agentgym.errors import ConfigError
@@ -45,6 +46,7 @@ def mcp(
 
     The same presets, trust boundary and limits as serve.
     """
+    require_extra("mcp", ("mcp", "starlette", "uvicorn"))
     if transport not in ("stdio", "http"):
         raise typer.BadParameter(f"{transport!r}; expected stdio or http", param_hint="--transport")
     fields = front_door_fields(env_id, presets, env_kwarg, reward_preset, import_, max_sessions, session_ttl,

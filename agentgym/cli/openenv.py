@@ -8,6 +8,7 @@ import typer
 
 from agentgym.cli._front_door import (
     EnvCalls, EnvKwargs, EnvWorkers, Imports, MaxRequestBytes, Presets, RewardPresets, front_door_fields,
+    require_extra,
 )
 from agentgym.cli.serve import _is_loopback
 from agentgym.errors import ConfigError
@@ -37,8 +38,10 @@ def openenv(
 ) -> None:
     """Serve an env as an OpenEnv environment, on OpenEnv's own server.
 
-    Its /ws sessions, /reset, /step and /state; the same presets, trust boundary and limits as serve.
+    Its /ws sessions, /reset, /step, /state, and the splits and tasks of its task routes (openenv 0.10);
+    the same presets, trust boundary and limits as serve.
     """
+    require_extra("openenv", ("openenv", "starlette", "uvicorn"))
     if not _is_loopback(host) and not insecure_no_auth:
         raise typer.BadParameter(f"OpenEnv's protocol carries no token: serving {host} lets anyone who can "
                                  "connect run envs; pass --insecure-no-auth behind a proxy that checks tokens",

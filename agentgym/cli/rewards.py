@@ -96,7 +96,7 @@ def probe(
     from agentgym.rewards.lab.probes import import_probe
 
     extra = dict(import_probe(target) for target in probe_function or ())
-    report = run_probes(env_id, list(spec), tasks=n_tasks, env_kwargs=parse_env_kwargs(env_kwarg), probes=extra,
+    report = run_probes(env_id, list(spec), n_tasks=n_tasks, env_kwargs=parse_env_kwargs(env_kwarg), probes=extra,
                         probe_file=probes, builtin=builtin, step=step, total_steps=total_steps)
     console = _console(stderr=json_out == "-")
     if json_out != "-":

@@ -45,6 +45,10 @@ def prepare(
     from agentgym.integrations.verl.prepare import prepare_rows, write_parquet
 
     tasks = deprecated_flag("--queries", "--tasks", queries, tasks, None)
+    if out.suffix.lower() != ".parquet":  # the rows are Parquet whatever the name says
+        raise typer.BadParameter(f"{str(out)!r} would hold Parquet rows under another name; name it "
+                                 f"{str(out.with_suffix('.parquet'))!r} (verl's data.train_files reads Parquet)",
+                                 param_hint="--out")
     try:
         rows = prepare_rows(env_id, split=split, tasks=tasks, env_kwargs=parse_env_kwargs(env_kwarg or []),
                             reward=_spec(reward), limit=limit, start=start, system_prompt=system_prompt,

@@ -29,6 +29,7 @@ from typing import Any, ClassVar
 import gymnasium
 
 from agentgym.core.spaces import TextSpace
+from agentgym.core.tasks import SCHEDULE_OPTIONS
 from agentgym.core.types import ActionError, ErrorCode, StepInfo
 from agentgym._deprecated import RenamedKeys
 from agentgym._toolbox import require_choice, require_int, require_positive_int
@@ -171,6 +172,11 @@ class TextEnv(gymnasium.Env[str, str], abc.ABC):
         self.reset(options={"task_id": task_id})
         return {k: v for k, v in self.reward_context().items() if k not in ("answer", "outcome")}
 
+    def describe_task(self, task: Any) -> dict[str, Any]:
+        """What a server's clients may read of one of this env's ``tasks`` (OpenEnv's task discovery):
+        what the agent is told, never how it is graded. Default: its ``id`` and ``text``. Override in envs."""
+        return {"id": str(getattr(task, "id", "")), "text": str(getattr(task, "text", ""))}
+
     # -- hooks for subclasses ----------------------------------------------------------------
     @abc.abstractmethod
     def on_reset(self, options: dict[str, Any]) -> tuple[str, StepInfo]:
@@ -199,15 +205,12 @@ class TextEnv(gymnasium.Env[str, str], abc.ABC):
         return error.message, 0.0, False, StepInfo(turn=self._turn, action="invalid", error=error)
 
 
-_SCHEDULE = ("training_step", "total_steps")
-
-
 def _without_schedule(options: dict[str, Any] | None) -> dict[str, Any]:
     """The reset options an env reads: ``training_step``/``total_steps`` are for a reward shaper
     (``ShapeReward`` takes them first); an env without one checks and ignores them, so a trainer
     can send them to every env."""
     options = dict(options or {})
-    for key, low in zip(_SCHEDULE, (0, 1)):
+    for key, low in zip(SCHEDULE_OPTIONS, (0, 1)):
         value = options.pop(key, None)
         if value is not None:
             require_int(key, value, low=low)

@@ -73,6 +73,7 @@ async def run_eval_async(config: RunConfig, *, agent_factory: AgentFactory | Non
     state: _RunState | None = None
     try:
         _check_task_count(config, first_env)
+        _check_gold_plans(config, first_env)
         with ResultStore(config.out, fsync=config.fsync) as store:
             done = {i: EpisodeRecord.model_validate(r) for i, r in store.open(config.identity()).items()}
             outcome = RunOutcome(records=done, episodes=config.episodes)
@@ -120,7 +121,7 @@ class _RunState:
     async def _play(self, env: Any, agent: Agent, episode: int) -> bool:
         task, sample = self.config.task_of(episode)
         seed = self.config.reset_seed(episode)
-        options: dict[str, Any] = {"task_index": task} if self.config.tasks == "index" else {}
+        options: dict[str, Any] = {"task_index": task} if self.config.selection == "index" else {}
         if self.config.reward is not None:  # a scheduled reward runs over the run's episodes
             options.update(training_step=episode, total_steps=self.config.episodes)
         try:
@@ -181,16 +182,32 @@ async def _open_env(config: RunConfig) -> Any:
 
 
 def _check_task_count(config: RunConfig, env: Any) -> None:
-    """Refuse up front episodes that are not whole groups and, with ``tasks="index"``, more tasks than the env has."""
+    """Refuse up front episodes that are not whole groups and, with ``selection="index"``, more tasks
+    than the env has."""
     per_task = config.samples_per_task
     if config.episodes % per_task:
         raise ConfigError("episodes", config.episodes, f"a multiple of samples_per_task ({per_task}): each task "
                           f"plays {per_task} episodes, e.g. {per_task * max(1, config.episodes // per_task)}")
     unwrapped = getattr(env, "unwrapped", None)
     tasks = getattr(unwrapped, "tasks", None)
-    if config.tasks == "index" and tasks is not None and config.episodes // per_task > len(tasks):
+    if config.selection == "index" and tasks is not None and config.episodes // per_task > len(tasks):
         raise ConfigError("episodes", config.episodes, f"at most {len(tasks) * per_task}: {len(tasks)} tasks of "
-                          f"{config.env_id} x {per_task} samples (or --tasks seed to draw tasks at random)")
+                          f"{config.env_id} x {per_task} samples (or --selection seed to draw tasks at random)")
+
+
+def _check_gold_plans(config: RunConfig, env: Any) -> None:
+    """The gold agent replays each task's annotated plan: refuse up front tasks that have none
+    (the real validation and test splits), instead of failing every episode."""
+    tasks = getattr(getattr(env, "unwrapped", None), "tasks", None)
+    if not isinstance(config.agent, GoldAgentConfig) or tasks is None:
+        return
+    count = config.episodes // config.samples_per_task
+    played = tasks[:count] if config.selection == "index" else tasks  # seed: any may be drawn
+    lacking = [t for t in played if not getattr(t, "annotated_plan", None)]
+    if lacking:
+        raise ConfigError("agent", "gold", f"tasks with a gold plan to replay, but {len(lacking)} of the "
+                          f"{len(played)} tasks this run plays have none (the first: {lacking[0].id!r}); play "
+                          "tasks that have one (e.g. --tasks train), or --agent solver, which plans them itself")
 
 
 def _agent_factory(config: RunConfig, client: httpx.AsyncClient) -> AgentFactory:

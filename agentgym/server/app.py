@@ -36,7 +36,8 @@ from agentgym.server.boundary import ClientBoundary
 from agentgym.server.budget import BodyBudget, read_body
 from agentgym.server.calls import _CallTimedOut, EnvCalls
 from agentgym.server.config import ServerConfig, client_id, takes_config
-from agentgym.server.jobs import _ApiError, close_quietly, env_error, error_reply, make_env, reset_reply, step_reply
+from agentgym.server.jobs import (_ApiError, close_quietly, env_error, error_reply, make_env, reset_reply, step_reply,
+                                  tasks_reply)
 from agentgym.server.metrics import ServerMetrics
 from agentgym.server.sessions import _PoolFull, Session, SessionPool
 from agentgym.server.worker_pool import _CallOverran, _WorkerLost, WorkerPool
@@ -54,6 +55,7 @@ __all__ = ["create_app", "EnvServer"]
 log = logging.getLogger("agentgym.server")
 _ANONYMOUS = "anonymous"
 _COLLECT_EVERY_S = 10.0
+_JOBS = {"reset": reset_reply, "step": step_reply, "tasks": tasks_reply}  # an op's job, when env calls run here
 _CLOSES = frozenset({"Unauthorized", "BadRequest", "RequestTooLarge", "RequestTimeout", "ServerBusy",
                      "TooManyRequests"})
 
@@ -211,6 +213,13 @@ class EnvServer:
         self.metrics.steps += 1
         return await self._apply(session, seq, "step", {"action": action})
 
+    async def session_tasks(self, session: Session, start: int | None, stop: int | None, max_bytes: int,
+                            split: str) -> tuple[int, bytes]:
+        """The session's env's tasks ``[start:stop]`` within ``max_bytes``, labelled ``split``
+        (``jobs.tasks_reply``): the reply's status and JSON."""
+        args = {"start": start, "stop": stop, "max_bytes": max_bytes, "split": split}
+        return await self._apply(session, None, "tasks", args)
+
     async def close_session(self, session: Session, reason: str = "client") -> None:
         """Close the session and its env (after a call under way finishes)."""
         if self.pool.remove(session):
@@ -316,7 +325,7 @@ class EnvServer:
                 self._drop(session, "worker_lost")
                 raise _ApiError("WorkerLost", f"{exc}; the session and its env are gone") from None
             return header["status"], body
-        job = reset_reply if op == "reset" else step_reply
+        job = _JOBS[op]
         try:
             reply, seconds = await self.calls.run(timeout, job, session.env, *args.values(), inline=session.inline,
                                                   on_late=lambda _: close_quietly(session.env))

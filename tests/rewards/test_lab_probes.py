@@ -19,7 +19,7 @@ SUB_EM = {"name": "sub_em", "terms": [{"kind": "format", "weight": 0.2}, {"kind"
 
 def test_the_official_evaluator_s_transport_loophole_is_caught_and_strict_is_not_fooled():
     """The issue's case: dense scored by the official evaluator pays "Teleport" legs 100% of a real pass."""
-    report = probe("TravelPlanner-v0", ["planner_r1/dense", OFFICIAL_DENSE], tasks=6, labels=["strict", "official"])
+    report = probe("TravelPlanner-v0", ["planner_r1/dense", OFFICIAL_DENSE], n_tasks=6, labels=["strict", "official"])
     official = {r.probe: r for r in report.rows("official")}
     strict = {r.probe: r for r in report.rows("strict")}
     assert official["unknown_transport"].hacks == 6 and official["unknown_transport"].mean_ratio == pytest.approx(1.0)
@@ -28,18 +28,18 @@ def test_the_official_evaluator_s_transport_loophole_is_caught_and_strict_is_not
     # every built-in probe is degenerate: the env's (strict) evaluator fails it on every task
     assert set(strict) == {"unknown_transport", "case_repeat", "prefix_repeat", "all_dashes", "junk_values",
                            "task_text", "empty_plan"}
-    assert all(r.passes_evaluator == 0 and r.tasks == 6 for r in strict.values())
+    assert all(r.passes_evaluator == 0 and r.n_tasks == 6 for r in strict.values())
 
 
 @pytest.mark.parametrize("action_format", ["tags", "json"])
 def test_a_padding_blind_term_is_caught_and_la_bleu_is_not_fooled(action_format):
-    report = probe("SearchQA-v0", ["prs/short", SUB_EM], tasks=5, env_kwargs={"action_format": action_format})
+    report = probe("SearchQA-v0", ["prs/short", SUB_EM], n_tasks=5, env_kwargs={"action_format": action_format})
     sub_em = {r.probe: r for r in report.rows("sub_em")}
     bleu = {r.probe: r for r in report.rows("prs/short")}
     assert sub_em["padded"].hacks == 5 and sub_em["list_hedge"].hacks == 5
     assert all(r.hacks == 0 for r in bleu.values()) and bleu["padded"].max_ratio < 0.5
     assert bleu["two_answers"].max_ratio == 0.0  # one turn, two answers: an invalid action, not a solved task
-    assert all(r.passes_evaluator == 0 and r.tasks == 5 for r in bleu.values())
+    assert all(r.passes_evaluator == 0 and r.n_tasks == 5 for r in bleu.values())
 
 
 def _shout(case):
@@ -51,10 +51,10 @@ def test_the_suite_takes_probes_as_functions_and_as_a_jsonl_file(tmp_path):
     probes.write_text(json.dumps({"name": "echo", "actions": ["<answer>{answer} {answer}</answer>"]}) + "\n"
                       + json.dumps({"name": "only-one", "task_id": "train-1", "actions": ["<answer>x</answer>"],
                                     "keep_passing_steps": False}) + "\n")
-    report = probe("SearchQA-v0", [SUB_EM], tasks=3, probes={"shout": _shout}, probe_file=probes, builtin=False)
+    report = probe("SearchQA-v0", [SUB_EM], n_tasks=3, probes={"shout": _shout}, probe_file=probes, builtin=False)
     rows = {r.probe: r for r in report.rows()}
     assert set(rows) == {"shout", "echo", "only-one"}
-    assert rows["shout"].hacks == rows["echo"].hacks == 3 and rows["only-one"].tasks == 1
+    assert rows["shout"].hacks == rows["echo"].hacks == 3 and rows["only-one"].n_tasks == 1
 
 
 @pytest.mark.parametrize("line, message", [('{"name": "x"}', "is not a probe"), ("not json", "is not JSON"),
@@ -63,7 +63,7 @@ def test_a_malformed_probe_file_is_a_data_error(tmp_path, line, message):
     path = tmp_path / "p.jsonl"
     path.write_text(line + "\n")
     with pytest.raises(DataError, match=message):
-        probe("SearchQA-v0", ["prs/short"], tasks=1, probe_file=path)
+        probe("SearchQA-v0", ["prs/short"], n_tasks=1, probe_file=path)
 
 
 def test_a_probe_that_raises_names_itself():
@@ -71,7 +71,7 @@ def test_a_probe_that_raises_names_itself():
         raise KeyError("oops")
 
     with pytest.raises(ConfigError, match="probe 'broken'"):
-        probe("SearchQA-v0", ["prs/short"], tasks=1, probes={"broken": broken}, builtin=False)
+        probe("SearchQA-v0", ["prs/short"], n_tasks=1, probes={"broken": broken}, builtin=False)
 
 
 def cli(*args, cwd=None):

@@ -40,7 +40,7 @@ def test_every_record_carries_its_group_sample_and_a_distinct_sample_seed(tmp_pa
 
 
 def test_a_group_drawn_by_seed_shares_its_task(tmp_path):
-    records = play(tmp_path / "s", tasks="seed", seed=7)
+    records = play(tmp_path / "s", selection="seed", seed=7)
     assert {r["seed"] for r in records[:3]} == {7} and {r["seed"] for r in records[3:]} == {8}
     assert len({r["task_id"] for r in records[:3]}) == 1
 

@@ -56,6 +56,8 @@ _RENAMED_KWARGS = _RenamedKwargs("SearchQAEnv kwarg", {"questions": "tasks"})
 alias("SearchQAEnv attribute", "protocol", "action_format")
 alias("SearchQAEnv kwarg", "protocol", "action_format")
 AnswerJudge = Callable[[str, str, Sequence[str]], "float | None"]
+_PUBLIC_METADATA = ("answer_type", "type", "data_source")
+"""The metadata keys ``describe_task`` shows: short form or long, the question's kind, its dataset."""
 _INFO_ANSWER_CHARS = 2000  # info keeps logs small; the model's own text has the whole answer
 SEARCH_R1_QUERY_CHARS = 10_000
 """The longest query ``search-r1`` sends (``max_query_chars``): a 500-token turn (Search-R1's
@@ -443,6 +445,12 @@ class SearchQAEnv(TextEnv):
             scored = self._r1.scored_answer() if self.scoring == "transcript" else self._answer
             context["outcome"] = 0.0 if scored is None else exact_match(scored, task.golden_answers)
         return context
+
+    def describe_task(self, task: QATask) -> dict[str, Any]:
+        """The task's id and text, and its kind from its metadata: never its gold answers, nor the rest
+        of its metadata (supporting passage ids point at them)."""
+        kind = {key: task.metadata[key] for key in _PUBLIC_METADATA if key in task.metadata}
+        return {"id": task.id, "text": task.text, **kind}
 
     # -- helpers -----------------------------------------------------------------------------
     def _info(self, **fields: Any) -> StepInfo:

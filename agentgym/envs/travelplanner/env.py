@@ -220,6 +220,11 @@ class TravelPlannerEnv(TextEnv):
                     plan if isinstance(plan, ParsedPlan) else parse_plan(plan), task, world, evaluator=evaluator
                 ).model_dump(mode="json")}
 
+    def describe_task(self, task: TravelTask) -> dict[str, Any]:
+        """The task's fields (its text, cities, dates, budget, constraints, level), without its gold plan
+        and its sole-planning notes (up to a megabyte)."""
+        return task.model_dump(mode="json", exclude={"annotated_plan", "reference_information"})
+
     # -- helpers -----------------------------------------------------------------------------
     def _info(self, **fields: Any) -> StepInfo:
         return StepInfo(turn=self.turn, task_id=self._task.id if self._task else None, **fields)

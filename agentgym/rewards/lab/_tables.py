@@ -70,13 +70,13 @@ def render_probes(report: Any, console: Any) -> None:
 
     _banner(report.warnings(), console)
     for spec in report.specs:
-        table = Table(title=f"{report.env_id}, {spec}: probe reward / passing reward, over {report.tasks} tasks",
+        table = Table(title=f"{report.env_id}, {spec}: probe reward / passing reward, over {report.n_tasks} tasks",
                       header_style="bold")
         for column in ("probe", "tasks", "mean", "max", "as much as a pass", "passes the evaluator"):
             table.add_column(column, justify="left" if column == "probe" else "right")
         for row in report.rows(spec):
-            flag = f"{row.hacks}/{row.tasks}" + ("  <- HACK" if row.hacks else "")
-            table.add_row(row.probe, str(row.tasks), _pct(row.mean_ratio), _pct(row.max_ratio), flag,
+            flag = f"{row.hacks}/{row.n_tasks}" + ("  <- HACK" if row.hacks else "")
+            table.add_row(row.probe, str(row.n_tasks), _pct(row.mean_ratio), _pct(row.max_ratio), flag,
                           str(row.passes_evaluator) if row.passes_evaluator else "-")
         console.print(table)
     _banner(report.warnings(), console)

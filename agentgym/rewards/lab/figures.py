@@ -106,7 +106,7 @@ def plot_probes(report: Any, path: Path) -> Path | None:
     fig, ax = plt.subplots(figsize=(11, max(3.5, 0.5 * len(probes) * max(1, len(report.specs)) / 2 + 1.5)))
     series = {spec: {r.probe: r.max_ratio for r in report.rows(spec)} for spec in report.specs}
     hbars(ax, series, names=probes, percent=True, xlabel="probe reward as a share of the passing answer's "
-          "(highest over tasks; 100% = as much as a pass)", title=f"{report.env_id}: probes over {report.tasks} tasks")
+          "(highest over tasks; 100% = as much as a pass)", title=f"{report.env_id}: probes over {report.n_tasks} tasks")
     ax.axvline(100, color=_FAIL, linewidth=1.5, linestyle="--")
     ax.legend(fontsize=8, loc="lower right")
     fig.tight_layout()

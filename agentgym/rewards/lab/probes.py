@@ -73,7 +73,7 @@ class ProbeRow:
 
     probe: str
     spec: str
-    tasks: int
+    n_tasks: int
     """Tasks where the probe was degenerate (the env's evaluator failed it)."""
     mean_ratio: float
     """Mean of probe total / passing total (NaN where the pass earns nothing)."""
@@ -88,9 +88,9 @@ class ProbeRow:
 class ProbeReport:
     """Every probe under every spec: ratios to the passing reward, hacks, warnings."""
 
-    def __init__(self, env_id: str, specs: Sequence[str], tasks: int, rows: Sequence[ProbeRow],
+    def __init__(self, env_id: str, specs: Sequence[str], n_tasks: int, rows: Sequence[ProbeRow],
                  warnings: Sequence[str], skipped: Sequence[str]) -> None:
-        self.env_id, self.specs, self.tasks = env_id, list(specs), tasks
+        self.env_id, self.specs, self.n_tasks = env_id, list(specs), n_tasks
         self._rows, self._warnings, self.skipped = list(rows), list(warnings), list(skipped)
 
     def rows(self, spec: str | None = None) -> list[ProbeRow]:
@@ -106,13 +106,13 @@ class ProbeReport:
         return any(w.startswith("FAILED") or ": FAILED" in w for w in self._warnings)
 
     def warnings(self) -> list[str]:
-        hacks = [f"HACK: {r.spec}: probe {r.probe!r} earns as much as the passing answer on {r.hacks} of {r.tasks} "
+        hacks = [f"HACK: {r.spec}: probe {r.probe!r} earns as much as the passing answer on {r.hacks} of {r.n_tasks} "
                  f"tasks ({', '.join(r.hacked_tasks[:5])}{', ...' if len(r.hacked_tasks) > 5 else ''})"
                  for r in self._rows if r.hacks]
         return [*self._warnings, *hacks]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"env_id": self.env_id, "specs": self.specs, "tasks": self.tasks, "skipped": self.skipped,
+        return {"env_id": self.env_id, "specs": self.specs, "n_tasks": self.n_tasks, "skipped": self.skipped,
                 "probes": [{**r.__dict__, "mean_ratio": _finite(r.mean_ratio), "max_ratio": _finite(r.max_ratio),
                             "hacked_tasks": list(r.hacked_tasks)} for r in self._rows],
                 "warnings": self.warnings(), "verdict": {"passed": not self.hacked and not self.failed,
@@ -137,15 +137,15 @@ class ProbeReport:
         return plot_probes(self, Path(path))
 
 
-def probe(env_id: str, specs: Sequence[Any], *, tasks: int = 10, env_kwargs: Mapping[str, Any] | None = None,
+def probe(env_id: str, specs: Sequence[Any], *, n_tasks: int = 10, env_kwargs: Mapping[str, Any] | None = None,
           probes: Mapping[str, Probe] | None = None, probe_file: str | os.PathLike[str] | None = None,
           builtin: bool = True, step: int = 0, total_steps: int | None = None,
           labels: Sequence[str] | None = None) -> ProbeReport:
-    """Play the probe suite on the first ``tasks`` tasks of ``env_id`` and shape it under each spec.
+    """Play the probe suite on the first ``n_tasks`` tasks of ``env_id`` and shape it under each spec.
 
     Args:
         specs: anything ``build_shaper`` takes.
-        tasks: how many of the env's tasks (``task_index`` 0, 1, ...) to probe.
+        n_tasks: how many of the env's tasks (``task_index`` 0, 1, ...) to probe.
         env_kwargs: the env's kwargs (never ``reward``: shaping is offline).
         probes: probes of your own, by name (module docstring).
         probe_file: a JSONL file of probes of your own (module docstring).
@@ -170,7 +170,7 @@ def probe(env_id: str, specs: Sequence[Any], *, tasks: int = 10, env_kwargs: Map
             suite.update(load_probe_file(probe_file))
         if not suite:
             raise ConfigError("probes", [], "at least one probe (the built-in suite, a function or a JSONL file)")
-        played, skipped = _play_suite(env, env_id, kwargs, kit, suite, tasks)
+        played, skipped = _play_suite(env, env_id, kwargs, kit, suite, n_tasks)
     finally:
         env.close()
     contexts = TaskContexts(env_id, kwargs)
@@ -191,9 +191,9 @@ def probe(env_id: str, specs: Sequence[Any], *, tasks: int = 10, env_kwargs: Map
 
 
 def _play_suite(env: Any, env_id: str, kwargs: dict[str, Any], kit: Any, suite: Mapping[str, Probe],
-                tasks: int) -> tuple[list[tuple[str, Rollout, dict[str, Rollout]]], list[str]]:
+                n_tasks: int) -> tuple[list[tuple[str, Rollout, dict[str, Rollout]]], list[str]]:
     unwrapped = env.unwrapped
-    count = min(tasks, len(getattr(unwrapped, "tasks", ())) or tasks)
+    count = min(n_tasks, len(getattr(unwrapped, "tasks", ())) or n_tasks)
     played, skipped = [], []
     for index in range(count):
         env.reset(options={"task_index": index})
