@@ -22,6 +22,9 @@ the tokens are the chat template's own, ``chat_layout``). It returns:
     outcome           1.0 iff the env says the task was solved
     report            the env's ``info["report"]`` of the last step ({} when none)
     episode           env id, task id, stop reason, actions taken, why it was left out, training step
+    reward_signal     the batch's reward-lab figures (``agentgym.rewards.lab.group_metrics``: zero-variance
+                      share, within-group std, rank correlation with the outcome, abstention and failure
+                      shares per term), the same dict on every row; ``agentgym_reward`` logs it
 
 TRL hands the extra keys to every reward function by name (``rewards.py`` reads them).
 With ``layout="search-r1"`` the completion is Search-R1's token layout instead of chat turns
@@ -136,6 +139,7 @@ class AgentGymRollout:
         if fatal is not None:  # the user's configuration: stop with its own error, not a masked zero
             raise fatal.cause if fatal.cause is not None else TrainingAborted(str(fatal.error))
         output = self._output(played, clock.training_step, layout)
+        output["reward_signal"] = [_signal(played, output, trainer)] * len(played)
         if self.log_dir is not None:
             self._log(played, output, clock, trainer)
         reasons = [result.left_out_reason for _, result in played]
@@ -244,8 +248,9 @@ class AgentGymRollout:
         scored = [r for r in output["shaped_reward"] if r is not None]
         terms = {name: _mean([t[name] for t in output["reward_terms"] if t[name] is not None])
                  for name in self.term_names}
+        signal = output["reward_signal"][0] if output.get("reward_signal") else {}
         self.history.append({"step": step, "reward": _mean(scored), "outcome": sum(output["outcome"]) / n,
-                             "terms": terms, "actions": sequences, "failed": dict(failed)})
+                             "terms": terms, "actions": sequences, "failed": dict(failed), "signal": dict(signal)})
 
 
 def rollout_func(env_id: str, **kwargs: Any) -> AgentGymRollout:
@@ -355,6 +360,16 @@ class _Host:
 
     def decode(self, tokens: Sequence[int]) -> str:
         return self.sampler.decode(tokens)
+
+
+def _signal(played: list[tuple[TokenStream, RolloutResult]], output: Mapping[str, Any], trainer: Any) -> dict:
+    """The reward lab's figures of the batch (``agentgym.rewards.lab.group_metrics``): a group is one
+    prompt's ``num_generations`` rollouts, every rollout counted (a failed one shows as failed)."""
+    from agentgym.rewards.lab import group_metrics
+
+    size = int(getattr(trainer, "num_generations", None) or trainer.args.num_generations)
+    return group_metrics((i // size, info["score"], info["outcome"], result.breakdown)
+                         for i, ((_, result), info) in enumerate(zip(played, output["reward_info"])))
 
 
 def _end_token(layout: ChatLayout) -> int:

@@ -215,7 +215,8 @@ class AgentGymAgentLoop(AgentLoopBase):
         score, reward_extra_info = score_episode(result, terms, failure_reward=self.agentgym.failure_reward,
                                                  unfinished_reward=self.agentgym.unfinished_reward)
         extra = {**rollout.extra_fields, "reward_extra_info": reward_extra_info,
-                 "agentgym": episode_summary(result, task.env_id if task else None)}
+                 "agentgym": {**episode_summary(result, task.env_id if task else None),
+                              "breakdown": result.breakdown.to_dict() if result.breakdown is not None else None}}
         return AgentLoopOutput(
             prompt_ids=prompt_ids, response_ids=response_ids, response_mask=mask, response_logprobs=logprobs,
             # as verl's ToolAgentLoop counts: the prompt, then every model turn and observation
