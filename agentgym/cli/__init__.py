@@ -39,6 +39,8 @@ COMMANDS: dict[str, LazyCommand] = {
     "list": LazyCommand("agentgym.cli.list:list_command", "List the env ids, reward presets and terms, and training recipes."),
     "run": LazyCommand("agentgym.cli.run:run", "Evaluate an agent on an env: progress, results.jsonl "
                        "(resumable), a metrics table and a plot."),
+    "rewards": LazyCommand("agentgym.cli.rewards:rewards_app", "Measure reward specs before training: compare "
+                           "their signal over groups of rollouts, probe them for hacks."),
     "eval": LazyCommand("agentgym.cli.eval:eval_app", "Score submissions with an env's official evaluator."),
     "travelplanner": LazyCommand("agentgym.cli.travelplanner:travelplanner_app",
                                  "TravelPlanner worlds and tasks."),

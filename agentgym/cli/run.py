@@ -20,7 +20,7 @@ from agentgym.agents.openai_chat import API_KEY_ENV_VAR, ChatAgentConfig
 from agentgym.cli._console import labeled, plain_console
 from agentgym.cli._options import deprecated_note, parse_env_kwargs
 from agentgym.errors import AgentGymError, ConfigError, ModelEndpointError
-from agentgym.runner.config import ImportedAgentConfig, GoldAgentConfig, RunConfig, default_out_dir
+from agentgym.runner.config import GoldAgentConfig, ImportedAgentConfig, PerturbedAgentConfig, RunConfig, default_out_dir
 from agentgym.runner.loop import RunOutcome, run_eval
 from agentgym.runner.records import EpisodeRecord
 from agentgym.runner.report import plot, render, summarize
@@ -28,7 +28,7 @@ from agentgym.runner.report import plot, render, summarize
 __all__ = ["run", "OFFLINE_AGENTS"]
 
 # Agents that read the task from a local env object (not an env server's session).
-_LOCAL_AGENTS = ("gold", "solver", "first-listing")
+_LOCAL_AGENTS = ("gold", "solver", "first-listing", "perturbed")
 
 # Agents that need no model (``agentgym.agents.scripted``): name -> (factory target, the env ids it plays).
 OFFLINE_AGENTS = {
@@ -49,13 +49,19 @@ def run(
     agent: Annotated[str, typer.Option(help="openai (a chat model at --base-url); offline: gold "
                                             "(TravelPlanner's gold-plan replay), solver (TravelPlanner's "
                                             "exact solver), first-listing (the demo's weak TravelPlanner "
-                                            "baseline), top-title (SearchQA: answer the top passage's title); "
+                                            "baseline), top-title (SearchQA: answer the top passage's title), "
+                                            "perturbed (seeded: each task's passing answer mixed with failure "
+                                            "edits and invalid calls, for the reward lab); "
                                             "or module:factory (factory(env) -> Agent).")]
     = "openai",
     base_url: Annotated[str | None, typer.Option(help="The OpenAI-compatible API root, e.g. http://127.0.0.1:8000/v1.")]
     = None,
     model: Annotated[str | None, typer.Option(help="The model name the endpoint serves.")] = None,
-    episodes: Annotated[int, typer.Option(help="Episodes to play: episode i is task i (see --selection).")] = 10,
+    episodes: Annotated[int, typer.Option(help="Episodes to play: episode i is task i (see --selection); with "
+                                               "--samples-per-task G, sample i % G of task i // G.")] = 10,
+    samples_per_task: Annotated[int, typer.Option(help="Episodes per task, drawn as one group (GRPO's G) with "
+                                                       "distinct sample seeds, for `agentgym rewards compare`.")]
+    = 1,
     concurrency: Annotated[int, typer.Option(help="Episodes played at once.")] = 8,
     reward: Annotated[str | None, typer.Option(help="Shape rewards with this preset, e.g. planner_r1/dense.")] = None,
     out: Annotated[Path | None, typer.Option(help="Results folder; rerunning into it resumes. Default: "
@@ -93,7 +99,7 @@ def run(
     selection, env_kwarg = _task_set_and_selection(tasks, selection, env_kwarg)
     config = _config(env_id, agent, base_url, model, episodes, concurrency, reward, out, seed, selection, env_kwarg,
                      env_server, env_token, api_key, temperature, max_tokens, system_prompt, native_tools, timeout,
-                     max_retries, record_agent_errors)
+                     max_retries, record_agent_errors, samples_per_task)
     progress = _RichProgress(console, quiet)
     try:
         _check_endpoint(config, console)
@@ -175,13 +181,17 @@ def _config(env_id: str, agent: str, base_url: str | None, model: str | None, ep
             reward: str | None, out: Path | None, seed: int, selection: str, env_kwarg: list[str] | None,
             env_server: str | None, env_token: str | None, api_key: str | None, temperature: float,
             max_tokens: int | None, system_prompt: str | None, native_tools: bool, timeout: float,
-            max_retries: int, record_agent_errors: bool) -> RunConfig:
+            max_retries: int, record_agent_errors: bool, samples_per_task: int = 1) -> RunConfig:
     if agent in _RENAMED_AGENTS:
         warn_renamed(f"--agent {agent}", f"--agent {_RENAMED_AGENTS[agent]}")
         agent = _RENAMED_AGENTS[agent]
     if agent == "openai":
         if not base_url or not model:
             raise typer.BadParameter("--agent openai needs --base-url and --model", param_hint="--agent")
+        if samples_per_task > 1 and temperature <= 0:
+            raise typer.BadParameter(f"--samples-per-task {samples_per_task} at --temperature {temperature:g} draws "
+                                     "the same greedy reply for every sample of a group: sample with "
+                                     "--temperature > 0 (GRPO samples at 1.0)", param_hint="--temperature")
         agent_config: Any = dict(kind="openai", base_url=base_url, model=model, api_key=api_key,
                                  temperature=temperature, max_tokens=max_tokens, system_prompt=system_prompt,
                                  native_tools=native_tools, timeout_s=timeout, max_retries=max_retries)
@@ -192,6 +202,8 @@ def _config(env_id: str, agent: str, base_url: str | None, model: str | None, ep
                                  param_hint="--agent")
     elif agent == "gold":
         agent_config, label = GoldAgentConfig(), "gold"
+    elif agent == "perturbed":  # any env that declares a reward-lab kit (TextEnv.reward_lab)
+        agent_config, label = PerturbedAgentConfig(), "perturbed"
     elif agent in OFFLINE_AGENTS:
         target, env_ids = OFFLINE_AGENTS[agent]
         if env_id not in env_ids:
@@ -201,7 +213,7 @@ def _config(env_id: str, agent: str, base_url: str | None, model: str | None, ep
     elif re.fullmatch(r"[\w.]+:[\w.]+", agent):
         agent_config, label = dict(kind="import", target=agent), agent  # the module too: factories share names
     else:
-        names = ["openai", "gold", *OFFLINE_AGENTS]
+        names = ["openai", "gold", "perturbed", *OFFLINE_AGENTS]
         close = difflib.get_close_matches(agent, names, n=1)
         hint = f"did you mean {close[0]}? " if close else ""
         raise typer.BadParameter(f"{agent!r} is not an agent: {hint}use one of {', '.join(names)}, or "
@@ -212,9 +224,11 @@ def _config(env_id: str, agent: str, base_url: str | None, model: str | None, ep
     try:
         env_kwargs = parse_env_kwargs(env_kwarg)
         return RunConfig(env_id=env_id, env_kwargs=env_kwargs, agent=agent_config,
-                         episodes=episodes, concurrency=concurrency, seed=seed, selection=selection, reward=reward,
+                         episodes=episodes, samples_per_task=samples_per_task, concurrency=concurrency, seed=seed,
+                         selection=selection, reward=reward,
                          out=out or default_out_dir(env_id, label, reward, env_kwargs=env_kwargs, seed=seed,
-                                                    selection=selection), env_server=env_server,
+                                                    selection=selection, samples_per_task=samples_per_task),
+                         env_server=env_server,
                          env_token=env_token, record_agent_errors=record_agent_errors)
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())

@@ -13,6 +13,7 @@ terms sharing an input share the work.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
@@ -25,7 +26,7 @@ from agentgym.errors import DataError
 from agentgym.rewards._base import Guards
 from agentgym.rewards._registry import READERS, RENAMED_INPUTS
 
-__all__ = ["Episode", "input_getter", "step_info"]
+__all__ = ["Episode", "input_getter", "outcome_of", "step_info"]
 
 _UNSET: Any = object()
 _STEP_FIELDS = frozenset((*StepInfo.model_fields, "evaluation"))  # "evaluation": 0.1's name of "report"
@@ -46,8 +47,8 @@ class Episode:
         gold_answers: the dataset's gold answers (QA envs; ``references=`` before 0.2).
         answer: the submitted answer; by default the final step's ``StepInfo.answer`` (the env
             records it in every action format), or None when the episode did not end with one.
-        outcome: the unshaped outcome (1.0 iff solved); by default the final report's
-            ``final_pass``, else 0.0.
+        outcome: the unshaped outcome (1.0 iff solved); by default what the final report says, as
+            the env pays it live (:func:`outcome_of`).
         evaluate: re-evaluates the answer with another evaluator (TravelPlanner terms use it
             when their ``evaluator`` differs from the report's, or when no report exists).
     """
@@ -146,8 +147,7 @@ class Episode:
     def outcome(self) -> float:
         if self._outcome is not None:
             return float(self._outcome)
-        report = self.report
-        return 1.0 if report is not None and report.get("final_pass") is True else 0.0
+        return outcome_of(self.report)
 
     # -- guards ------------------------------------------------------------------------------
     def guard_reason(self, guards: Guards) -> str | None:
@@ -168,6 +168,21 @@ class Episode:
         if guards.not_copied and answer and self.prompt and _copied(answer, self.prompt, guards.min_copy_chars):
             return "guard: the answer is copied from the prompt"
         return None
+
+
+def outcome_of(report: Mapping[str, Any] | None) -> float:
+    """The unshaped outcome a final report records, as the env pays it live: TravelPlanner's
+    ``final_pass``, short-form QA's exact match ``em`` (on the answer the env scored, whatever its
+    reward ``metric``), long-form QA's ``score``; 0.0 without a report."""
+    if report is None:
+        return 0.0
+    if "final_pass" in report:
+        return 1.0 if report["final_pass"] is True else 0.0
+    for key in ("em", "score"):
+        value = report.get(key)
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+            return float(value)
+    return 0.0
 
 
 def _evaluator_of(report: Mapping[str, Any], default: str) -> Any:

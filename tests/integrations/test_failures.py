@@ -249,3 +249,16 @@ def test_trl_stops_training_at_a_100_percent_failure_rate(tmp_path, retriever):
                                          "per_device_train_batch_size": 8, "num_generations": 4})
     with pytest.raises(TrainingAborted, match=r"8 of the last 8 rollouts were left out of training \(env_error 8\)"):
         trainer.train()
+
+
+def test_the_verl_buffer_logs_the_reward_labs_figures_of_its_groups(monkeypatch, played):
+    """The live figures are the reward lab's own (``group_metrics``), over the step's groups as verl holds them."""
+    from agentgym.rewards.lab import group_metrics
+
+    _store(monkeypatch, played)
+    _, metrics = h.make_buffer("AgentGymReplayBuffer", agentgym={"max_failed_share": 0.5}).sample(1, "train", GROUPS)
+    rows = [(g, o.reward_score, o.extra_fields["reward_extra_info"]["outcome"],
+             o.extra_fields["agentgym"]["breakdown"]) for g, group in enumerate(played) for o in group]
+    expected = {k: v for k, v in group_metrics(rows).items() if v == v}
+    assert expected and {k: metrics[k] for k in expected} == pytest.approx(expected)
+    assert "agentgym/reward/zero_var" in metrics and "agentgym/reward/within_std" in metrics

@@ -504,3 +504,26 @@ def test_a_turn_ends_at_every_end_of_turn_id_the_model_lists(run):
     assert tokens == [other]
     tokens, _ = _sampled(trainer, [tokenizer.eos_token_id], prefix, constraint=First(), max_tokens=6)
     assert tokens[0] == other and len(tokens) > 1  # not an end-of-turn id here: the turn goes on
+
+
+def test_the_rollout_logs_the_reward_labs_figures_of_its_groups(run):
+    """The live figures are the reward lab's own (``group_metrics``), a group per prompt's generations,
+    logged through TRL's ``log_metric`` by ``agentgym_reward``."""
+    import math
+
+    from agentgym.rewards.lab import group_metrics
+
+    trainer, rollout = run
+    out = rollout(_batch(trainer), trainer)
+    signal = out["reward_signal"][0]
+    assert all(s is signal for s in out["reward_signal"])
+    rows = [(i // trainer.num_generations, info["score"], info["outcome"], None) for i, info in
+            enumerate(out["reward_info"])]
+    expected = group_metrics(rows)
+    for name in ("agentgym/reward/zero_var", "agentgym/reward/within_std", "agentgym/reward/mean_total"):
+        assert signal[name] == pytest.approx(expected[name], nan_ok=True)
+    logged = {}
+    agentgym_reward(out["completion_ids"], **{k: v for k, v in out.items() if k != "completion_ids"},
+                    log_metric=logged.__setitem__)
+    assert {k: v for k, v in signal.items() if math.isfinite(v)}.items() <= logged.items()
+    assert rollout.history[-1]["signal"] == signal

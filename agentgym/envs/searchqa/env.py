@@ -93,7 +93,8 @@ class SearchQAEnv(TextEnv):
 
     ``action_format="tags"`` (Search-R1's tags): ``<search>query</search>`` searches and
     ``<answer>text</answer>`` answers; ``<think>`` blocks are allowed and ignored. The first
-    complete tag decides the action; an answer is the last well-formed ``<answer>`` block.
+    complete tag decides the action; a turn with more than one well-formed ``<answer>`` block is an
+    invalid action (``multiple_answers``), so a hedge never counts as solved.
     ``action_format="json"``: ``<tool_call>{"name": "search", "arguments": {"query": ...}}</tool_call>``
     with the schema in ``env.unwrapped.tools.schemas()``, and ``<answer>...</answer>``
     (or the ``finish`` tool); ``give_up`` ends the episode.
@@ -122,7 +123,8 @@ class SearchQAEnv(TextEnv):
     ``StepInfo.to_info()``: ``action`` (``tool``, ``answer``, ``give_up``, ``invalid``), the
     search as ``tool_call`` and ``tool_result`` (rows = passages), ``error.code``
     (``empty_action``, ``unparseable_action``, ``invalid_argument`` for an empty or too long
-    query, ``search_limit``, ``retriever_failed``, ``action_too_long``, ``unknown_tool``...), and
+    query, ``search_limit``, ``retriever_failed``, ``multiple_answers``, ``action_too_long``,
+    ``unknown_tool``...), and
     in ``extra``: ``query``, ``passage_ids``, ``scores``, ``searches_used``, ``answer``,
     ``answer_blocks``, ``parse_notes``, ``retriever_error``, ``query_cut_from`` (``search-r1``: the
     length of a query cut to ``max_query_chars``).
@@ -169,6 +171,7 @@ class SearchQAEnv(TextEnv):
     """Where a generated turn ends (the tag format's closing tags; each instance sets its own:
     ``search-r1`` stops at ``</search>`` only and declares Search-R1's cut in ``stop_priority``)."""
     reward_provides: ClassVar[frozenset[str]] = frozenset({"task_text", "gold_answers"})
+    reward_lab: ClassVar[str] = "agentgym.envs.searchqa.lab"
     renamed_kwargs: ClassVar[RenamedKeys] = _RENAMED_KWARGS
     renamed_options: ClassVar[RenamedKeys] = TASK_OPTION_RENAMES
 

@@ -110,6 +110,7 @@ class TravelPlannerEnv(TextEnv):
     """
 
     reward_provides: ClassVar[frozenset[str]] = frozenset({"travelplanner"})
+    reward_lab: ClassVar[str] = "agentgym.envs.travelplanner.lab"
     renamed_kwargs: ClassVar[RenamedKeys] = _RENAMED_KWARGS
     renamed_options: ClassVar[RenamedKeys] = TASK_OPTION_RENAMES
 

@@ -98,6 +98,9 @@ class RolloutPart(_Strict):
     training (something outside the model failed, every reward term abstained) stops the run."""
     failure_window: int = Field(default=256, ge=1)
     """The rollouts the failure budget looks back over, across steps."""
+    log_dir: str | None = None
+    """A folder to append every rollout's record to (``rollouts-<process>.jsonl``), for
+    ``agentgym rewards compare``; None writes nothing."""
 
 
 class ModelPart(_Strict):
@@ -322,7 +325,8 @@ def _rollout(recipe: TrlRecipe, constraint: Any, **rollout_kwargs: Any) -> Any:
                         constraint=constraint, layout=recipe.rollout.layout,
                         max_observation_tokens=recipe.rollout.max_observation_tokens,
                         **{"max_failed_share": recipe.rollout.max_failed_share,
-                           "failure_window": recipe.rollout.failure_window, **rollout_kwargs})
+                           "failure_window": recipe.rollout.failure_window, "log_dir": recipe.rollout.log_dir,
+                           **rollout_kwargs})
 
 
 def build_run(recipe: TrlRecipe, *, grpo: Mapping[str, Any] | None = None,
