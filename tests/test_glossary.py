@@ -31,6 +31,8 @@ RETIRED = {
     "reference": "gold (reference is only TravelPlanner's reference information)",
     "references": "gold_answers",
     "protocol": "action_format (protocol is only the wire format)",
+    "trajectory": "rollout",
+    "trajectories": "rollouts",
 }
 RETIRED_NAMES = {"evaluation": "evaluator or report", "EpisodeResult": "a RewardBreakdown",
                  "EpisodeRecorder": "ShapeReward", "REWARDS": "METRICS"}
