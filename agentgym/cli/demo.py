@@ -40,7 +40,7 @@ def _show(console: Console, result: DemoResult) -> None:
         counts = travel[0].constraint_counts
         rates = {a.name: {f"{k} (N={counts[k]})": v for k, v in a.constraint_pass_rates.items()} for a in travel}
         console.print(_table("TravelPlanner-v0: pass rate per constraint, official evaluator (N: queries it "
-                             "was checked on; hard ones only where the query sets them)", names, rates))
+                             "was checked on; hard ones only where the task sets them)", names, rates))
         terms = {a.name: {**a.reward_terms, "episode return": a.mean_reward} for a in travel}
         console.print(_table(f"TravelPlanner-v0: mean reward terms under {result.presets['TravelPlanner-v0']} "
                              "(strict evaluator)", names,

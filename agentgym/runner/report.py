@@ -40,7 +40,7 @@ class RunSummary(BaseModel):
     reward_terms: dict[str, float | None] = Field(default_factory=dict)
     """Mean raw value of each reward term, over the episodes where it had one (None: never scored)."""
     official: dict[str, float] = Field(default_factory=dict)
-    """TravelPlanner: the six official metrics over the run's queries (``agentgym.runner.official``)."""
+    """TravelPlanner: the six official metrics over the run's tasks (``agentgym.runner.official``)."""
     qa: dict[str, dict[str, float]] = Field(default_factory=dict)
     """Search QA: ``{"all" | data_source: {"n", "em", "f1"}}``, overall and per dataset (nq, hotpotqa...)."""
 
@@ -92,7 +92,7 @@ def render(summary: RunSummary, console: object, title: str = "agentgym run") ->
         table.add_row(name, value)
     console.print(table)
     if summary.official:
-        official = Table(title="TravelPlanner official metrics (the run's queries)", header_style="bold")
+        official = Table(title="TravelPlanner official metrics (the run's tasks)", header_style="bold")
         official.add_column("metric")
         official.add_column("value", justify="right")
         for name, value in summary.official.items():

@@ -55,6 +55,7 @@ class _RenamedKwargs(RenamedKeys):
 _RENAMED_KWARGS = _RenamedKwargs("SearchQAEnv kwarg", {"questions": "tasks"})
 alias("SearchQAEnv attribute", "protocol", "action_format")
 alias("SearchQAEnv kwarg", "protocol", "action_format")
+alias("SearchQAEnv reset info['extra'] key", "question", "task_text")
 AnswerJudge = Callable[[str, str, Sequence[str]], "float | None"]
 """``judge(task_text, answer, gold_answers)``, called positionally: a grade in [0, 1], or None for none."""
 _PUBLIC_METADATA = ("answer_type", "type", "data_source")
@@ -261,11 +262,11 @@ class SearchQAEnv(TextEnv):
             if text is None:
                 text = SEARCH_R1_PROMPT.format(question=search_r1_question(self._task.text))
             self._r1 = SearchR1Episode(text)
-            return text, StepInfo(turn=0, task_id=self._task.id, extra={"question": self._task.text})
+            return text, StepInfo(turn=0, task_id=self._task.id, extra=self._reset_extra())
         text = first_observation(self._task.text, action_format=self.action_format, top_k=self.top_k,
                                  max_searches=self.max_searches, long_form=self.long_form,
                                  template=self.prompt_template)
-        return text, StepInfo(turn=0, task_id=self._task.id, extra={"question": self._task.text})
+        return text, StepInfo(turn=0, task_id=self._task.id, extra=self._reset_extra())
 
     @property
     def search_r1(self) -> bool:
@@ -454,6 +455,10 @@ class SearchQAEnv(TextEnv):
         return {"id": task.id, "text": task.text, **kind}
 
     # -- helpers -----------------------------------------------------------------------------
+    def _reset_extra(self) -> dict[str, Any]:
+        """The reset's ``info["extra"]``: the task's text (0.1's key ``question`` kept beside it until 0.3)."""
+        return {"task_text": self._task.text, "question": self._task.text}
+
     def _info(self, **fields: Any) -> StepInfo:
         failure, self._failure = self._failure, None
         return StepInfo(turn=self.turn, task_id=self._task.id if self._task else None, failure=failure, **fields)
