@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import pkgutil
+import re
 import warnings
 
 import pytest
@@ -47,6 +48,26 @@ def test_every_exception_class_lives_in_the_error_tree():
                 continue  # the tree itself; private modules' signals never reach the caller
             strays.append(f"{module.__name__}.{name}")
     assert strays == [], "public exception classes outside agentgym.errors (move them there, or make them private)"
+
+
+def test_the_drawn_error_tree_is_the_class_tree():
+    """The tree in errors.py's docstring is documentation; the classes are the one list (``__all__`` is
+    built from them): each drawn class sits under its agentgym parent with its built-in bases."""
+    drawn, parents = {}, []
+    for line in agentgym.errors.__doc__.splitlines():
+        found = re.match(r"^    ([│├└─ ]*)([A-Z]\w+)(?: \(([\w, ]+)\))?", line)
+        if found:
+            depth = len(found[1]) // 4
+            parents[depth:] = [found[2]]
+            drawn[found[2]] = (parents[depth - 1] if depth else None, found[3] or "")
+    classes = {name: getattr(agentgym.errors, name) for name in agentgym.errors.__all__}
+    actual = {}
+    for name, cls in classes.items():
+        ours = [b.__name__ for b in cls.__bases__ if issubclass(b, agentgym.AgentGymError)]
+        builtin = [b.__name__ for b in cls.__bases__ if not issubclass(b, agentgym.AgentGymError) and b is not Exception]
+        actual[name] = (ours[0] if ours else None, ", ".join(builtin))
+    assert drawn == actual
+    assert set(agentgym.errors.__all__) <= set(agentgym.__all__)
 
 
 @pytest.mark.parametrize("name", agentgym.errors.__all__)
