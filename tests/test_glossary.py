@@ -82,7 +82,10 @@ def public_names() -> dict[str, str]:
         found.setdefault(module.__name__, "module")
         for name in getattr(module, "__all__", ()):
             found.setdefault(name, module.__name__)
-            value = getattr(module, name, None)
+            try:
+                value = getattr(module, name, None)
+            except agentgym.DependencyNotInstalled:
+                continue  # a lazy name of an extra this machine lacks
             for parameter in _parameters(value):
                 found.setdefault(parameter, f"{module.__name__}.{name}()")
             if inspect.isclass(value) and value.__module__.startswith("agentgym"):
