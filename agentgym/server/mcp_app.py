@@ -205,7 +205,7 @@ class McpFrontDoor:
 
     def _finish_tool(self) -> types.Tool:
         return types.Tool(name=self.finish_name, description="Submit and end the episode; returns the reward and "
-                          "the evaluation.", input_schema={
+                          "the report.", input_schema={
                               "type": "object", "required": [self._finish_param], "additionalProperties": False,
                               "properties": {self._finish_param: {"type": "string", "description": self._finish_text}}})
 

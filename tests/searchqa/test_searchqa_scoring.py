@@ -96,3 +96,5 @@ def test_the_lexical_fallback_takes_the_reward_inputs_names_and_still_the_old_on
         assert lexical_longform_score(question="q", answer="Mawsynram holds the record", references=gold) == new
     assert {"'question' is deprecated, use 'task_text'", "'references' is deprecated, use 'gold_answers'"} \
         <= {str(w.message).split(" kwarg ")[1].split(" (")[0] for w in caught}
+    with pytest.warns(AgentGymDeprecationWarning, match="'reference' is deprecated, use 'gold'"):
+        assert rouge_l("Mawsynram holds it", reference=gold[0]) == rouge_l("Mawsynram holds it", gold=gold[0])

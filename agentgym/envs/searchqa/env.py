@@ -55,7 +55,7 @@ class _RenamedKwargs(RenamedKeys):
 _RENAMED_KWARGS = _RenamedKwargs("SearchQAEnv kwarg", {"questions": "tasks"})
 alias("SearchQAEnv attribute", "protocol", "action_format")
 alias("SearchQAEnv kwarg", "protocol", "action_format")
-alias("SearchQAEnv reset info['extra'] key", "question", "task_text")
+alias("SearchQAEnv info['extra'] key", "question", "task_text")
 AnswerJudge = Callable[[str, str, Sequence[str]], "float | None"]
 """``judge(task_text, answer, gold_answers)``, called positionally: a grade in [0, 1], or None for none."""
 _PUBLIC_METADATA = ("answer_type", "type", "data_source")

@@ -109,9 +109,10 @@ def _lcs_length(a: Sequence[str], b: Sequence[str]) -> int:
     return len(a) - v.bit_count()
 
 
-def rouge_l(prediction: str, reference: str) -> F1Score:
-    """ROUGE-L over SQuAD-normalized tokens: LCS-based F1, precision and recall."""
-    pred, ref = normalize_answer(prediction).split(), normalize_answer(reference).split()
+@renamed_kwargs({"reference": "gold"})
+def rouge_l(prediction: str, gold: str) -> F1Score:
+    """ROUGE-L over SQuAD-normalized tokens: LCS-based F1, precision and recall (``gold``: ROUGE's reference)."""
+    pred, ref = normalize_answer(prediction).split(), normalize_answer(gold).split()
     lcs = _lcs_length(ref, pred)
     if lcs == 0:
         return F1Score(0.0, 0.0, 0.0)
