@@ -121,7 +121,8 @@ def public_names() -> list[tuple[str, str]]:
                 continue  # a lazy name of an extra this machine lacks
             found += [(parameter, _kwarg_place(value)) for parameter in _parameters(value)]
             if inspect.isclass(value) and value.__module__.startswith("agentgym"):
-                found += [(member, f"{value.__name__} attribute") for member in vars(value) if not member.startswith("_")]
+                found += [(member, f"{value.__name__} attribute") for member in vars(value)
+                          if not member.startswith("_")]
                 found += [(field, f"{value.__name__} field") for field in getattr(value, "model_fields", {})]
     return found
 
@@ -235,7 +236,8 @@ def extra_keys() -> list[tuple[str, str]]:
             env = gymnasium.make(env_id, **kwargs)
             _, info = env.reset(seed=0)
             infos = [info] + [env.step(action)[-1] for action in actions]
-            family = [c for c in cls.__mro__ if c.__module__ == cls.__module__][-1].__name__  # where aliases are declared
+            # aliases are declared on the family's first class (SearchQAEnv for its long-form subclass)
+            family = [c for c in cls.__mro__ if c.__module__ == cls.__module__][-1].__name__
             found += [(key, f"{family} info['extra'] key") for info in infos for key in info.get("extra", {})]
             env.close()
     return found

@@ -42,7 +42,8 @@ def test_every_exception_class_lives_in_the_error_tree():
     strays = []
     for module in _modules():
         for name, cls in list(vars(module).items()):  # not getmembers: a lazy name of a missing extra raises
-            if not inspect.isclass(cls) or cls.__module__ != module.__name__ or not issubclass(cls, BaseException) or name.startswith("_"):
+            if not inspect.isclass(cls) or cls.__module__ != module.__name__ or not issubclass(cls, BaseException) \
+                    or name.startswith("_"):
                 continue
             if module is agentgym.errors or any(part.startswith("_") for part in module.__name__.split(".")):
                 continue  # the tree itself; private modules' signals never reach the caller
@@ -64,7 +65,8 @@ def test_the_drawn_error_tree_is_the_class_tree():
     actual = {}
     for name, cls in classes.items():
         ours = [b.__name__ for b in cls.__bases__ if issubclass(b, agentgym.AgentGymError)]
-        builtin = [b.__name__ for b in cls.__bases__ if not issubclass(b, agentgym.AgentGymError) and b is not Exception]
+        builtin = [b.__name__ for b in cls.__bases__
+                   if not issubclass(b, agentgym.AgentGymError) and b is not Exception]
         actual[name] = (ours[0] if ours else None, ", ".join(builtin))
     assert drawn == actual
     assert set(agentgym.errors.__all__) <= set(agentgym.__all__)
