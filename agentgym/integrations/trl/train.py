@@ -145,6 +145,8 @@ def build_run(recipe: TrlRecipe, *, grpo: Mapping[str, Any] | None = None,
     from agentgym.integrations.trl.rewards import agentgym_reward
     from agentgym.integrations.trl.rollout import rollout_func, task_dataset
 
+    args = GRPOConfig(**{**recipe.grpo, **dict(grpo or {})})
+    _check_tasks_fill_a_step(recipe, args)
     if tokenizer is None or model is None:
         tokenizer, model = policy(recipe)
     constraint = recipe.rollout.constraint.build(tokenizer) if recipe.rollout.constraint is not None else None
@@ -153,10 +155,20 @@ def build_run(recipe: TrlRecipe, *, grpo: Mapping[str, Any] | None = None,
                            constraint=constraint, layout=recipe.rollout.layout,
                            max_observation_tokens=recipe.rollout.max_observation_tokens, **rollout_kwargs)
     dataset = task_dataset(recipe.env.id, options=_task_options(recipe), env_kwargs=recipe.env.kwargs)
-    args = GRPOConfig(**{**recipe.grpo, **dict(grpo or {})})
     trainer = GRPOTrainer(model=model, processing_class=tokenizer, reward_funcs=list(reward_funcs or [agentgym_reward]),
                           args=args, train_dataset=dataset, rollout_func=rollout)
     return trainer, rollout
+
+
+def _check_tasks_fill_a_step(recipe: TrlRecipe, args: Any) -> None:
+    """TRL's sampler drops an incomplete batch of prompts: fewer tasks than one step samples would
+    train 0 steps and exit cleanly."""
+    prompts = int(args.generation_batch_size) // int(args.num_generations)
+    if recipe.tasks.count < prompts:
+        raise ConfigError("tasks.count", recipe.tasks.count,
+                          f"at least {prompts}: each step samples {prompts} tasks x {args.num_generations} generations "
+                          f"(grpo.per_device_train_batch_size={args.per_device_train_batch_size}); TRL would train 0 "
+                          "steps on fewer")
 
 
 def policy(recipe: TrlRecipe) -> tuple[Any, Any]:
@@ -259,9 +271,9 @@ def _check_grpo(recipe: TrlRecipe) -> str | None:
     from trl import GRPOConfig
 
     if torch.cuda.is_available() or recipe.grpo.get("use_cpu"):
-        GRPOConfig(**recipe.grpo)
+        _check_tasks_fill_a_step(recipe, GRPOConfig(**recipe.grpo))
         return None
-    GRPOConfig(**{**recipe.grpo, "use_cpu": True, "bf16": False})  # the fields, as far as a CPU can tell
+    _check_tasks_fill_a_step(recipe, GRPOConfig(**{**recipe.grpo, "use_cpu": True, "bf16": False}))  # as far as a CPU can tell
     return "grpo: no GPU here; the GRPOConfig fields were checked with use_cpu=true, bf16=false"
 
 
