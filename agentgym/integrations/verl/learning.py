@@ -295,7 +295,8 @@ def _config(model_dir: Path, n: int, total_steps: int | None = None) -> Any:
 
 def rollout_batch(setup: LearningSetup, rows: list[dict[str, Any]], step: int) -> Any:
     """``n`` trajectories per row through verl's ``AgentLoopWorker.generate_sequences``, one call per
-    trajectory so that the server's draws come in a fixed order (a run is reproducible)."""
+    trajectory so that the server's draws come in a fixed order (a run is reproducible). Each row
+    carries verl's global step (``step + 1``), which the agent loop reads as the schedule clock."""
     import numpy as np
     from verl.protocol import DataProto
 
@@ -307,6 +308,8 @@ def rollout_batch(setup: LearningSetup, rows: list[dict[str, Any]], step: int) -
             non_tensors["raw_prompt"] = np.array([row["prompt"]], dtype=object)
             non_tensors["index"] = np.array([row["extra_info"]["index"]], dtype=object)
             non_tensors["uid"] = np.array([f"s{step}g{g}"], dtype=object)
+            # the row's own field, as verl's V1 trainer hands it to the agent loop (the schedule clock)
+            non_tensors["global_steps"] = np.array([step + 1], dtype=object)
             batch = DataProto.from_dict(non_tensors=non_tensors,
                                         meta_info={"global_steps": step + 1, "validate": False})
             outputs.append(asyncio.run(setup.worker.generate_sequences(batch)))
@@ -448,11 +451,12 @@ def _record(curve: Curve, data: Any, scores: Any) -> None:
     from agentgym.rewards import zero_variance_share
 
     extra = data.non_tensor_batch
-    searched = np.asarray(extra["term/tool_call_validity"], dtype=float) > 0
-    answered = np.asarray(extra["term/format"], dtype=float) > 0
+    column = lambda key: np.asarray(extra[key], dtype=float)  # noqa: E731
+    searched = column("num_turns") >= 2  # model turns: the first did not end the episode, so it searched
+    answered = column("truncated") == 0  # ended by the agent's answer
     curve.reward.append(float(data.batch["rm_scores"].sum(-1).mean()))
     curve.search_then_answer.append(float((searched & answered).mean()))
-    curve.exact_match.append(float(np.asarray(extra["term/exact_match"], dtype=float).mean()))
+    curve.exact_match.append(float(column("term/exact_match").mean()))
     curve.zero_variance.append(zero_variance_share(scores.tolist(), list(extra["uid"])))
     for key in extra:
         if key.startswith("term/") and not key.endswith("/abstained"):
