@@ -1,18 +1,24 @@
-"""Learning curves of a tiny model on agentgym envs through TRL's GRPOTrainer, on CPU, with controls.
+"""Every learning figure of docs/learning.md: a tiny model on agentgym envs, on CPU, with controls.
 
-    python examples/learning_curves.py                        # both envs, seeds 0 1 2: docs/learning-*.png
-    python examples/learning_curves.py --env travelplanner --seeds 0 --steps 10 --out /tmp/curves
+    python examples/learning_curves.py                       # every figure, seeds 0-4 -> docs/img/learning-*.png
+    python examples/learning_curves.py --figure plans --seeds 0 --steps 10 --out /tmp/curves
 
-For each env and seed it trains the env's recipe (a random 2-layer Qwen2, a word-level tokenizer
-trained on the env's text, sampling constrained to well-formed actions) as is and as the controls
-that must learn less: rewards shuffled across each batch, and (TravelPlanner) observation tokens
-left in the loss. It prints each arm's reward and behaviour at the start and the end (means of
-the first and last 3 steps), the seed-to-seed spread and the CPU time, and draws the curves (mean
-over seeds, each seed thin). Needs ``agentgym[trl,plot]``.
+Each figure trains its arms for each seed, one run after another (torch on one thread): the real
+run and the controls that must learn less, or the two rewards a paper compares. It writes
+``learning-<figure>.json`` (every run's curves, CPU seconds per run, start/end/gain per seed and
+their spread) and ``learning-<figure>.png`` (mean over seeds, each seed thin), and prints the
+summary. The learning tests (``pytest -m learning_slow``) run the same functions on the same
+seeds, so their margins come from these numbers. Needs ``agentgym[trl,plot]`` (``verl``:
+``agentgym[verl,plot]``).
 
-* ``searchqa``: ``trl_searchqa``, 20 steps; the behaviour is searching, then answering;
-* ``travelplanner``: ``trl_travelplanner``, 12 steps; the behaviour is the share of tool calls the
-  env could carry out (Planner-R1's dense terms plus ``tool_call_validity``).
+* ``searchqa``: ``trl_searchqa`` as shipped, 20 steps: search, then answer;
+* ``travelplanner``: ``trl_travelplanner`` as shipped, 12 steps: calls the env can run;
+* ``answers``: SearchQA-v0 with every gold writable, 100 steps: binary exact match, shuffled,
+  PRS's staged reward;
+* ``plans``: TravelPlanner-v0 plans through the plan template, 30 steps: Planner-R1 dense,
+  sparse, dense shuffled; the zero-variance share of each;
+* ``schedule``: a reward whose stage changes halfway, 12 steps, with and without a frozen clock;
+* ``verl``: SearchQA-v0 through verl's agent loop and update math (``learning_curves_verl.py``).
 """
 
 from __future__ import annotations
@@ -20,10 +26,14 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import sys
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+
+DOCS = Path(__file__).resolve().parent.parent / "docs" / "img"
 
 
 def searched_then_answered(entry: dict) -> float:
@@ -32,107 +42,188 @@ def searched_then_answered(entry: dict) -> float:
                if actions.endswith("answer") and "tool" in actions.split(">"))
 
 
-def valid_calls(entry: dict) -> float:
-    """Mean share of an episode's tool calls the env could carry out."""
-    return entry["terms"]["tool_call_validity"]
+def term(name: str) -> Callable[[dict], float]:
+    return lambda entry: entry["terms"][name] or 0.0
 
 
 def reward(entry: dict) -> float:
     return entry["reward"]
 
 
-ENVS: dict[str, dict] = {
-    "searchqa": {"recipe": "trl_searchqa", "steps": 20, "arms": ("real", "shuffled"), "title": "SearchQA-v0",
-                 "metrics": {"reward": reward, "search_then_answer": searched_then_answered,
-                             "exact_match": lambda e: e["terms"]["exact_match"]},
-                 "plots": (("mean shaped reward", reward),
-                           ("share that searched, then answered", searched_then_answered))},
-    "travelplanner": {"recipe": "trl_travelplanner", "steps": 12, "arms": ("real", "shuffled", "observations"),
-                      "title": "TravelPlanner-v0 (ReAct, 4 actions)",
-                      "metrics": {"reward": reward, "valid_calls": valid_calls},
-                      "plots": (("mean shaped reward", reward),
-                                ("share of tool calls the env could run", valid_calls))},
+def zero_variance(entry: dict) -> float:
+    return entry["zero_variance"]
+
+
+@dataclass(frozen=True)
+class Figure:
+    title: str
+    steps: int
+    window: int
+    """Steps averaged for the start and the end."""
+    arms: dict[str, str]
+    """Run name -> legend label."""
+    metrics: dict[str, Callable[[dict], float]]
+    plots: tuple[tuple[str, str], ...]
+    """(metric, panel title) per panel."""
+    run: Callable[[str, int, str, int], list[dict]]
+    """(run name, seed, scratch folder, steps) -> the run's history."""
+
+
+def _recipe_run(name: str) -> Callable:
+    def run(arm: str, seed: int, folder: str, steps: int) -> list[dict]:
+        from agentgym.integrations.trl.controls import run_arm
+        from agentgym.integrations.trl.train import load_recipe
+
+        return run_arm(load_recipe(name), arm, seed=seed, steps=steps, output_dir=folder)
+
+    return run
+
+
+def _answers(arm: str, seed: int, folder: str, steps: int) -> list[dict]:
+    from agentgym.integrations.trl.learning import run_answers
+
+    return run_answers(seed, folder, steps=steps, arms=(arm,))[arm]
+
+
+def _plans(arm: str, seed: int, folder: str, steps: int) -> list[dict]:
+    from agentgym.integrations.trl.learning import run_plans
+
+    return run_plans(seed, folder, steps=steps, arms=(arm,))[arm]
+
+
+def _schedule(arm: str, seed: int, folder: str, steps: int) -> list[dict]:
+    from agentgym.integrations.trl.learning import run_schedule
+
+    history, stages = run_schedule(seed, folder, steps=steps, frozen=arm == "frozen")
+    for entry, stage in zip(history, stages):
+        entry["stage"] = stage
+    return history
+
+
+FIGURES: dict[str, Figure] = {
+    "searchqa": Figure(
+        "SearchQA-v0, trl_searchqa as shipped", 20, 3,
+        {"real": "GRPO", "shuffled": "control: rewards shuffled"},
+        {"reward": reward, "search_then_answer": searched_then_answered, "exact_match": term("exact_match")},
+        (("reward", "mean shaped reward"), ("search_then_answer", "share that searched, then answered")),
+        _recipe_run("trl_searchqa")),
+    "travelplanner": Figure(
+        "TravelPlanner-v0, trl_travelplanner as shipped (ReAct, 4 actions)", 12, 3,
+        {"real": "GRPO", "shuffled": "control: rewards shuffled", "observations": "control: observations trained on"},
+        {"reward": reward, "valid_calls": term("tool_call_validity")},
+        (("reward", "mean shaped reward"), ("valid_calls", "share of tool calls the env could run")),
+        _recipe_run("trl_travelplanner")),
+    "answers": Figure(
+        "SearchQA-v0, every gold writable (one-word answers from the question and the passage)", 100, 10,
+        {"em": "binary exact match", "prs": "PRS staged (prs/short)", "shuffled": "control: exact match shuffled"},
+        {"exact_match": term("exact_match"), "reward": reward, "zero_variance": zero_variance,
+         "search_then_answer": searched_then_answered},
+        (("exact_match", "exact match"), ("zero_variance", "share of groups with zero variance")),
+        _answers),
+    "plans": Figure(
+        "TravelPlanner-v0 plans through the plan template (4 tasks, 3 days)", 30, 5,
+        {"dense": "Planner-R1 dense", "sparse": "Planner-R1 sparse (final pass)", "shuffled": "control: dense shuffled"},
+        {"hard_micro": term("hard_micro"), "final_pass": term("final_pass"),
+         "commonsense_micro": term("commonsense_micro"), "zero_variance": zero_variance},
+        (("hard_micro", "hard-constraint micro (the budget)"), ("final_pass", "final pass rate"),
+         ("zero_variance", "share of groups with zero variance")),
+        _plans),
+    "schedule": Figure(
+        "SearchQA-v0, a reward whose stage changes halfway (format, then exact match)", 12, 3,
+        {"staged": "schedule clock as trained", "frozen": "control: clock frozen at step 0"},
+        {"reward": reward, "format": term("format"), "exact_match": term("exact_match"),
+         "answer_stage": lambda e: float(e["stage"] == "answer")},
+        (("reward", "mean reward paid"), ("answer_stage", "stage read from the logs: 1 = answer")),
+        _schedule),
 }
-LABELS = {"real": "GRPO", "shuffled": "control: rewards shuffled", "observations": "control: observations trained on"}
-
-
-def window(values: list[float], first: bool, size: int = 3) -> float:
-    part = values[:size] if first else values[-size:]
-    return sum(part) / len(part)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--env", choices=[*ENVS, "all"], default="all")
-    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    parser.add_argument("--steps", type=int, default=None, help="GRPO steps per run (default: the env's)")
-    parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent.parent / "docs")
-    parser.add_argument("--threads", type=int, default=1, help="torch CPU threads (1 is fastest on a busy machine)")
+    parser.add_argument("--figure", choices=[*FIGURES, "verl", "all"], default="all")
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
+    parser.add_argument("--steps", type=int, default=None, help="steps per run (default: the figure's)")
+    parser.add_argument("--out", type=Path, default=DOCS)
     args = parser.parse_args()
 
     import torch
 
-    torch.set_num_threads(args.threads)
+    torch.set_num_threads(1)  # the fastest on a busy machine, and the same sums every run
     args.out.mkdir(parents=True, exist_ok=True)
-    for name in ENVS if args.env == "all" else (args.env,):
-        curves(name, ENVS[name], args.seeds, args.steps or ENVS[name]["steps"], args.out)
+    for name in (*FIGURES, "verl") if args.figure == "all" else (args.figure,):
+        if name == "verl":
+            sys.path.insert(0, str(Path(__file__).resolve().parent))
+            import learning_curves_verl
+
+            learning_curves_verl.figure(args.seeds, args.steps or learning_curves_verl.STEPS, args.out)
+        else:
+            curves(name, FIGURES[name], args.seeds, args.steps or FIGURES[name].steps, args.out)
 
 
-def curves(name: str, setup: dict, seeds: list[int], steps: int, out: Path) -> None:
-    from agentgym.integrations.trl.controls import run_arm
-    from agentgym.integrations.trl.train import load_recipe
-
-    recipe = load_recipe(setup["recipe"])
-    runs: dict[str, list[list[dict]]] = {arm: [] for arm in setup["arms"]}
-    started = time.process_time()
+def curves(name: str, figure: Figure, seeds: list[int], steps: int, out: Path) -> None:
+    runs: dict[str, list[list[dict]]] = {arm: [] for arm in figure.arms}
+    seconds: dict[str, list[float]] = {arm: [] for arm in figure.arms}
     with tempfile.TemporaryDirectory() as scratch:
         for seed in seeds:
-            for arm in runs:
-                runs[arm].append(run_arm(recipe, arm, seed=seed, steps=steps, output_dir=scratch))
-    summary = summarize(runs, setup["metrics"])
-    summary["cpu_seconds"] = round(time.process_time() - started, 1)
-    summary["seeds"], summary["steps"] = seeds, steps
-    (out / f"learning-{name}.json").write_text(json.dumps(summary, indent=2))
-    print(json.dumps(summary, indent=2))
-    plot(runs, setup, out / f"learning-{name}.png")
+            for arm in figure.arms:
+                started = time.process_time()
+                runs[arm].append(figure.run(arm, seed, scratch, steps))
+                seconds[arm].append(round(time.process_time() - started, 1))
+    summary = summarize(runs, figure.metrics, figure.window)
+    summary.update(seeds=seeds, steps=steps, cpu_seconds_per_run=seconds,
+                   curves={arm: {name: [[round(metric(e), 4) for e in h] for h in histories]
+                                 for name, metric in figure.metrics.items()} for arm, histories in runs.items()})
+    (out / f"learning-{name}.json").write_text(json.dumps(summary, indent=1))
+    print(json.dumps({k: v for k, v in summary.items() if k != "curves"}, indent=1))
+    plot(runs, figure, len(seeds), out / f"learning-{name}.png")
 
 
-def summarize(runs: dict[str, list[list[dict]]], metrics: dict[str, Callable[[dict], float]]) -> dict:
+def summarize(runs: dict[str, list[list[dict]]], metrics: dict[str, Callable[[dict], float]], size: int) -> dict:
     out: dict = {}
     for arm, histories in runs.items():
         for name, metric in metrics.items():
-            starts = [window([metric(e) for e in h], True) for h in histories]
-            ends = [window([metric(e) for e in h], False) for h in histories]
+            values = [[metric(e) for e in h] for h in histories]
+            starts = [sum(v[:size]) / size for v in values]
+            ends = [sum(v[-size:]) / size for v in values]
+            gains = [e - s for s, e in zip(starts, ends)]
             out[f"{arm}/{name}"] = {"start": [round(v, 3) for v in starts], "end": [round(v, 3) for v in ends],
-                                    "gain": [round(e - s, 3) for s, e in zip(starts, ends)],
-                                    "gain_spread": round(statistics.pstdev([e - s for s, e in zip(starts, ends)]), 3)}
+                                    "gain": [round(g, 3) for g in gains], "mean": [round(sum(v) / len(v), 3) for v in values],
+                                    "gain_spread": round(statistics.pstdev(gains), 3) if len(gains) > 1 else 0.0}
     return out
 
 
-def plot(runs: dict[str, list[list[dict]]], setup: dict, path: Path) -> None:
-    from agentgym._plotting import COLORS, pyplot
+def plot(runs: dict[str, list[list[dict]]], figure: Figure, seeds: int, path: Path) -> None:
+    from agentgym._plotting import COLORS, PLOT_HINT, pyplot
 
     plt = pyplot()
     if plt is None:
-        print("matplotlib is missing: no figure")
+        print(PLOT_HINT)
         return
-    figure, axes = plt.subplots(1, 2, figsize=(10, 3.6))
-    for axis, (title, metric) in zip(axes, setup["plots"]):
+    fig, axes = plt.subplots(1, len(figure.plots), figsize=(5 * len(figure.plots), 3.6))
+    for axis, (metric, title) in zip(axes, figure.plots):
         for color, (arm, histories) in zip(COLORS, runs.items()):
-            curves = [[metric(e) for e in h] for h in histories]
-            for curve in curves:
-                axis.plot(range(len(curve)), curve, color=color, alpha=0.25, linewidth=0.8)
-            mean = [sum(v) / len(v) for v in zip(*curves)]
-            axis.plot(range(len(mean)), mean, color=color, linewidth=2, label=LABELS[arm])
-        axis.set_title(title)
-        axis.set_xlabel("GRPO step (32 episodes each)")
+            series = [[figure.metrics[metric](e) for e in h] for h in histories]
+            for curve in series:
+                axis.plot(range(len(curve)), curve, color=color, alpha=0.2, linewidth=0.7)
+            mean = [sum(v) / len(v) for v in zip(*series)]
+            axis.plot(range(len(mean)), _smooth(mean, figure.window), color=color, linewidth=2,
+                      label=figure.arms[arm], linestyle="--" if "control" in figure.arms[arm] else "-")
+        axis.set_title(title, fontsize=10)
+        axis.set_xlabel("GRPO step")
         axis.grid(alpha=0.3)
-    axes[0].legend(loc="lower right", fontsize=8)
-    seeds = len(next(iter(runs.values())))
-    figure.suptitle(f"{setup['title']}, tiny Qwen2 (2 layers, hidden 64) on CPU via TRL; {seeds} seeds")
-    figure.tight_layout()
-    figure.savefig(path, dpi=110)
+    axes[0].legend(fontsize=8)
+    smooth = f", mean over seeds in a {figure.window}-step window" if figure.window > 3 else ", mean over seeds"
+    fig.suptitle(f"{figure.title}: tiny Qwen2 on CPU via TRL; {seeds} seeds (thin){smooth}", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
     print(f"wrote {path}")
+
+
+def _smooth(values: list[float], size: int) -> list[float]:
+    """A trailing mean over ``size`` steps (the curve the start/end windows read), for long noisy runs."""
+    if size <= 3:
+        return values
+    return [sum(values[max(0, i - size + 1):i + 1]) / len(values[max(0, i - size + 1):i + 1]) for i in range(len(values))]
 
 
 if __name__ == "__main__":

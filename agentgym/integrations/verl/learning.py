@@ -4,10 +4,13 @@ The path is the selftest's (``selftest``): a random 2-layer Qwen2 built from a c
 byte-level BPE tokenizer trained here on the env's text and a Qwen2.5-style chat template; an
 in-process server with verl's ``generate`` signature stands in for vLLM/SGLang (they need a GPU);
 verl's own ``AgentLoopWorker.generate_sequences`` drives the ``agentgym`` agent loop
-(``AgentGymAgentLoop``) over SearchQA-v0's embedded world. Each step then runs verl's
-``compute_advantage`` (``grpo``, or ``vspo`` after the VSPO replay buffer's batch plan) and the
-actor's update: verl's policy loss through the real ``ActorConfig`` of the ``grpo`` recipe, over its
-PPO epochs and mini-batches, gradient clipping and AdamW, on the same model.
+(``AgentGymAgentLoop``) over SearchQA-v0's embedded world. Each step then takes the rewards as
+verl's trainer does (the agent loop's ``rm_scores``: the reward on the last response token), runs
+verl's ``compute_advantage`` (``grpo``, ``reinforce_plus_plus``, or ``vspo`` after the VSPO replay
+buffer's batch plan) and the actor's update: verl's policy loss through the real ``ActorConfig`` of
+the ``grpo`` recipe, over its PPO epochs and mini-batches, gradient clipping and AdamW, on the same
+model. REINFORCE++ is per token: its returns run back from where the reward sits and skip tokens
+outside the loss mask, so a reward placed on an untrained token would reach nothing.
 
 **Constrained sampling.** A random model never writes a well-formed ``<search>``, so the stand-in
 server samples only the tokens valid at each position of a tags action, from the model's own
@@ -17,11 +20,12 @@ ends as vLLM's stop strings end it. It returns the model's unconstrained log-pro
 actor recomputes. On a GPU this would be a vLLM logits processor; the agent loop runs unchanged.
 No SFT warm start. What is learnt is the model's choice among valid tokens: search, then answer.
 
-**The reward** (``LEARNING_REWARD``): 0.5 x valid searches (``tool_call_validity``, gated on
+**The rewards.** ``SEARCH_REWARD`` (the learning tests'): 1 when the episode searched and then
+answered, else 0; binary, so a group whose trajectories all did the same has zero variance, which
+is what VSPO replaces. ``LEARNING_REWARD``: 0.5 x valid searches (``tool_call_validity``, gated on
 ``format``: paid only when the episode ends with an answer) + 0.2 x ``format`` + 1.0 x
-``exact_match``. Without the search term answering at once is the best policy (as in the issue's
-trial); without the gate, searching on every turn is a trap the tiny model falls into, since its
-two turns look alike to it.
+``exact_match``. Without the search term answering at once is the best policy; without the gate,
+searching on every turn is a trap the tiny model falls into, since its two turns look alike to it.
 """
 
 from __future__ import annotations
@@ -284,13 +288,13 @@ def _config(model_dir: Path, n: int, total_steps: int | None = None) -> Any:
     from agentgym.integrations.verl.train import compose_recipe
 
     length = [f"actor_rollout_ref.actor.optim.total_training_steps={total_steps}"] if total_steps else []
-    return compose_recipe("grpo", [*length,
+    return compose_recipe("grpo", [
         f"actor_rollout_ref.model.path={model_dir}", "actor_rollout_ref.rollout.name=vllm",
         f"actor_rollout_ref.rollout.n={n}", "actor_rollout_ref.rollout.calculate_log_probs=true",
         "actor_rollout_ref.model.use_remove_padding=false", "data.max_prompt_length=256",
         "data.max_response_length=256", f"agentgym.max_turns={MAX_TURNS}", "trainer.n_gpus_per_node=1",
         "actor_rollout_ref.rollout.tensor_model_parallel_size=1", "actor_rollout_ref.actor.ppo_mini_batch_size=2",
-        "actor_rollout_ref.actor.ppo_epochs=2"])
+        "actor_rollout_ref.actor.ppo_epochs=2", *length])
 
 
 def rollout_batch(setup: LearningSetup, rows: list[dict[str, Any]], step: int) -> Any:
@@ -381,7 +385,8 @@ def _run(setup: LearningSetup, estimator: str, steps: int, seed: int, groups: in
     n = setup.n
     curve = Curve(estimator, seed, shuffle_rewards)
     actor = omega_conf_to_dataclass(setup.config.actor_rollout_ref.actor)
-    algo = setup.config.algorithm if estimator == "vspo" else omega_conf_to_dataclass(setup.config.algorithm, AlgoConfig)
+    algo = setup.config.algorithm if estimator == "vspo" else \
+        omega_conf_to_dataclass(setup.config.algorithm, AlgoConfig)
     optimizer = torch.optim.AdamW(setup.model.parameters(), lr=lr)
     # one stream per use, so every arm of a seed sees the same tasks in the same order
     tasks, shuffles, plans = (np.random.default_rng([seed, stream]) for stream in range(3))
