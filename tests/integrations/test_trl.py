@@ -503,6 +503,34 @@ def test_generate_returns_the_log_probs_it_sampled_from(run):
     assert logprobs == pytest.approx(expected, abs=1e-4)
 
 
+def test_what_an_episode_samples_does_not_depend_on_the_order_episodes_join_the_batch(run):
+    """Defect: episodes join a round in the order their env calls finish on the env threads, and
+    row k of ``generate`` got the k-th draws: the same seed sampled different turns run to run, so
+    no learning run was reproducible. Each prefix now gets the same turn whatever the order."""
+    import asyncio
+
+    import torch
+
+    from agentgym.integrations.trl._sampler import TurnSampler
+
+    trainer, _ = run
+    tokenizer = trainer.processing_class
+    prefixes = [tokenizer.apply_chat_template(trainer.train_dataset[i]["prompt"], add_generation_prompt=True,
+                                              tokenize=True, return_dict=False) for i in range(3)]
+
+    def sampled(order):
+        torch.manual_seed(0)
+        sampler = TurnSampler(trainer, [tokenizer.eos_token_id])
+        sampler.live = len(order)
+
+        async def all_of():
+            return await asyncio.gather(*(sampler.sample(prefixes[i], 16, ()) for i in order))
+
+        return dict(zip(order, asyncio.run(all_of())))
+
+    assert sampled([0, 1, 2]) == sampled([2, 0, 1]) == sampled([1, 2, 0])
+
+
 def test_a_turn_ends_at_every_end_of_turn_id_the_model_lists(run):
     """Defect: the sampler stopped on ``tokenizer.eos_token_id`` only; TRL's ``eos_token_ids`` holds every
     id of the generation config (Qwen2.5-Instruct lists two)."""
