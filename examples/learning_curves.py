@@ -13,8 +13,8 @@ seeds, so their margins come from these numbers. Needs ``agentgym[trl,plot]`` (`
 
 * ``searchqa``: ``trl_searchqa`` as shipped, 20 steps: search, then answer;
 * ``travelplanner``: ``trl_travelplanner`` as shipped, 12 steps: calls the env can run;
-* ``answers``: SearchQA-v0 with every gold writable, 100 steps: binary exact match, shuffled,
-  PRS's staged reward;
+* ``answers``: SearchQA-v0 with every gold writable after a search, 100 steps: the recipe's
+  reward, the same shuffled, binary exact match, PRS's staged reward;
 * ``plans``: TravelPlanner-v0 plans through the plan template, 30 steps: Planner-R1 dense,
   sparse, dense shuffled; the zero-variance share of each;
 * ``schedule``: a reward whose stage changes halfway, 12 steps, with and without a frozen clock;
@@ -114,11 +114,13 @@ FIGURES: dict[str, Figure] = {
         (("reward", "mean shaped reward"), ("valid_calls", "share of tool calls the env could run")),
         _recipe_run("trl_travelplanner")),
     "answers": Figure(
-        "SearchQA-v0, every gold writable (one-word answers from the question and the passage)", 100, 10,
-        {"em": "binary exact match", "prs": "PRS staged (prs/short)", "shuffled": "control: exact match shuffled"},
+        "SearchQA-v0, every gold a word of the passage a search returns (one-word answers)", 100, 10,
+        {"shaped": "trl_searchqa's reward", "em": "binary exact match", "prs": "PRS staged (prs/short)",
+         "shuffled": "control: trl_searchqa's reward shuffled"},
         {"exact_match": term("exact_match"), "reward": reward, "zero_variance": zero_variance,
          "search_then_answer": searched_then_answered},
-        (("exact_match", "exact match"), ("zero_variance", "share of groups with zero variance")),
+        (("exact_match", "exact match"), ("search_then_answer", "share that searched, then answered"),
+         ("zero_variance", "share of groups with zero variance")),
         _answers),
     "plans": Figure(
         "TravelPlanner-v0 plans through the plan template (4 tasks, 3 days)", 30, 5,
@@ -144,7 +146,13 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
     parser.add_argument("--steps", type=int, default=None, help="steps per run (default: the figure's)")
     parser.add_argument("--out", type=Path, default=DOCS)
+    parser.add_argument("--replot", action="store_true", help="redraw the figures from their JSON in --out, no training")
     args = parser.parse_args()
+    if args.replot:
+        for name in FIGURES if args.figure == "all" else (args.figure,):
+            data = json.loads((args.out / f"learning-{name}.json").read_text())
+            plot(data["curves"], FIGURES[name], len(data["seeds"]), args.out / f"learning-{name}.png")
+        return
 
     import torch
 
@@ -175,7 +183,7 @@ def curves(name: str, figure: Figure, seeds: list[int], steps: int, out: Path) -
                                  for name, metric in figure.metrics.items()} for arm, histories in runs.items()})
     (out / f"learning-{name}.json").write_text(json.dumps(summary, indent=1))
     print(json.dumps({k: v for k, v in summary.items() if k != "curves"}, indent=1))
-    plot(runs, figure, len(seeds), out / f"learning-{name}.png")
+    plot(summary["curves"], figure, len(seeds), out / f"learning-{name}.png")
 
 
 def summarize(runs: dict[str, list[list[dict]]], metrics: dict[str, Callable[[dict], float]], size: int) -> dict:
@@ -192,19 +200,20 @@ def summarize(runs: dict[str, list[list[dict]]], metrics: dict[str, Callable[[di
     return out
 
 
-def plot(runs: dict[str, list[list[dict]]], figure: Figure, seeds: int, path: Path) -> None:
+def plot(curves: dict[str, dict[str, list[list[float]]]], figure: Figure, seeds: int, path: Path) -> None:
+    """``curves``: run name -> metric -> one curve per seed."""
     from agentgym._plotting import COLORS, PLOT_HINT, pyplot
 
     plt = pyplot()
     if plt is None:
         print(PLOT_HINT)
         return
-    fig, axes = plt.subplots(1, len(figure.plots), figsize=(5 * len(figure.plots), 3.6))
+    fig, axes = plt.subplots(1, len(figure.plots), figsize=(5 * len(figure.plots), 3.8))
     for axis, (metric, title) in zip(axes, figure.plots):
-        for color, (arm, histories) in zip(COLORS, runs.items()):
-            series = [[figure.metrics[metric](e) for e in h] for h in histories]
+        for color, arm in zip(COLORS, figure.arms):
+            series = curves[arm][metric]
             for curve in series:
-                axis.plot(range(len(curve)), curve, color=color, alpha=0.2, linewidth=0.7)
+                axis.plot(range(len(curve)), _smooth(curve, figure.window), color=color, alpha=0.25, linewidth=0.7)
             mean = [sum(v) / len(v) for v in zip(*series)]
             axis.plot(range(len(mean)), _smooth(mean, figure.window), color=color, linewidth=2,
                       label=figure.arms[arm], linestyle="--" if "control" in figure.arms[arm] else "-")
@@ -212,8 +221,9 @@ def plot(runs: dict[str, list[list[dict]]], figure: Figure, seeds: int, path: Pa
         axis.set_xlabel("GRPO step")
         axis.grid(alpha=0.3)
     axes[0].legend(fontsize=8)
-    smooth = f", mean over seeds in a {figure.window}-step window" if figure.window > 3 else ", mean over seeds"
-    fig.suptitle(f"{figure.title}: tiny Qwen2 on CPU via TRL; {seeds} seeds (thin){smooth}", fontsize=10)
+    smooth = f"; every curve a trailing mean over {figure.window} steps" if figure.window > 3 else ""
+    fig.suptitle(f"{figure.title}\ntiny random Qwen2 on CPU via TRL's GRPOTrainer: {seeds} seeds (thin), their mean (thick)"
+                 f"{smooth}", fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     print(f"wrote {path}")

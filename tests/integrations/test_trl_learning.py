@@ -2,9 +2,11 @@
 
 The policy is a random 2-layer Qwen2 (hidden 64) over a word-level tokenizer trained on the env's
 text (it decodes exactly), sampling constrained to well-formed actions through the rollout's
-``constraint`` hook (``TagConstraint``, ``ReactConstraint``), everything else the integration's
-own path: ``rollout_func``, the shared turn rules, ``env_mask``, the env's shaped reward, TRL's
-loss and AdamW. Fixed seeds.
+``constraint`` hook (``TagConstraint``, ``ReactConstraint``, ``TemplateConstraint``), everything
+else the integration's own path: ``rollout_func``, the shared turn rules, ``env_mask``, the env's
+shaped reward, TRL's loss and AdamW. Fixed seeds: CI runs seed 0, ``pytest -m learning_slow``
+seeds 0-4 (``learning_seeds``); every margin sits inside what the five seeds measured
+(``python examples/learning_curves.py`` prints them; docs/learning.md has the tables).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import pytest
 pytest.importorskip("trl")
 
 import torch  # noqa: E402
+from learning_helpers import learning_seeds  # noqa: E402
 
 from agentgym.integrations.trl.controls import run_arm  # noqa: E402
 from agentgym.integrations.trl.train import build_run, load_recipe  # noqa: E402
@@ -34,7 +37,7 @@ def gain(history, metric, size=3):
     return sum(values[-size:]) / size - sum(values[:size]) / size, sum(values[-size:]) / size
 
 
-@pytest.fixture(autouse=True)
+@pytest.fixture(autouse=True, scope="module")
 def _one_thread():
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # the fastest on two shared cores, and the same sums every run
@@ -42,8 +45,8 @@ def _one_thread():
     torch.set_num_threads(threads)
 
 
-@pytest.mark.learning
-def test_searchqa_learns_to_search_then_answer_and_shuffled_rewards_do_not(tmp_path):
+@pytest.mark.parametrize("seed", learning_seeds())
+def test_searchqa_learns_to_search_then_answer_and_shuffled_rewards_do_not(tmp_path, seed):
     """``trl_searchqa`` as shipped, 20 steps of 4 prompts x 8 episodes, seed 0, against the same run
     with rewards shuffled across each batch.
 
@@ -54,8 +57,8 @@ def test_searchqa_learns_to_search_then_answer_and_shuffled_rewards_do_not(tmp_p
     below sit well inside those gaps (about 12 s of CPU per run).
     """
     recipe = load_recipe("trl_searchqa")
-    real = run_arm(recipe, "real", seed=0, steps=20, output_dir=str(tmp_path))
-    shuffled = run_arm(recipe, "shuffled", seed=0, steps=20, output_dir=str(tmp_path))
+    real = run_arm(recipe, "real", seed=seed, steps=20, output_dir=str(tmp_path))
+    shuffled = run_arm(recipe, "shuffled", seed=seed, steps=20, output_dir=str(tmp_path))
     reward = lambda e: e["reward"]  # noqa: E731
 
     real_reward_gain, real_reward_end = gain(real, reward)
@@ -74,8 +77,8 @@ def valid_calls(entry):
     return entry["terms"]["tool_call_validity"]
 
 
-@pytest.mark.learning
-def test_travelplanner_learns_valid_tool_calls_and_shuffled_rewards_do_not(tmp_path):
+@pytest.mark.parametrize("seed", learning_seeds())
+def test_travelplanner_learns_valid_tool_calls_and_shuffled_rewards_do_not(tmp_path, seed):
     """``trl_travelplanner`` as shipped (ReAct, 4 actions per episode, Planner-R1's dense terms
     gated on a plan in the schema plus ``tool_call_validity``; no warm start), 12 steps of 4 prompts
     x 8 episodes, seed 0, against the same run with rewards shuffled across each batch. The
@@ -95,13 +98,156 @@ def test_travelplanner_learns_valid_tool_calls_and_shuffled_rewards_do_not(tmp_p
     error), and training on them changes little. The mask itself is tested deterministically below.
     """
     recipe = load_recipe("trl_travelplanner")
-    real = run_arm(recipe, "real", seed=0, steps=12, output_dir=str(tmp_path))
-    shuffled = run_arm(recipe, "shuffled", seed=0, steps=12, output_dir=str(tmp_path))
+    real = run_arm(recipe, "real", seed=seed, steps=12, output_dir=str(tmp_path))
+    shuffled = run_arm(recipe, "shuffled", seed=seed, steps=12, output_dir=str(tmp_path))
     real_gain, real_end = gain(real, valid_calls)
     _, shuffled_end = gain(shuffled, valid_calls)
     assert all(e["reward"] == pytest.approx(valid_calls(e)) for e in real)  # no plan: the plan terms pay 0
     assert real_gain >= 0.15, [round(valid_calls(e), 3) for e in real]
     assert real_end - shuffled_end >= 0.15, (real_end, shuffled_end)
+
+
+# -- task success: exact match ----------------------------------------------------------------------
+ANSWER_STEPS = 100
+
+
+@pytest.fixture(scope="module", params=learning_seeds())
+def answer_runs(request, tmp_path_factory):
+    """``answer_recipe`` (every gold a word of the passage a search returns, one-word answers), 100
+    steps of 4 prompts x 8 episodes: ``trl_searchqa``'s reward, the same with rewards shuffled,
+    binary exact match, and PRS's staged reward."""
+    from agentgym.integrations.trl.learning import run_answers
+
+    return run_answers(request.param, str(tmp_path_factory.mktemp("answers")), steps=ANSWER_STEPS)
+
+
+def test_exact_match_rises_above_the_shuffled_control(answer_runs):
+    """Task success through agentgym's TRL path: with ``trl_searchqa``'s reward the model learns to
+    search, then to answer with the word of the passage that is the gold, so exact match rises; the
+    shuffled control stays where it started, from both sides (the run is longer than 30 steps,
+    where a control can drift).
+
+    Measured over seeds 0-4 (means of the first and last 10 steps): ANSWERS_MEASURED."""
+    em, shuffled = answer_runs["shaped"], answer_runs["shuffled"]
+    exact = term("exact_match")
+    em_gain, em_end = gain(em, exact, 10)
+    shuffled_gain, shuffled_end = gain(shuffled, exact, 10)
+    assert em_gain >= EM_GAIN, [round(exact(e), 3) for e in em]
+    assert em_end - shuffled_end >= EM_OVER_SHUFFLED, (em_end, shuffled_end)
+    assert abs(shuffled_gain) <= SHUFFLED_DRIFT, [round(exact(e), 3) for e in shuffled]
+
+
+def test_prs_staged_reward_against_binary_exact_match(answer_runs):
+    """PRS's claim in miniature ("staged rewards beat binary"), on the same tasks and seeds.
+
+    Measured over seeds 0-4: PRS_MEASURED."""
+    exact = term("exact_match")
+    prs_gain, _ = gain(answer_runs["prs"], exact, 10)
+    em_gain, _ = gain(answer_runs["em"], exact, 10)
+    print(f"exact-match gain: PRS {prs_gain:.3f}, binary {em_gain:.3f}")
+    assert prs_gain >= EM_GAIN  # PRS teaches the task too
+    PRS_CLAIM
+
+
+# -- task success: a plan-level term; Planner-R1's dense against sparse ------------------------------
+PLAN_STEPS = 30
+
+
+@pytest.fixture(scope="module", params=learning_seeds())
+def plan_runs(request, tmp_path_factory):
+    """``plan_setup``: TravelPlanner-v0's first 4 train tasks, one plan per episode written through
+    the plan template, 30 steps of 4 prompts x 8 plans: Planner-R1's dense reward, its sparse one,
+    and the dense one with rewards shuffled."""
+    from agentgym.integrations.trl.learning import run_plans
+
+    return run_plans(request.param, str(tmp_path_factory.mktemp("plans")), steps=PLAN_STEPS)
+
+
+def test_a_plan_level_term_rises_above_the_shuffled_control(plan_runs):
+    """Task success on TravelPlanner: the share of hard constraints a plan meets (hard micro; here
+    the budget) rises under Planner-R1's dense reward, and the shuffled control stays where it
+    started, from both sides.
+
+    Measured over seeds 0-4 (means of the first and last 5 steps): PLANS_MEASURED."""
+    dense, shuffled = plan_runs["dense"], plan_runs["shuffled"]
+    hard = term("hard_micro")
+    dense_gain, dense_end = gain(dense, hard, 5)
+    shuffled_gain, shuffled_end = gain(shuffled, hard, 5)
+    assert dense_gain >= HARD_GAIN, [round(hard(e), 3) for e in dense]
+    assert dense_end - shuffled_end >= HARD_OVER_SHUFFLED, (dense_end, shuffled_end)
+    assert abs(shuffled_gain) <= HARD_SHUFFLED_DRIFT, [round(hard(e), 3) for e in shuffled]
+
+
+def test_planner_r1_dense_learns_where_sparse_groups_have_no_variance(plan_runs):
+    """Planner-R1's claim in miniature: a random plan almost never passes, so the sparse reward's
+    groups have zero variance (no gradient) nearly every step, while the dense reward's do not.
+
+    Measured over seeds 0-4: PLANNER_MEASURED."""
+    dense, sparse = plan_runs["dense"], plan_runs["sparse"]
+    mean = lambda history, key: sum(e[key] for e in history) / len(history)  # noqa: E731
+    assert mean(sparse, "zero_variance") >= SPARSE_ZERO_VARIANCE
+    assert mean(dense, "zero_variance") <= DENSE_ZERO_VARIANCE
+    hard = term("hard_micro")
+    assert gain(dense, hard, 5)[0] - gain(sparse, hard, 5)[0] >= DENSE_OVER_SPARSE
+    PLANNER_CLAIM
+
+
+# -- injected failures: left out of the baseline, against counted as zeros ---------------------------
+@pytest.fixture(scope="module", params=learning_seeds())
+def failure_runs(request, tmp_path_factory):
+    """``trl_searchqa`` on FlakySearchQA-v0 (``failing_infra``) behind a loopback retriever that
+    drops the connection for half the queries (a fixed hash of the query picks them) and an env
+    that raises on a tenth of the actions, 20 steps: as shipped (failed rollouts paid None, out of
+    their group's baseline), and the control that counts them as zeros and trains on them."""
+    import failing_infra
+
+    from agentgym.envs.searchqa.retrievers import HttpRetriever
+    from agentgym.integrations.trl.train import EnvPart, policy
+
+    seed, folder = request.param, str(tmp_path_factory.mktemp("failures"))
+    recipe = load_recipe("trl_searchqa")
+    tokenizer, _ = policy(recipe)  # learnt on the env's text before the infrastructure starts failing
+    dropping = failing_infra.DroppingRetriever(drop_share=0.5)
+    kwargs = {**recipe.env.kwargs, "retriever": HttpRetriever(dropping.url, retries=0), "crash_share": 0.1}
+    flaky = recipe.model_copy(update={"env": EnvPart(id=failing_infra.ENV_ID, kwargs=kwargs)})
+    try:
+        yield {arm: run_arm(flaky, arm, seed=seed, steps=20, output_dir=folder, tokenizer=tokenizer,
+                            max_failed_share=1.0) for arm in ("real", "zeros")}
+    finally:
+        dropping.close()
+
+
+def test_failures_left_out_of_the_baseline_learn_more_than_failures_counted_as_zeros(failure_runs):
+    """A search fails half the time for a reason outside the model. Left out, a search that
+    worked still beats answering at once; counted as a zero, searching pays no more than not
+    searching, so the policy learns it less.
+
+    Measured over seeds 0-4 (means of the first and last 3 steps): FAILURES_MEASURED."""
+    real, zeros = failure_runs["real"], failure_runs["zeros"]
+    failed = [sum(e["failed"].get(k, 0.0) for k in e["failed"] if k != "agentgym/failed_share") for e in real]
+    assert min(failed) > 0.1, failed  # the infrastructure did fail, every step
+    real_gain, real_end = gain(real, searched_then_answered)
+    _, zeros_end = gain(zeros, searched_then_answered)
+    print("searched, then answered: real", [round(searched_then_answered(e), 2) for e in real],
+          "zeros", [round(searched_then_answered(e), 2) for e in zeros], "failed", [round(f, 2) for f in failed])
+    assert real_gain >= 0.0, [round(searched_then_answered(e), 2) for e in real]
+    assert real_end - zeros_end >= 0.0, (real_end, zeros_end)
+
+
+# -- a scheduled reward: the stage changes at the planned step, and not with a frozen clock ---------
+@pytest.mark.parametrize("seed", learning_seeds())
+def test_a_scheduled_reward_changes_stage_at_the_planned_step_and_a_frozen_clock_fails(tmp_path, seed):
+    """``STAGED_REWARD`` (format paid for the first half of the run, exact match for the second),
+    6 steps of 2 prompts x 8 episodes. Which stage paid each step is read back from the logged
+    means alone (``stages_in_force``): the definition moves at step 3, as planned. With the clock
+    frozen at 0 (``controls.frozen_clock``: every reset shaped as at the start) it never moves,
+    and the same check fails."""
+    from agentgym.integrations.trl.learning import run_schedule
+
+    _, stages = run_schedule(seed, str(tmp_path))
+    assert stages == ["format"] * 3 + ["answer"] * 3
+    _, frozen = run_schedule(seed, str(tmp_path), frozen=True)
+    assert frozen == ["format"] * 6
 
 
 def model_tokens(completion, tokenizer):
@@ -119,16 +265,34 @@ def model_tokens(completion, tokenizer):
     return sampled
 
 
-def test_tokens_with_env_mask_zero_get_exactly_zero_gradient_through_trls_loss(tmp_path):
+@pytest.mark.parametrize("sampler", ["generate", "vllm"])
+def test_tokens_with_env_mask_zero_get_exactly_zero_gradient_through_trls_loss(tmp_path, monkeypatch, sampler):
     """One real GRPO batch (rollout, advantages, TRL's ``compute_loss``): ``env_mask`` is 1 exactly
     on the tokens the model sampled (read from the tokens themselves), and the final hidden states
     that predict every other token (observations, role headers, added end-of-turn tokens) get a
     gradient of exactly 0, while the model's own tokens do not. (TRL's loss projects hidden states
     through a fused LM head, so the logits are never a tensor to hook; the final norm's output at
-    position p feeds only the prediction of token p + 1.)"""
+    position p feeds only the prediction of token p + 1.)
+
+    ``vllm``: the same through TRL's vLLM path (``use_vllm=True``), a stand-in answering as
+    ``VLLMGeneration`` does (``vllm_standin``): log-probs per token, turns ended at a stop string
+    with no end-of-turn token, the tags constraint as the engine's logits processor. TRL's
+    importance-sampling correction then multiplies the loss by ratios of agentgym's log-probs."""
     torch.manual_seed(0)
-    recipe = load_recipe("trl_searchqa", ["tasks.count=4"])
-    trainer, _ = build_run(recipe, grpo={"output_dir": str(tmp_path), "max_steps": 1, "disable_tqdm": True})
+    overrides, grpo = ["tasks.count=4"], {"output_dir": str(tmp_path), "max_steps": 1, "disable_tqdm": True}
+    if sampler == "vllm":
+        from trl.trainer import grpo_trainer
+        from vllm_standin import VLLMStandIn
+
+        from agentgym.integrations.trl.constraints import TagConstraint
+
+        tags = load_recipe("trl_searchqa").rollout.constraint.tags
+        monkeypatch.setattr(grpo_trainer, "VLLMGeneration", VLLMStandIn)
+        monkeypatch.setattr(VLLMStandIn, "constraint_factory", lambda tokenizer: TagConstraint(tokenizer, tags))
+        overrides.append("rollout.constraint=null")  # the engine constrains, as a vLLM logits processor would
+        grpo.update(use_vllm=True, vllm_mode="colocate")
+    recipe = load_recipe("trl_searchqa", overrides)
+    trainer, _ = build_run(recipe, grpo=grpo)
     model, tokenizer = trainer.model, trainer.processing_class
     captured = []
 

@@ -73,7 +73,21 @@ def run_arm(recipe: Any, arm: str, *, seed: int, steps: int, output_dir: str, gr
     ``zero_variance``, the share of groups whose paid rewards were all equal).
 
     ``tokenizer`` replaces the recipe's (the tiny model is then built over it, seeded by ``seed``);
-    ``constraint`` replaces the recipe's constrained sampling; ``rollout_kwargs`` go to ``rollout_func``."""
+    ``constraint`` replaces the recipe's constrained sampling; ``rollout_kwargs`` go to ``rollout_func``.
+    Torch runs on one thread meanwhile: the model is tiny, and on a shared machine more threads
+    only wait for each other (and cost several times the CPU)."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        return _train_arm(recipe, arm, seed, steps, output_dir, grpo, tokenizer, constraint, rollout_kwargs)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _train_arm(recipe: Any, arm: str, seed: int, steps: int, output_dir: str, grpo: dict[str, Any] | None,
+               tokenizer: Any, constraint: Any, rollout_kwargs: dict[str, Any]) -> list[dict[str, Any]]:
     from agentgym._toolbox import require_choice
     from agentgym.integrations.trl.rewards import agentgym_reward
     from agentgym.integrations.trl.tiny import tiny_qwen2

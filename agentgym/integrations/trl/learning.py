@@ -8,8 +8,8 @@ and change what the constraint lets the model write, so that success is reachabl
 
 * ``answer_recipe(reward)``: SearchQA-v0 with a short prompt (the question alone), one passage of
   60 characters per search, one-word answers drawn from the episode, and only tasks whose gold
-  answer is a word of the question or of the passage that searching the question returns: every
-  gold is writable, and a random answer hits about one time in twenty;
+  answer is a word of the passage that searching the question returns, and not of the question:
+  every gold is writable, and only after a search (a random policy hits about one time in 200);
 * ``plan_setup(reward)``: TravelPlanner-v0's first 4 training tasks (3-day, one city, budget
   only), one action per episode, written through a plan template
   (``agentgym.envs.travelplanner.plan_template``: the reference plan's shape, every entry a
@@ -40,7 +40,8 @@ ANSWER_REWARDS: dict[str, Any] = {
 """``shaped``: the ``trl_searchqa`` recipe's reward; ``em``: binary exact match (format logged,
 not paid); ``prs``: PRS's staged short-form reward (0.2 format + 0.8 format x LA-BLEU)."""
 
-ANSWER_ARMS = {"em": ("em", "real"), "shuffled": ("em", "shuffled"), "prs": ("prs", "real")}
+ANSWER_ARMS = {"shaped": ("shaped", "real"), "shuffled": ("shaped", "shuffled"), "em": ("em", "real"),
+               "prs": ("prs", "real")}
 """The runs ``run_answers`` compares: name -> (``ANSWER_REWARDS`` key, ``controls`` arm)."""
 
 PLAN_REWARDS = {"dense": "planner_r1/dense", "sparse": "planner_r1/sparse"}
@@ -59,8 +60,8 @@ the logged means (``agentgym.rewards.stages_in_force``)."""
 
 
 def writable_tasks(count: int = 8, env_kwargs: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-    """The first ``count`` train tasks whose gold answer is one word of the question or of the
-    passage that searching the question returns (rows for SearchQA-v0's ``tasks``)."""
+    """The first ``count`` train tasks whose gold answer is one word of the passage that searching
+    the question returns and not a word of the question (rows for SearchQA-v0's ``tasks``)."""
     import gymnasium
 
     env = gymnasium.make("SearchQA-v0", **{**ANSWER_ENV, **(env_kwargs or {})})
@@ -70,8 +71,8 @@ def writable_tasks(count: int = 8, env_kwargs: dict[str, Any] | None = None) -> 
             observation, _ = env.reset(options={"task_index": index})
             task = env.unwrapped.task
             reply, *_ = env.step(f"<search> {task.text} </search>")
-            words = set(re.findall(r"\w+", observation + " " + reply))
-            if any(re.fullmatch(r"\w+", gold) and gold in words for gold in task.golden_answers):
+            asked, found = set(re.findall(r"\w+", observation)), set(re.findall(r"\w+", reply))
+            if any(re.fullmatch(r"\w+", gold) and gold in found - asked for gold in task.golden_answers):
                 rows.append({"id": task.id, "question": task.text, "golden_answers": list(task.golden_answers)})
             if len(rows) == count:
                 break
