@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import json
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -27,7 +28,7 @@ import httpx
 
 from agentgym import _json_limits
 
-__all__ = ["CallFailed", "Reply", "sync_client", "post_json", "apost_json", "clip"]
+__all__ = ["CallFailed", "Reply", "sync_client", "post_json", "apost_json", "json_bytes", "clip"]
 
 _DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar("agentgym_http_deadline", default=None)
 
@@ -57,6 +58,17 @@ class Reply:
         return _json_limits.loads(self.body, max_depth=max_depth)
 
 
+def json_bytes(body: Any) -> bytes:
+    """``body`` as the UTF-8 JSON httpx would send, except that text which is not valid Unicode
+    (a lone surrogate, which model text may hold) is sent with U+FFFD in its place instead of
+    raising ``UnicodeEncodeError``; surrogate pairs become the character they encode."""
+    text = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    try:
+        return text.encode()
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace").encode()
+
+
 def clip(text: str, limit: int = 200) -> str:
     """``text`` cut to ``limit`` characters, for replies quoted in messages."""
     return text if len(text) <= limit else text[:limit] + "..."
@@ -79,7 +91,8 @@ def post_json(client: httpx.Client, url: str, body: Any, *, deadline_s: float, m
     deadline = time.monotonic() + deadline_s
     token = _DEADLINE.set(deadline)
     try:
-        with client.stream("POST", url, json=body, headers=headers, timeout=deadline_s) as response:
+        with client.stream("POST", url, content=json_bytes(body), headers=_json_headers(headers),
+                           timeout=deadline_s) as response:
             _check_declared_size(response, max_bytes)
             chunks, size = [], 0
             for chunk in response.iter_bytes():
@@ -101,7 +114,8 @@ async def apost_json(client: httpx.AsyncClient, url: str, body: Any, *, deadline
     """:func:`post_json` for an ``httpx.AsyncClient``."""
     try:
         async with asyncio.timeout(deadline_s):
-            async with client.stream("POST", url, json=body, headers=headers, timeout=deadline_s) as response:
+            async with client.stream("POST", url, content=json_bytes(body), headers=_json_headers(headers),
+                                     timeout=deadline_s) as response:
                 _check_declared_size(response, max_bytes)
                 chunks: list[bytes] = []
                 size = 0
@@ -115,6 +129,10 @@ async def apost_json(client: httpx.AsyncClient, url: str, body: Any, *, deadline
 
 
 # -- shared -----------------------------------------------------------------------------------
+def _json_headers(headers: Mapping[str, str] | None) -> dict[str, str]:
+    return {"Content-Type": "application/json", **(headers or {})}
+
+
 def _check_declared_size(response: httpx.Response, max_bytes: int) -> None:
     declared = response.headers.get("content-length", "")
     if declared.isdigit() and len(declared) < 20 and int(declared) > max_bytes:

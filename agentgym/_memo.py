@@ -69,7 +69,7 @@ class Memo(dict):  # type: ignore[type-arg]
         if cost > self.max_entry_bytes:
             return value
         with self._lock:
-            old = super().get(key, _MISS)
+            old = super().pop(key, _MISS)  # a replaced entry moves to the newest end, so eviction spares it
             if old is not _MISS:
                 self.nbytes -= _cost(key, old)
             dict.__setitem__(self, key, value)

@@ -1,7 +1,7 @@
 """Figure helpers shared by ``agentgym run`` and ``agentgym demo``: bars whose zeros stay visible,
 histograms that do not collapse on constant values, one colour per series.
 
-matplotlib is optional (``agentgym[plot]``): ``pyplot()`` returns None without it.
+matplotlib is optional (``agentgym-rl[plot]``): ``pyplot()`` returns None without it.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ __all__ = ["pyplot", "hbars", "hist", "COLORS", "PLOT_HINT"]
 
 # Paul Tol's colour-blind safe "bright" scheme.
 COLORS = ("#4477aa", "#ee6677", "#228833", "#ccbb44", "#66ccee", "#aa3377", "#bbbbbb")
-PLOT_HINT = "matplotlib is not installed (pip install 'agentgym[plot]')"
+PLOT_HINT = "matplotlib is not installed (pip install 'agentgym-rl[plot]')"
 
 
 def pyplot() -> Any | None:

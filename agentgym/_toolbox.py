@@ -7,14 +7,15 @@ One copy each, so every error message clips the same way and every "int" check r
 
 from __future__ import annotations
 
+import difflib
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from agentgym.errors import ConfigError, clip, short_repr
 
 __all__ = ["clip", "short", "plain", "is_int", "is_number", "require_int", "require_positive_int",
-           "require_choice"]
+           "require_choice", "closest", "nearest_key"]
 
 
 def short(value: Any, limit: int = 80) -> str:
@@ -64,3 +65,36 @@ def require_choice(field: str, value: Any, allowed: Sequence[Any]) -> Any:
     if value not in allowed:
         raise ConfigError(field, value, allowed)
     return value
+
+
+MAX_SUGGEST_CHARS = 200
+"""Longer names get no suggestion: difflib's cost grows with the product of the lengths."""
+
+
+def closest(name: str, choices: Iterable[str]) -> str | None:
+    """The choice most like ``name`` (difflib's ratio of at least 0.6), or None."""
+    if len(name) > MAX_SUGGEST_CHARS:
+        return None
+    found = difflib.get_close_matches(name, [c for c in choices if len(c) <= MAX_SUGGEST_CHARS], n=1)
+    return found[0] if found else None
+
+
+def nearest_key(key: str, tree: Mapping[str, Any]) -> str | None:
+    """The dotted key of ``tree`` (nested mappings; any other value is a leaf that takes keys of its
+    own) nearest to the dotted ``key``, one part at a time: ``trainer.total_epoch`` gives
+    ``trainer.total_epochs``. None when ``key`` is already a key of ``tree`` or a part has no close
+    match. The "did you mean" of every override typo (TRL recipes and verl's config alike)."""
+    parts, found, node = key.split("."), [], tree
+    for i, part in enumerate(parts):
+        if not isinstance(node, Mapping):  # below a free-form leaf: the rest is the user's own
+            found.extend(parts[i:])
+            break
+        children = {str(k): v for k, v in node.items()}
+        if part not in children:
+            part = closest(part, children)
+            if part is None:
+                return None
+        found.append(part)
+        node = children[part]
+    suggestion = ".".join(found)
+    return None if suggestion == key else suggestion

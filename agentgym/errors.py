@@ -8,10 +8,10 @@ error code in ``info``. What raises is a mistake in the calling code or its conf
     ├── DataError (ValueError)     a world, query or plan file that is missing or malformed
     ├── ActionTypeError (TypeError) step() got something that is not a str
     ├── ResetNeeded (RuntimeError) step() after the episode ended, or before reset()
-    ├── StorageError (OSError)     a run folder could not be written (full disk, permissions, I/O error)
+    ├── StorageError (OSError)     a run folder or a cache could not be written (full disk, permissions, I/O)
     ├── DependencyNotInstalled (ImportError)  an optional extra is needed for this call
     ├── RemoteEnvError             a call to an env server failed (``agentgym.remote``)
-    │   ├── ServerUnavailable (ConnectionError)  no answer, or the server is full (503), after retries
+    │   ├── ServerUnavailable (ConnectionError)  no answer, or the server is full (503, 429), after retries
     │   ├── Unauthorized (PermissionError)  missing or wrong bearer token (401)
     │   ├── SessionNotFound (LookupError)  unknown, expired (TTL) or another client's session (404)
     │   │   └── WorkerLost            the session's env died with its worker process (404)
@@ -20,6 +20,8 @@ error code in ``info``. What raises is a mistake in the calling code or its conf
     ├── ModelEndpointError (RuntimeError)  a chat-completions endpoint failed or sent an unusable reply
     ├── RetrieverError (RuntimeError)  a search could not be carried out (retriever down, slow, garbled)
     ├── JudgeReplyError (ValueError)  a judge reply with no usable ``Score: N`` line (``parse_score``)
+    ├── EpisodeFailed (RuntimeError)  something outside the model failed an episode (``.failure``), raised
+    │                                 where a trainer's failure slot is an exception
     └── TrainingAborted (RuntimeError)  a training run would learn nothing trustworthy: a configuration
                                         error in a rollout, or the failure budget spent
 
@@ -53,6 +55,7 @@ __all__ = [
     "ModelEndpointError",
     "RetrieverError",
     "JudgeReplyError",
+    "EpisodeFailed",
     "TrainingAborted",
 ]
 
@@ -114,9 +117,10 @@ class ResetNeeded(AgentGymError, RuntimeError):
 
 
 class StorageError(AgentGymError, OSError):
-    """Raised when a run folder cannot be written (full disk, permissions, I/O error).
+    """Raised when a run folder or a cache cannot be written (full disk, permissions, I/O error).
 
-    The message names the path and how many results are safely on disk; ``errno`` is the OS error's.
+    The message names the path (for a run, how many results are safely on disk); ``errno`` is the
+    OS error's.
     """
 
     def __init__(self, message: str, *, errno: int | None = None, path: str | None = None) -> None:
@@ -128,7 +132,7 @@ class StorageError(AgentGymError, OSError):
 
 
 class DependencyNotInstalled(AgentGymError, ImportError):
-    """Raised when a call needs an optional extra, e.g. ``pip install 'agentgym[hf]'``."""
+    """Raised when a call needs an optional extra, e.g. ``pip install 'agentgym-rl[hf]'``."""
 
 
 class RemoteEnvError(AgentGymError):
@@ -140,7 +144,8 @@ class RemoteEnvError(AgentGymError):
 
 
 class ServerUnavailable(RemoteEnvError, ConnectionError):
-    """Raised when the env server cannot be reached, or stays full (503), after the retries."""
+    """Raised when the env server cannot be reached, or stays full (503) or busy for this client (429), after the
+    retries."""
 
 
 class Unauthorized(RemoteEnvError, PermissionError):
@@ -169,6 +174,16 @@ class RetrieverError(AgentGymError, RuntimeError):
 
 class JudgeReplyError(AgentGymError, ValueError):
     """Raised by ``parse_score`` when a judge's reply has no usable ``Score: N`` line."""
+
+
+class EpisodeFailed(AgentGymError, RuntimeError):
+    """Raised by a trainer bridge whose target takes failed episodes as exceptions (tinker-cookbook's
+    rollout strategies, verifiers' episode errors, skyrl-gym): ``failure`` (a ``core.types.Failure``)
+    says what failed outside the model, so the episode is dropped instead of scored 0."""
+
+    def __init__(self, failure: Any) -> None:
+        self.failure = failure
+        super().__init__(f"{failure.reason}: {failure.message}")
 
 
 class ModelEndpointError(AgentGymError, RuntimeError):

@@ -5,6 +5,8 @@ imports agentgym first and so works without an explicit import.
 
 ``reward=`` is applied here, at make time: ``gymnasium.make(ID, reward="planner_r1/dense")`` is
 the env wrapped in ``agentgym.rewards.ShapeReward``, so the envs themselves hold no reward code.
+A schedule in fractions of the run needs its length here, in the spec or as ``total_steps=T``;
+a trainer that sends it with every reset wraps the env itself (``ShapeReward(env, spec)``).
 
 Gymnasium's passive env checker runs here too, in a subclass that survives a failed first reset
 (Gymnasium 1.4's own then fails every later step with a ``TypeError``, even after a good reset).
@@ -30,27 +32,39 @@ _ENV_CLASSES = {
 ENV_IDS = tuple(_ENV_CLASSES)
 
 
-def make_env(env_class: str, *, reward: Any = None, **kwargs: Any) -> gymnasium.Env:
-    """The env ``env_class`` (``"module:Class"``) built from ``kwargs``, shaped when ``reward`` is given."""
+def make_env(env_class: str, *, reward: Any = None, total_steps: int | None = None, **kwargs: Any) -> gymnasium.Env:
+    """The env ``env_class`` (``"module:Class"``) built from ``kwargs``, shaped when ``reward`` is
+    given; ``total_steps`` is the run length of a schedule in fractions of the run."""
     from agentgym.core.env import allowed_kwargs, check_kwargs  # here: `agentgym --help` loads no env code
+    from agentgym.errors import ConfigError
 
     module, _, name = env_class.partition(":")
     cls = getattr(import_module(module), name)
     if cls.renamed_kwargs is not None:  # a retired kwarg works, with a warning, and is checked by its new name
         kwargs = cls.renamed_kwargs.apply(kwargs)
     allowed = allowed_kwargs(cls)
-    check_kwargs(kwargs, None if allowed is None else [*allowed, "reward"])
+    check_kwargs(kwargs, None if allowed is None else [*allowed, "reward", "total_steps"])
     shaper = None
     if reward is not None:
         from agentgym.rewards import build_shaper
 
         shaper = build_shaper(reward, env=cls)  # before the env: a spec that does not fit fails fast
+        if shaper.needs_total_steps and total_steps is None:
+            raise ConfigError("total_steps", None, _RUN_LENGTH_FIX)
+    elif total_steps is not None:
+        raise ConfigError("total_steps", total_steps, "None without reward= (it is a scheduled reward's run length)")
     env = cls(**kwargs)
     if shaper is not None:
         from agentgym.rewards.wrapper import ShapeReward
 
-        env = ShapeReward(env, shaper)
+        env = ShapeReward(env, shaper, total_steps=total_steps)
     return EnvChecker(env)
+
+
+_RUN_LENGTH_FIX = ("an int >= 1: this reward's stages are fractions of the run and the spec has no run length; "
+                   "give it at make (gymnasium.make(ID, reward=..., total_steps=T)) or in the spec "
+                   "(reward={'preset': 'planner_r1/curriculum', 'total_steps': T}); a trainer that sends the "
+                   "run length with every reset wraps the env instead: ShapeReward(gymnasium.make(ID), reward)")
 
 
 class EnvChecker(gymnasium.wrappers.PassiveEnvChecker):

@@ -8,8 +8,8 @@ run and the controls that must learn less, or the two rewards a paper compares. 
 ``learning-<figure>.json`` (every run's curves, CPU seconds per run, start/end/gain per seed and
 their spread) and ``learning-<figure>.png`` (mean over seeds, each seed thin), and prints the
 summary. The learning tests (``pytest -m learning_slow``) run the same functions on the same
-seeds, so their margins come from these numbers. Needs ``agentgym[trl,plot]`` (``verl``:
-``agentgym[verl,plot]``).
+seeds, so their margins come from these numbers. Needs ``agentgym-rl[trl,plot]`` (``verl``:
+``agentgym-rl[verl,plot]``).
 
 * ``searchqa``: ``trl_searchqa`` as shipped, 20 steps: search, then answer;
 * ``travelplanner``: ``trl_travelplanner`` as shipped, 12 steps: calls the env can run;
@@ -44,6 +44,11 @@ def searched_then_answered(entry: dict) -> float:
 
 def term(name: str) -> Callable[[dict], float]:
     return lambda entry: entry["terms"][name] or 0.0
+
+
+def every_call_ran(entry: dict) -> float:
+    """Share of the step's episodes whose every action was a tool call the env carried out."""
+    return sum(share for actions, share in entry["actions"].items() if set(actions.split(">")) == {"tool"})
 
 
 def reward(entry: dict) -> float:

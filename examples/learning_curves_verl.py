@@ -3,7 +3,7 @@
 Reproduces docs/img/learning-verl.png and its JSON (about 15 s of CPU per run, plus 7 s of setup
 per seed)::
 
-    pip install 'agentgym[verl,plot]'
+    pip install 'agentgym-rl[verl,plot]'
     python examples/learning_curves_verl.py                      # seeds 0-4, 12 steps
     python examples/learning_curves_verl.py --seeds 0 --out /tmp/curves
 

@@ -32,13 +32,16 @@ def _ci(tmp_path: Path, statuses: str) -> tuple[int, list[str], Path]:
     if shutil.which("bash") is None:
         pytest.skip("needs bash")
     repo, data, logs, bin_dir = tmp_path / "repo", tmp_path / "shared" / "data", tmp_path / "logs", tmp_path / "bin"
-    for folder in (repo / ".ci", repo / ".venv" / "bin", data / "travelplanner" / "database", logs, bin_dir):
+    venvs = [repo / name / "bin" for name in (".venv", ".venv-verifiers", ".venv-openenv")]
+    for folder in (repo / ".ci", *venvs, data / "travelplanner" / "database", logs, bin_dir):
         folder.mkdir(parents=True)
     (data / "travelplanner" / "database" / "x.csv").write_text("a\n")
     for path in [*data.rglob("*"), data]:  # the shared data as CI has it: no write bits
         path.chmod(path.stat().st_mode & ~(stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))
     shutil.copy(REPO / ".ci" / "run", repo / ".ci" / "run")
     for path, text in ((repo / ".venv" / "bin" / "python", _FAKE_PYTHON),
+                       (repo / ".venv-verifiers" / "bin" / "python", _FAKE_PYTHON),
+                       (repo / ".venv-openenv" / "bin" / "python", _FAKE_PYTHON),
                        (bin_dir / "make", '#!/usr/bin/env bash\necho "make $*" >> "$LOG_DIR/calls"\n')):
         path.write_text(text)
         path.chmod(path.stat().st_mode | stat.S_IEXEC)
@@ -53,7 +56,7 @@ def _ci(tmp_path: Path, statuses: str) -> tuple[int, list[str], Path]:
 
 
 def test_ci_runs_the_suite_on_the_shared_data_then_on_a_writable_copy(tmp_path):
-    status, calls, data = _ci(tmp_path, "0 0")
+    status, calls, data = _ci(tmp_path, "0 0 0 0")
     assert status == 0
     assert calls[:2] == ["make demo", "make install-test"]  # the README's demo, then the suite's extras
     first, second = calls[2].split(" | "), calls[3].split(" | ")
@@ -62,9 +65,14 @@ def test_ci_runs_the_suite_on_the_shared_data_then_on_a_writable_copy(tmp_path):
     assert second[0].endswith("-m not learning")  # the learning tests read no shared data: once is enough
     assert second[3] == "database"  # a full copy of the data
     assert not Path(second[1]).exists()  # and cleaned up
+    assert calls[4] == "make install-verifiers"  # the verifiers adapter's own venv (its mcp pin)...
+    assert calls[5].split(" | ")[0] == "-m pytest -p no:cacheprovider tests/integrations/test_verifiers.py"
+    assert calls[6] == "make install-openenv"  # the OpenEnv door on openenv 0.10 (its fastmcp<4, so mcp<2)...
+    assert calls[7].split(" | ")[0] == "-m pytest -p no:cacheprovider tests/server/test_openenv.py"
 
 
-@pytest.mark.parametrize("statuses, expected", [("1 0", 1), ("0 5", 5), ("2 1", 2)])
+@pytest.mark.parametrize("statuses, expected", [("1 0 0 0", 1), ("0 5 0 0", 5), ("2 1 0 0", 2), ("0 0 3 0", 3),
+                                                ("0 0 0 4", 4), ("0 0 3 4", 3)])
 def test_ci_exits_with_pytests_status(tmp_path, statuses, expected):
     status, calls, _ = _ci(tmp_path, statuses)
-    assert status == expected and len(calls) == 4  # the second run happens even after a failure
+    assert status == expected and len(calls) == 8  # the later runs happen even after a failure

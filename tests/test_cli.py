@@ -16,7 +16,7 @@ REPO = Path(__file__).resolve().parent.parent
 
 @pytest.mark.parametrize("args, message", [
     (["serve-retriever", "/nonexistent/corpus.jsonl"], "error: no such corpus file"),
-    (["serve", "--env-calls", "bogus"], "error: env_calls: Input should be"),
+    (["serve", "--env-calls", "bogus"], "env_calls='bogus' is not allowed; expected 'processes', 'auto'"),
     (["travelplanner", "solve", "--tasks", "/nonexistent.jsonl"], "no task file"),
 ])
 def test_mistakes_end_with_one_line_not_a_traceback(args, message):
@@ -100,8 +100,8 @@ def test_usage_lines_name_arguments_plainly(args, usage):
 
 
 _HINTS = (re.compile(r"needs (?P<pkgs>[A-Za-z][\w-]*(?: and [A-Za-z][\w-]*)*)[:;] "
-                     r"pip install 'agentgym\[(?P<extra>[\w-]+)\]'"),
-          re.compile(r"(?P<pkgs>[A-Za-z][\w-]*) is not installed \(pip install 'agentgym\[(?P<extra>[\w-]+)\]'\)"))
+                     r"pip install 'agentgym-rl\[(?P<extra>[\w-]+)\]'"),
+          re.compile(r"(?P<pkgs>[A-Za-z][\w-]*) is not installed \(pip install 'agentgym-rl\[(?P<extra>[\w-]+)\]'\)"))
 
 
 def _extras() -> dict[str, set[str]]:
@@ -112,7 +112,7 @@ def _extras() -> dict[str, set[str]]:
 
 
 def test_every_install_hint_names_the_smallest_extra_that_has_the_package():
-    """`verl prepare` without pyarrow once said agentgym[verl] (gigabytes) where agentgym[parquet] is enough."""
+    """`verl prepare` without pyarrow once said agentgym-rl[verl] (gigabytes) where agentgym-rl[parquet] is enough."""
     extras, hints = _extras(), []
     for path in (REPO / "agentgym").rglob("*.py"):
         for pattern in _HINTS:
@@ -123,9 +123,9 @@ def test_every_install_hint_names_the_smallest_extra_that_has_the_package():
         assert extra in extras, f"{where}: there is no extra {extra!r}"
         for package in packages:
             having = [name for name, reqs in extras.items() if package.lower() in reqs]
-            assert package.lower() in extras[extra], f"{where}: agentgym[{extra}] does not install {package}"
+            assert package.lower() in extras[extra], f"{where}: agentgym-rl[{extra}] does not install {package}"
             smallest = min(having, key=lambda name: len(extras[name]))
-            assert len(extras[extra]) == len(extras[smallest]), f"{where}: {package} is in agentgym[{smallest}]"
+            assert len(extras[extra]) == len(extras[smallest]), f"{where}: {package} is in agentgym-rl[{smallest}]"
 
 
 def test_the_build_has_no_license_deprecation_warning(tmp_path):

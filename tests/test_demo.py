@@ -42,7 +42,7 @@ def test_demo_prints_metrics_and_writes_results(tmp_path):
     assert "*.png" not in result.output
 
 
-# Stands in for `pip install agentgym` on a clean machine: the demo runs in a subprocess where every
+# Stands in for `pip install agentgym-rl` on a clean machine: the demo runs in a subprocess where every
 # installed distribution outside the closure of pyproject's core `dependencies` cannot be imported
 # (matplotlib, pandas, datasets, starlette, uvicorn, sacrebleu unless it is core, verl, ...).
 # A real throwaway venv would need PyPI and minutes; the blocker is computed from the same metadata pip
@@ -56,8 +56,9 @@ from packaging.requirements import Requirement
 def norm(name):
     return re.sub(r"[-_.]+", "-", name).lower()
 
-todo = [Requirement(d) for d in tomllib.load(open(sys.argv[1], "rb"))["project"]["dependencies"]]
-core = {"agentgym"}
+project = tomllib.load(open(sys.argv[1], "rb"))["project"]
+todo = [Requirement(d) for d in project["dependencies"]]
+core = {norm(project["name"])}  # agentgym's own distribution
 while todo:
     req = todo.pop()
     if norm(req.name) in core or (req.marker and not req.marker.evaluate({"extra": ""})):
@@ -94,7 +95,7 @@ def test_demo_on_a_plain_install_says_what_it_skipped_and_why(tmp_path):
     assert {"matplotlib", "pandas", "datasets", "starlette", "uvicorn"} <= blocked
     assert "Traceback" not in text
     # The plots are skipped with the reason and the extra, brackets intact; no PNG is claimed or written.
-    assert "skipped plots: matplotlib is not installed (pip install 'agentgym[plot]')" in text
+    assert "skipped plots: matplotlib is not installed (pip install 'agentgym-rl[plot]')" in text
     assert not list(tmp_path.glob("*.png")) and ".png" not in text
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["files"] == ["summary.json", "episodes.jsonl"]

@@ -10,7 +10,8 @@ docs/ runs as written, so the docs cannot drift from the code.
   install packages (``pip``), build (``make``) or start a cluster (``ray``) from the test suite.
 * A block that cannot run here opts out with a marker comment on the line before it, saying why;
   the only accepted reasons are that it needs a GPU or the network (installing from PyPI, a
-  server other machines reach, a remote host)::
+  server other machines reach, a remote host), or its own environment (an extra whose pins exclude
+  the suite's: that extra's tests run the page's marked blocks there, e.g. ``test_verifiers.py``)::
 
       <!-- docs-test: skip, needs a GPU (vLLM serves the model) -->
 
@@ -44,7 +45,7 @@ PYTHON, SHELL = {"python", "py", "python3"}, {"bash", "sh", "shell", "console"}
 
 _FENCE = re.compile(r"(?:^[ \t]*<!--\s*docs-test:(?P<marker>[^>]*?)-->[ \t]*\n)?"
                     r"^(?P<indent>[ \t]*)```(?P<lang>[\w-]*)[^\n]*\n(?P<code>.*?)^(?P=indent)```", re.M | re.S)
-_REASON = re.compile(r"^\s*skip,\s*needs (a GPU|the network)\b")
+_REASON = re.compile(r"^\s*skip,\s*needs (a GPU|the network|its own environment)\b")
 # Commands a shell example may run; everything else needs a skip marker.
 ALLOWED = {"agentgym", "python", "python3", "export", "cd", "echo", "cat", "head", "tail", "ls", "mkdir", "wc",
            "grep", "test", "["}
@@ -112,7 +113,8 @@ def test_the_scanner_sees_markers_and_indented_blocks(tmp_path):
 
 @pytest.mark.parametrize("example", [e for e in ALL if e.marker is not None], ids=lambda e: e.id)
 def test_an_example_is_skipped_only_when_it_needs_a_gpu_or_the_network(example):
-    assert _REASON.match(example.marker), f"{example.id}: {example.marker!r} is not 'skip, needs a GPU|the network'"
+    assert _REASON.match(example.marker), (f"{example.id}: {example.marker!r} is not 'skip, needs a GPU|the network|"
+                                           "its own environment'")
 
 
 _RUN_PAGE = r"""

@@ -39,6 +39,8 @@ ALLOWED = {
     "agentgym.remote.protocol",          # the wire format itself
     "reference_information",             # TravelPlanner's reference information
     "max_query_chars",                   # SearchQA: the longest search string
+    "max_total_query_chars",             # serve-retriever: the search strings of one /retrieve request
+    "max-query-chars", "max-total-query-chars",  # their serve-retriever flags
     "query_prefix",                      # E5's prefix for a search string
 }
 

@@ -317,3 +317,14 @@ def test_any_json_value_as_a_tool_call_parses_without_raising(value, name):
         text = json.dumps(payload)
         parse_action(f"<tool_call>{text}</tool_call>", _tools(), "json")
         parse_action(text, _tools(), "json")
+
+
+def test_model_text_with_invalid_escapes_parses_without_a_warning():
+    """Python warns on an invalid escape in a literal (``'\\d'``); in a plan the model wrote it is data."""
+    import warnings
+
+    from agentgym.envs.travelplanner._literal import literal_eval
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert literal_eval(r"['\d', {'a': '\q'}]") == ["\\d", {"a": "\\q"}]

@@ -15,7 +15,7 @@ _LAZY = {
     **dict.fromkeys(("Agent", "EpisodeLog", "ReplayAgent", "play_episode", "run_episode", "function_tools"),
                     "agentgym.agents.base"),
     **dict.fromkeys(("ChatAgentConfig", "OpenAIChatAgent"), "agentgym.agents.openai_chat"),
-    **dict.fromkeys(("SolverAgent", "FirstListingAgent", "TopTitleAgent", "travelplanner_gold_agent"),
+    **dict.fromkeys(("SolverAgent", "FirstListingAgent", "TopTitleAgent", "PerturbedAgent", "travelplanner_gold_agent"),
                     "agentgym.agents.scripted"),
 }
 

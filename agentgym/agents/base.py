@@ -1,7 +1,8 @@
 """The ``Agent`` interface, and playing one episode of an env with an agent.
 
 An agent is anything with ``reset()`` and ``act(observation, info) -> str``; either may be
-``async``. ``reset()`` starts a new episode; ``act`` is then called with the reset's
+``async``. ``reset()`` starts a new episode (a ``reset(seed=None)`` that takes a ``seed`` is given
+the episode's sample seed, for agents that sample); ``act`` is then called with the reset's
 observation and with each step's, and returns the next action text::
 
     class Echo:
@@ -31,7 +32,7 @@ class Agent(Protocol):
     """A policy over text. Implement ``reset`` and ``act``, plain or ``async``."""
 
     def reset(self) -> None | Awaitable[None]:
-        """Forget the previous episode."""
+        """Forget the previous episode. It may take ``seed``: the episode's sample seed."""
 
     def act(self, observation: str, info: dict[str, Any]) -> str | Awaitable[str]:
         """The next action, given the latest observation and its ``info``."""
@@ -118,11 +119,14 @@ async def _env_call(env: Any, method: str, *args: Any, **kwargs: Any) -> Any:
 
 
 async def play_episode(env: Any, agent: Agent, *, seed: int | None = None,
-                       options: dict[str, Any] | None = None, max_steps: int | None = None) -> EpisodeLog:
-    """Play one episode; ``env`` is a gymnasium env or an ``AsyncRemoteEnv``."""
+                       options: dict[str, Any] | None = None, max_steps: int | None = None,
+                       agent_seed: int | None = None) -> EpisodeLog:
+    """Play one episode; ``env`` is a gymnasium env or an ``AsyncRemoteEnv``. ``agent_seed`` goes to an
+    agent whose ``reset`` takes a ``seed`` (the sample seed of ``agentgym run``)."""
     start = time.perf_counter()
     observation, info = await _env_call(env, "reset", seed=seed, options=options)
-    await _resolve(agent.reset())
+    await _resolve(agent.reset(seed=agent_seed) if agent_seed is not None and _takes_seed(agent.reset)
+                   else agent.reset())
     log = EpisodeLog(first_observation=observation, first_info=info)
     while not (log.terminated or log.truncated) and (max_steps is None or len(log.actions) < max_steps):
         action = await _resolve(agent.act(observation, info))
@@ -137,6 +141,15 @@ async def play_episode(env: Any, agent: Agent, *, seed: int | None = None,
 
 
 def run_episode(env: Any, agent: Agent, *, seed: int | None = None, options: dict[str, Any] | None = None,
-                max_steps: int | None = None) -> EpisodeLog:
+                max_steps: int | None = None, agent_seed: int | None = None) -> EpisodeLog:
     """``play_episode`` for code without an event loop."""
-    return asyncio.run(play_episode(env, agent, seed=seed, options=options, max_steps=max_steps))
+    return asyncio.run(play_episode(env, agent, seed=seed, options=options, max_steps=max_steps,
+                                    agent_seed=agent_seed))
+
+
+def _takes_seed(reset: Callable[..., Any]) -> bool:
+    try:
+        parameters = inspect.signature(reset).parameters
+    except (TypeError, ValueError):
+        return False
+    return "seed" in parameters or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())

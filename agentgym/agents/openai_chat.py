@@ -86,9 +86,13 @@ class OpenAIChatAgent:
         self.messages: list[dict[str, Any]] = []
         self.usage: dict[str, int] = {}
         self._tool_call_id: str | None = None
+        self._seed: int | None = None
         self.reset()
 
-    def reset(self) -> None:
+    def reset(self, seed: int | None = None) -> None:
+        """Start a new conversation; ``seed`` (the episode's sample seed) goes with each request when sampling
+        (``temperature > 0``), so the group's samples differ from each other and a rerun draws the same ones."""
+        self._seed = seed
         self.messages = [{"role": "system", "content": self.config.system_prompt}] if self.config.system_prompt else []
         self.usage = {"requests": 0, "retries": 0, "prompt_tokens": 0, "completion_tokens": 0}
         self._tool_call_id = None
@@ -118,6 +122,8 @@ class OpenAIChatAgent:
             payload["top_p"] = self.config.top_p
         if self.config.max_tokens is not None:
             payload["max_tokens"] = self.config.max_tokens
+        if self._seed is not None and self.config.temperature > 0:
+            payload["seed"] = self._seed
         if self.tools:
             payload["tools"] = self.tools
         return {**payload, **self.config.extra_body}

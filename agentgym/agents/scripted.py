@@ -1,4 +1,4 @@
-"""Scripted agents, which play without a model: ``agentgym run ENV --agent solver|gold|first-listing|top-title``.
+"""Scripted agents, which play without a model: ``agentgym run ENV --agent solver|gold|first-listing|top-title|perturbed``.
 
     env = gymnasium.make("TravelPlanner-v0", action_format="json")
     log = run_episode(env, SolverAgent(env), seed=0)              # the exact solver's plan: an upper bound
@@ -6,13 +6,16 @@
 
 ``SolverAgent`` and ``travelplanner_gold_agent`` play TravelPlanner's scripted actions
 (``agentgym.envs.travelplanner.scripted``); ``FirstListingAgent`` and ``TopTitleAgent`` are
-deliberately weak baselines. Each factory takes the env (``factory(env) -> Agent``), as
+deliberately weak baselines. ``PerturbedAgent`` is a seeded source of groups for the reward lab:
+it plays each task's passing answer, or that answer with failure edits and invalid calls (the
+env's reward-lab kit, ``TextEnv.reward_lab``). Each factory takes the env (``factory(env) -> Agent``), as
 ``agentgym run --agent module:factory`` does.
 """
 
 from __future__ import annotations
 
 import json
+import random
 import re
 from typing import Any
 
@@ -21,8 +24,8 @@ from agentgym.envs.travelplanner.scripted import give_up, gold_plan_actions, sol
 from agentgym.envs.travelplanner.solver import solve
 from agentgym.errors import ConfigError, ResetNeeded
 
-__all__ = ["SolverAgent", "FirstListingAgent", "TopTitleAgent", "solver_agent", "first_listing_agent",
-           "top_title_agent", "travelplanner_gold_agent"]
+__all__ = ["SolverAgent", "FirstListingAgent", "TopTitleAgent", "PerturbedAgent", "solver_agent",
+           "first_listing_agent", "top_title_agent", "perturbed_agent", "travelplanner_gold_agent"]
 
 _TITLE = re.compile(r"Doc 1\(Title: (.*?)\)")
 
@@ -107,6 +110,53 @@ class TopTitleAgent:
         return f"<answer>{match.group(1) if match else 'unknown'}</answer>"
 
 
+class PerturbedAgent:
+    """A seeded mix of right and wrong: each episode plays its task's passing answer (the env's reward-lab
+    kit), unchanged with probability ``pass_rate``, else after 1 to ``max_edits`` failure edits of the
+    answer; with probability ``invalid_rate`` it also makes 1 or 2 invalid calls on the way. The episode's
+    sample seed (``reset(seed=)``, distinct per episode in ``agentgym run``) decides everything, so a
+    rerun plays the same episodes. Scripted trajectories, not a policy's: they show what a spec can
+    tell apart, not what a model will write.
+    """
+
+    def __init__(self, env: Any, *, pass_rate: float = 0.3, invalid_rate: float = 0.3, max_edits: int = 3,
+                 seed: int = 0) -> None:
+        for name, value in (("pass_rate", pass_rate), ("invalid_rate", invalid_rate)):
+            if not 0.0 <= value <= 1.0:
+                raise ConfigError(name, value, "a probability in [0, 1]")
+        if max_edits < 1:
+            raise ConfigError("max_edits", max_edits, "an int >= 1")
+        self.env = _local_env(env, "perturbed")
+        self.kit = type(self.env).reward_lab_kit()
+        self.pass_rate, self.invalid_rate, self.max_edits = pass_rate, invalid_rate, max_edits
+        self._seed = seed
+        self._rng = random.Random(seed)
+        self._queue: list[str] | None = None
+
+    def reset(self, seed: int | None = None) -> None:
+        self._rng = random.Random(self._seed if seed is None else seed)
+        self._queue = None
+
+    def act(self, observation: str, info: dict[str, Any] | None = None) -> str:
+        if self._queue is None or (info or {}).get("turn") == 0:
+            self._queue = self._episode()
+        return self._queue.pop(0) if self._queue else "GiveUp[nothing left to do]"
+
+    def _episode(self) -> list[str]:
+        env, rng = self.env, self._rng
+        actions = self.kit.passing_actions(env)
+        if not actions:
+            raise ConfigError("task", getattr(env.task, "id", None), "a task with a passing answer to perturb")
+        if rng.random() >= self.pass_rate:
+            for _ in range(rng.randint(1, self.max_edits)):
+                actions = self.kit.failure_edit(env, actions, rng)
+        if rng.random() < self.invalid_rate:
+            room = max(0, getattr(env, "max_turns", len(actions) + 2) - len(actions))
+            for _ in range(min(room, rng.randint(1, 2))):
+                actions.insert(rng.randrange(len(actions)), self.kit.invalid_action(env, rng))
+        return actions
+
+
 def solver_agent(env: Any) -> SolverAgent:
     """The exact solver's plan, after the lookups it needs: an upper bound (needs a local env)."""
     return SolverAgent(_local_travelplanner(env, "solver"))
@@ -120,6 +170,11 @@ def first_listing_agent(env: Any) -> FirstListingAgent:
 def top_title_agent(env: Any) -> TopTitleAgent:
     """The search-QA heuristic: one search, answer with the top passage's title."""
     return TopTitleAgent()
+
+
+def perturbed_agent(env: Any) -> PerturbedAgent:
+    """The reward lab's seeded source of groups (needs a local env that declares a reward-lab kit)."""
+    return PerturbedAgent(env)
 
 
 def travelplanner_gold_agent(env: Any) -> ReplayAgent:
@@ -136,11 +191,18 @@ def travelplanner_gold_agent(env: Any) -> ReplayAgent:
     return ReplayAgent(script, fallback="GiveUp[the gold plan is exhausted]")
 
 
+def _local_env(env: Any, agent: str, kind: type | None = None, name: str = "agentgym") -> Any:
+    """The local env an agent reads its episode's task from (``kind``, by default any ``TextEnv``)."""
+    from agentgym.core.env import TextEnv
+
+    unwrapped = getattr(env, "unwrapped", None)
+    if not isinstance(unwrapped, kind or TextEnv):
+        raise ConfigError("agent", agent, f"an agent for a local {name} env (the {agent} agent reads the "
+                          "episode's task from it)")
+    return unwrapped
+
+
 def _local_travelplanner(env: Any, agent: str) -> Any:
     from agentgym.envs.travelplanner.env import TravelPlannerEnv
 
-    unwrapped = getattr(env, "unwrapped", None)
-    if not isinstance(unwrapped, TravelPlannerEnv):
-        raise ConfigError("agent", agent, f"an agent for a local TravelPlanner-v0 env (the {agent} agent "
-                          "reads the episode's task and world)")
-    return unwrapped
+    return _local_env(env, agent, TravelPlannerEnv, "TravelPlanner-v0")

@@ -6,7 +6,9 @@
         stub.inject(Fault(status=429), Fault(delay_s=2.0))   # the next two requests misbehave
 
 It speaks the ``POST /v1/chat/completions`` subset agents use (messages, tools, tool calls,
-usage) and ``GET /v1/models``; every request body is kept in ``stub.requests``.
+usage, ``stream``) and ``GET /v1/models``; every request body is kept in ``stub.requests``. Stop
+strings (``stop``) end a reply as vLLM does: at the first one, kept only with
+``include_stop_str_in_output``, reported as ``finish_reason: "stop"`` with ``stop_reason`` the string.
 """
 
 from __future__ import annotations
@@ -54,10 +56,10 @@ class ChatStub:
         try:
             from starlette.applications import Starlette
             from starlette.requests import ClientDisconnect, Request
-            from starlette.responses import JSONResponse, Response
+            from starlette.responses import JSONResponse, Response, StreamingResponse
             from starlette.routing import Route
         except ImportError:
-            raise DependencyNotInstalled("the chat stub needs starlette: pip install 'agentgym[server]'") from None
+            raise DependencyNotInstalled("the chat stub needs starlette: pip install 'agentgym-rl[server]'") from None
 
         async def complete(request: Request) -> Response:
             try:
@@ -72,7 +74,10 @@ class ChatStub:
                 headers = {"Retry-After": fault.retry_after} if fault.retry_after is not None else None
                 return JSONResponse({"error": {"message": f"injected fault {fault.status}", "code": fault.status}},
                                     status_code=fault.status, headers=headers)
-            return JSONResponse(self._completion(payload))
+            completion = self._completion(payload)
+            if payload.get("stream"):
+                return StreamingResponse(_chunks(completion, payload), media_type="text/event-stream")
+            return JSONResponse(completion)
 
         async def models(request: Request) -> JSONResponse:
             return JSONResponse({"object": "list", "data": [{"id": self.model, "object": "model"}]})
@@ -82,15 +87,45 @@ class ChatStub:
 
     def _completion(self, payload: dict[str, Any]) -> dict[str, Any]:
         message = {"role": "assistant", "content": None, **self.policy(payload["messages"], payload.get("tools"))}
+        stop_reason = None
+        if isinstance(message.get("content"), str) and payload.get("stop"):
+            message["content"], stop_reason = _stop_at(message["content"], payload)
         prompt_chars = sum(len(str(m.get("content") or "")) for m in payload["messages"])
         completion_chars = len(json.dumps(message))
         return {
             "id": f"chatcmpl-stub-{next(self._ids)}", "object": "chat.completion", "model": payload.get("model"),
-            "choices": [{"index": 0, "message": message,
+            "choices": [{"index": 0, "message": message, "stop_reason": stop_reason,
                          "finish_reason": "tool_calls" if message.get("tool_calls") else "stop"}],
             "usage": {"prompt_tokens": prompt_chars // 4, "completion_tokens": completion_chars // 4,
                       "total_tokens": (prompt_chars + completion_chars) // 4},
         }
+
+
+def _stop_at(text: str, payload: dict[str, Any]) -> tuple[str, str | None]:
+    """The reply up to its first stop string (kept with ``include_stop_str_in_output``), and the string."""
+    stops = payload["stop"] if isinstance(payload["stop"], list) else [payload["stop"]]
+    found = [(at, stop) for stop in stops if stop and (at := text.find(stop)) >= 0]
+    if not found:
+        return text, None
+    at, stop = min(found)
+    return text[: at + len(stop)] if payload.get("include_stop_str_in_output") else text[:at], stop
+
+
+def _chunks(completion: dict[str, Any], payload: dict[str, Any]) -> Any:
+    """The completion as server-sent chat-completion chunks: the message, the finish, usage, [DONE]."""
+    choice = completion["choices"][0]
+    base = {"id": completion["id"], "object": "chat.completion.chunk", "model": completion["model"]}
+    message = {k: v for k, v in choice["message"].items() if v is not None}
+    if "tool_calls" in message:
+        message["tool_calls"] = [{"index": i, **call} for i, call in enumerate(message["tool_calls"])]
+    events = [{**base, "choices": [{"index": 0, "delta": message, "finish_reason": None}]},
+              {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": choice["finish_reason"],
+                                    "stop_reason": choice["stop_reason"]}]}]
+    if (payload.get("stream_options") or {}).get("include_usage"):
+        events.append({**base, "choices": [], "usage": completion["usage"]})
+    for event in events:
+        yield f"data: {json.dumps(event)}\n\n"
+    yield "data: [DONE]\n\n"
 
 
 def replay_policy(scripts: Mapping[str, Sequence[str]], *, fallback: str = "GiveUp[no script for this task]") -> Policy:

@@ -7,7 +7,7 @@ env, retriever, HTTP client or plotting code. ``tests/test_cli.py`` checks that 
 matches its command's docstring.
 
 Help and messages are plain text (no Rich markup), so square brackets such as
-``agentgym[plot]`` or ``[min, max]`` print as written.
+``agentgym-rl[plot]`` or ``[min, max]`` print as written.
 """
 
 from __future__ import annotations
@@ -39,6 +39,8 @@ COMMANDS: dict[str, LazyCommand] = {
     "list": LazyCommand("agentgym.cli.list:list_command", "List the env ids, reward presets and terms, and training recipes."),
     "run": LazyCommand("agentgym.cli.run:run", "Evaluate an agent on an env: progress, results.jsonl "
                        "(resumable), a metrics table and a plot."),
+    "rewards": LazyCommand("agentgym.cli.rewards:rewards_app", "Measure reward specs before training: compare "
+                           "their signal over groups of rollouts, probe them for hacks."),
     "eval": LazyCommand("agentgym.cli.eval:eval_app", "Score submissions with an env's official evaluator."),
     "travelplanner": LazyCommand("agentgym.cli.travelplanner:travelplanner_app",
                                  "TravelPlanner worlds and tasks."),

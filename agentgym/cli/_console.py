@@ -1,6 +1,6 @@
 """The command line's Rich console: plain text in, plain text out.
 
-Rich markup is off, so a message or a table cell prints exactly as written: ``agentgym[plot]``,
+Rich markup is off, so a message or a table cell prints exactly as written: ``agentgym-rl[plot]``,
 ``CitySearch[Texas]`` or ``[min, max]`` keep their square brackets. Colour comes from styles.
 """
 

@@ -9,7 +9,7 @@ import typer
 
 from agentgym.cli._console import labeled, plain_console
 
-__all__ = ["deprecated_flag", "parse_env_kwargs"]
+__all__ = ["deprecated_flag", "deprecated_note", "parse_env_kwargs"]
 
 
 def deprecated_flag(old: str, new: str, old_value: str | None, new_value: str | None, default: str) -> str:
@@ -21,9 +21,14 @@ def deprecated_flag(old: str, new: str, old_value: str | None, new_value: str | 
         return default if new_value is None else new_value
     if new_value is not None and new_value != old_value:
         raise typer.BadParameter(f"{old} is the deprecated name of {new}; give only one", param_hint=new)
-    note = f"{old} is now {new}; {old} goes in the next release"
-    plain_console(stderr=True).print(labeled("deprecated", "yellow", note))
+    deprecated_note(old, new)
     return old_value
+
+
+def deprecated_note(old: str, new: str) -> None:
+    """One line on stderr: ``old`` is now spelt ``new``."""
+    plain_console(stderr=True).print(labeled("deprecated", "yellow", f"{old} is now {new}; {old} goes in the "
+                                                                      "next release"))
 
 
 def parse_env_kwargs(pairs: list[str] | None) -> dict[str, Any]:

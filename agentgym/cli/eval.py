@@ -16,6 +16,7 @@ from agentgym.cli._console import labeled, plain_console
 from agentgym.cli._options import deprecated_flag
 from agentgym.envs.travelplanner.evaluation import EVALUATORS
 from agentgym.envs.travelplanner.evaluation.submissions import print_metrics, run, to_json
+from agentgym.envs.travelplanner.synthetic import world_label
 from agentgym.envs.travelplanner.tasks import SPLITS
 from agentgym.errors import AgentGymError
 
@@ -71,7 +72,7 @@ def travelplanner(
         raise typer.Exit(1) from None
     for warning in result["warnings"]:
         console.print(labeled("warning", "yellow", warning))
-    print_metrics(console, result["metrics"], result["database"])
+    print_metrics(console, result["metrics"], f"on the {world_label(result['database'])}")
     if output is not None:
         output.parent.mkdir(parents=True, exist_ok=True)
         output.write_text(json.dumps(to_json(result), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")

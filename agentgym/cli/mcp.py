@@ -8,7 +8,8 @@ from typing import Annotated
 import typer
 
 from agentgym.cli._front_door import (
-    EnvCalls, EnvKwargs, EnvWorkers, Imports, Presets, RewardPresets, front_door_fields,
+    EnvCalls, EnvKwargs, EnvWorkers, Imports, MaxRequestBytes, Presets, RewardPresets, front_door_fields,
+    require_extra,
 )
 from agentgym.cli.serve import _is_loopback, write_token_file
 from agentgym.errors import ConfigError
@@ -31,21 +32,27 @@ def mcp(
     env_kwarg: EnvKwargs = None,
     reward_preset: RewardPresets = None,
     import_: Imports = None,
-    max_sessions: Annotated[int, typer.Option(help="Open episodes across all clients.")] = 256,
+    max_sessions: Annotated[int, typer.Option(help="Open MCP sessions (and episodes) across all clients (503).")] = 256,
+    max_sessions_per_client: Annotated[int | None, typer.Option(
+        help="Open MCP sessions per token (http; 429). Default: an equal share of --max-sessions.")] = None,
     session_ttl: Annotated[float, typer.Option(help="Idle seconds before an episode is closed.")] = 600.0,
     request_timeout: Annotated[float, typer.Option(help="Longest tool call, in seconds.")] = 30.0,
     env_calls: EnvCalls = "processes",
     env_workers: EnvWorkers = None,
+    max_request_bytes: MaxRequestBytes = 8 * 1024 * 1024,
     log_level: Annotated[str, typer.Option(help="uvicorn log level (http).")] = "warning",
 ) -> None:
     """Serve an env's tools over MCP (stdio or streamable HTTP): one episode per MCP session.
 
     The same presets, trust boundary and limits as serve.
     """
+    require_extra("mcp", ("mcp", "starlette", "uvicorn"))
     if transport not in ("stdio", "http"):
         raise typer.BadParameter(f"{transport!r}; expected stdio or http", param_hint="--transport")
     fields = front_door_fields(env_id, presets, env_kwarg, reward_preset, import_, max_sessions, session_ttl,
                                request_timeout, env_calls, env_workers)
+    fields["max_request_bytes"] = max_request_bytes
+    fields["max_sessions_per_client"] = max_sessions_per_client
     from agentgym.server import mcp_app
 
     try:

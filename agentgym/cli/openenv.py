@@ -7,7 +7,8 @@ from typing import Annotated
 import typer
 
 from agentgym.cli._front_door import (
-    EnvCalls, EnvKwargs, EnvWorkers, Imports, Presets, RewardPresets, front_door_fields,
+    EnvCalls, EnvKwargs, EnvWorkers, Imports, MaxRequestBytes, Presets, RewardPresets, front_door_fields,
+    require_extra,
 )
 from agentgym.cli.serve import _is_loopback
 from agentgym.errors import ConfigError
@@ -29,6 +30,7 @@ def openenv(
     request_timeout: Annotated[float, typer.Option(help="Longest reset or step, in seconds.")] = 30.0,
     env_calls: EnvCalls = "processes",
     env_workers: EnvWorkers = None,
+    max_request_bytes: MaxRequestBytes = 8 * 1024 * 1024,
     insecure_no_auth: Annotated[bool, typer.Option(
         "--insecure-no-auth", help="Bind an interface other machines reach, although OpenEnv's protocol has no "
                                    "tokens: only behind a proxy that checks them.")] = False,
@@ -36,14 +38,17 @@ def openenv(
 ) -> None:
     """Serve an env as an OpenEnv environment, on OpenEnv's own server.
 
-    Its /ws sessions, /reset, /step and /state; the same presets, trust boundary and limits as serve.
+    Its /ws sessions, /reset, /step, /state, and the splits and tasks of its task routes (openenv 0.10);
+    the same presets, trust boundary and limits as serve.
     """
+    require_extra("openenv", ("openenv", "starlette", "uvicorn"))
     if not _is_loopback(host) and not insecure_no_auth:
         raise typer.BadParameter(f"OpenEnv's protocol carries no token: serving {host} lets anyone who can "
                                  "connect run envs; pass --insecure-no-auth behind a proxy that checks tokens",
                                  param_hint="--host")
     fields = front_door_fields(env_id, presets, env_kwarg, reward_preset, import_, max_sessions, session_ttl,
                                request_timeout, env_calls, env_workers)
+    fields["max_request_bytes"] = max_request_bytes
     from agentgym.server.openenv_app import create_openenv_app
 
     try:
@@ -56,4 +61,6 @@ def openenv(
 
     typer.echo(f"agentgym OpenEnv server for {env_id} on http://{host}:{port} (no tokens: OpenEnv has none)",
                err=True)
-    uvicorn.Server(uvicorn_config(app, header_timeout_s=10.0, host=host, port=port, log_level=log_level)).run()
+    config = app.state.server.config
+    uvicorn.Server(uvicorn_config(app, header_timeout_s=config.header_timeout_s, host=host, port=port,
+                                  log_level=log_level, ws_max_size=config.max_request_bytes)).run()

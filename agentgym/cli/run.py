@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 from typing import Annotated, Any
 
+import httpx
 import typer
 from pydantic import ValidationError
 from rich.console import Console
@@ -17,9 +18,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from agentgym._deprecated import alias, warn_renamed
 from agentgym.agents.openai_chat import API_KEY_ENV_VAR, ChatAgentConfig
 from agentgym.cli._console import labeled, plain_console
-from agentgym.cli._options import parse_env_kwargs
-from agentgym.errors import AgentGymError, ConfigError
-from agentgym.runner.config import ImportedAgentConfig, GoldAgentConfig, RunConfig, default_out_dir
+from agentgym.cli._options import deprecated_note, parse_env_kwargs
+from agentgym.errors import AgentGymError, ConfigError, ModelEndpointError
+from agentgym.runner.config import GoldAgentConfig, ImportedAgentConfig, PerturbedAgentConfig, RunConfig, default_out_dir
 from agentgym.runner.loop import RunOutcome, run_eval
 from agentgym.runner.records import EpisodeRecord
 from agentgym.runner.report import plot, render, summarize
@@ -27,7 +28,7 @@ from agentgym.runner.report import plot, render, summarize
 __all__ = ["run", "OFFLINE_AGENTS"]
 
 # Agents that read the task from a local env object (not an env server's session).
-_LOCAL_AGENTS = ("gold", "solver", "first-listing")
+_LOCAL_AGENTS = ("gold", "solver", "first-listing", "perturbed")
 
 # Agents that need no model (``agentgym.agents.scripted``): name -> (factory target, the env ids it plays).
 OFFLINE_AGENTS = {
@@ -39,6 +40,8 @@ OFFLINE_AGENTS = {
 _RENAMED_AGENTS = {"oracle": "solver", "reference": "gold"}
 for _old, _new in _RENAMED_AGENTS.items():
     alias("agentgym run --agent", _old, _new)
+for _old in ("index", "seed"):
+    alias("agentgym run", f"--tasks {_old}", f"--selection {_old}")
 
 
 def run(
@@ -46,20 +49,30 @@ def run(
     agent: Annotated[str, typer.Option(help="openai (a chat model at --base-url); offline: gold "
                                             "(TravelPlanner's gold-plan replay), solver (TravelPlanner's "
                                             "exact solver), first-listing (the demo's weak TravelPlanner "
-                                            "baseline), top-title (SearchQA: answer the top passage's title); "
+                                            "baseline), top-title (SearchQA: answer the top passage's title), "
+                                            "perturbed (seeded: each task's passing answer mixed with failure "
+                                            "edits and invalid calls, for the reward lab); "
                                             "or module:factory (factory(env) -> Agent).")]
     = "openai",
     base_url: Annotated[str | None, typer.Option(help="The OpenAI-compatible API root, e.g. http://127.0.0.1:8000/v1.")]
     = None,
     model: Annotated[str | None, typer.Option(help="The model name the endpoint serves.")] = None,
-    episodes: Annotated[int, typer.Option(help="Episodes to play: episode i is task i (see --tasks).")] = 10,
+    episodes: Annotated[int, typer.Option(help="Episodes to play: episode i is task i (see --selection); with "
+                                               "--samples-per-task G, sample i % G of task i // G.")] = 10,
+    samples_per_task: Annotated[int, typer.Option(help="Episodes per task, drawn as one group (GRPO's G) with "
+                                                       "distinct sample seeds, for `agentgym rewards compare`.")]
+    = 1,
     concurrency: Annotated[int, typer.Option(help="Episodes played at once.")] = 8,
     reward: Annotated[str | None, typer.Option(help="Shape rewards with this preset, e.g. planner_r1/dense.")] = None,
     out: Annotated[Path | None, typer.Option(help="Results folder; rerunning into it resumes. Default: "
                                                   "runs/<env>__<model>[__<reward>].")] = None,
     seed: Annotated[int, typer.Option(help="Episode i resets with seed + i.")] = 0,
-    tasks: Annotated[str, typer.Option(help="index: episode i plays task i, each once; seed: the env draws "
-                                            "tasks from the seed.")] = "index",
+    tasks: Annotated[str | None, typer.Option(help="The task set: a split name (e.g. train, validation) or a "
+                                                   "task file, as in eval and solve (the env kwarg tasks=). "
+                                                   "Default: the env's own.")] = None,
+    selection: Annotated[str | None, typer.Option(help="How episodes pick their task. index (default): episode "
+                                                       "i plays task i, each once; seed: the env draws tasks "
+                                                       "from the seed.")] = None,
     env_kwarg: Annotated[list[str] | None, typer.Option("--env-kwarg", "-k", help="Env constructor kwarg "
                                                         "KEY=VALUE (VALUE read as JSON when it parses), repeatable.")]
     = None,
@@ -83,11 +96,13 @@ def run(
     """Evaluate an agent on an env: progress, results.jsonl (resumable), a metrics table and a plot."""
     console = plain_console()
     _check_env_id(env_id, env_server)
-    config = _config(env_id, agent, base_url, model, episodes, concurrency, reward, out, seed, tasks, env_kwarg,
+    selection, env_kwarg = _task_set_and_selection(tasks, selection, env_kwarg)
+    config = _config(env_id, agent, base_url, model, episodes, concurrency, reward, out, seed, selection, env_kwarg,
                      env_server, env_token, api_key, temperature, max_tokens, system_prompt, native_tools, timeout,
-                     max_retries, record_agent_errors)
+                     max_retries, record_agent_errors, samples_per_task)
     progress = _RichProgress(console, quiet)
     try:
+        _check_endpoint(config, console)
         outcome = run_eval(config, progress=progress)
     except KeyboardInterrupt:
         progress.stop()
@@ -108,6 +123,33 @@ def run(
     raise typer.Exit(code)
 
 
+_PROBE_S = 10.0  # the longest the check waits for an answer (at most --timeout)
+
+
+def _check_endpoint(config: RunConfig, console: Console) -> None:
+    """One quick ``GET /models`` before the run: a dead endpoint fails now, in one line, instead of
+    after every episode's retries (46 s); any HTTP answer, even an error status, means it is up."""
+    agent = config.agent
+    if not isinstance(agent, ChatAgentConfig):
+        return
+    url = httpx.URL(agent.base_url.rstrip("/") + "/models")
+    shown = f"{url.scheme}://{url.host}{f':{url.port}' if url.port else ''}{url.path.removesuffix('/models')}"
+    key = agent.api_key.get_secret_value() if agent.api_key else None
+    wait = min(_PROBE_S, agent.timeout_s)
+    try:
+        with httpx.Client(timeout=httpx.Timeout(wait, connect=min(5.0, wait))) as client:
+            client.get(url, headers={"Authorization": f"Bearer {key}"} if key else None)
+    except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+        raise ModelEndpointError(f"cannot reach the model endpoint {shown} ({exc or type(exc).__name__}); start "
+                                 "the model server (e.g. vllm serve MODEL) or fix --base-url") from None
+    except httpx.TimeoutException:
+        console.print(labeled("note", "yellow", f"the model endpoint {shown} took the connection but has not "
+                              f"answered in {wait:g} s; each reply is waited for up to --timeout "
+                              f"{agent.timeout_s:g} s"), soft_wrap=True)
+    except httpx.HTTPError:
+        pass  # it answered, if oddly: the episodes' own requests report what is wrong
+
+
 def _check_env_id(env_id: str, env_server: str | None) -> None:
     # A local env must be registered; an env server checks its own ids.
     import gymnasium
@@ -118,17 +160,38 @@ def _check_env_id(env_id: str, env_server: str | None) -> None:
         raise typer.BadParameter(str(ConfigError("env_id", env_id, agentgym.ENV_IDS)), param_hint="ENV_ID")
 
 
+def _task_set_and_selection(tasks: str | None, selection: str | None,
+                            env_kwarg: list[str] | None) -> tuple[str, list[str] | None]:
+    """``--tasks`` names the task set, as in every command; until 0.3 it also takes the old
+    spelling of the selection (index, seed), with a note."""
+    if tasks in ("index", "seed"):
+        if selection is not None and selection != tasks:
+            raise typer.BadParameter(f"--tasks {tasks} is the deprecated spelling of --selection {tasks}; "
+                                     "give only --selection", param_hint="--selection")
+        deprecated_note(f"--tasks {tasks}", f"--selection {tasks} (--tasks is the task set)")
+        return tasks, env_kwarg
+    if tasks is not None:
+        if any(pair.partition("=")[0].strip() == "tasks" for pair in env_kwarg or ()):
+            raise typer.BadParameter("--tasks and -k tasks= name the same kwarg; give one", param_hint="--tasks")
+        env_kwarg = [*(env_kwarg or ()), f"tasks={json.dumps(tasks)}"]
+    return selection or "index", env_kwarg
+
+
 def _config(env_id: str, agent: str, base_url: str | None, model: str | None, episodes: int, concurrency: int,
-            reward: str | None, out: Path | None, seed: int, tasks: str, env_kwarg: list[str] | None,
+            reward: str | None, out: Path | None, seed: int, selection: str, env_kwarg: list[str] | None,
             env_server: str | None, env_token: str | None, api_key: str | None, temperature: float,
             max_tokens: int | None, system_prompt: str | None, native_tools: bool, timeout: float,
-            max_retries: int, record_agent_errors: bool) -> RunConfig:
+            max_retries: int, record_agent_errors: bool, samples_per_task: int = 1) -> RunConfig:
     if agent in _RENAMED_AGENTS:
         warn_renamed(f"--agent {agent}", f"--agent {_RENAMED_AGENTS[agent]}")
         agent = _RENAMED_AGENTS[agent]
     if agent == "openai":
         if not base_url or not model:
             raise typer.BadParameter("--agent openai needs --base-url and --model", param_hint="--agent")
+        if samples_per_task > 1 and temperature <= 0:
+            raise typer.BadParameter(f"--samples-per-task {samples_per_task} at --temperature {temperature:g} draws "
+                                     "the same greedy reply for every sample of a group: sample with "
+                                     "--temperature > 0 (GRPO samples at 1.0)", param_hint="--temperature")
         agent_config: Any = dict(kind="openai", base_url=base_url, model=model, api_key=api_key,
                                  temperature=temperature, max_tokens=max_tokens, system_prompt=system_prompt,
                                  native_tools=native_tools, timeout_s=timeout, max_retries=max_retries)
@@ -139,6 +202,8 @@ def _config(env_id: str, agent: str, base_url: str | None, model: str | None, ep
                                  param_hint="--agent")
     elif agent == "gold":
         agent_config, label = GoldAgentConfig(), "gold"
+    elif agent == "perturbed":  # any env that declares a reward-lab kit (TextEnv.reward_lab)
+        agent_config, label = PerturbedAgentConfig(), "perturbed"
     elif agent in OFFLINE_AGENTS:
         target, env_ids = OFFLINE_AGENTS[agent]
         if env_id not in env_ids:
@@ -146,9 +211,9 @@ def _config(env_id: str, agent: str, base_url: str | None, model: str | None, ep
                                      param_hint="--agent")
         agent_config, label = dict(kind="import", target=target), agent
     elif re.fullmatch(r"[\w.]+:[\w.]+", agent):
-        agent_config, label = dict(kind="import", target=agent), agent.rpartition(":")[2]
+        agent_config, label = dict(kind="import", target=agent), agent  # the module too: factories share names
     else:
-        names = ["openai", "gold", *OFFLINE_AGENTS]
+        names = ["openai", "gold", "perturbed", *OFFLINE_AGENTS]
         close = difflib.get_close_matches(agent, names, n=1)
         hint = f"did you mean {close[0]}? " if close else ""
         raise typer.BadParameter(f"{agent!r} is not an agent: {hint}use one of {', '.join(names)}, or "
@@ -159,9 +224,11 @@ def _config(env_id: str, agent: str, base_url: str | None, model: str | None, ep
     try:
         env_kwargs = parse_env_kwargs(env_kwarg)
         return RunConfig(env_id=env_id, env_kwargs=env_kwargs, agent=agent_config,
-                         episodes=episodes, concurrency=concurrency, seed=seed, tasks=tasks, reward=reward,
+                         episodes=episodes, samples_per_task=samples_per_task, concurrency=concurrency, seed=seed,
+                         selection=selection, reward=reward,
                          out=out or default_out_dir(env_id, label, reward, env_kwargs=env_kwargs, seed=seed,
-                                                    tasks=tasks), env_server=env_server,
+                                                    selection=selection, samples_per_task=samples_per_task),
+                         env_server=env_server,
                          env_token=env_token, record_agent_errors=record_agent_errors)
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
@@ -181,7 +248,7 @@ def _report(config: RunConfig, outcome: RunOutcome, console: Console, draw_plot:
     if draw_plot and records:
         drawn = plot(records, summary, config.out / "summary.png", title=title)
         if drawn is None:
-            console.print("no plot: matplotlib is not installed (pip install 'agentgym[plot]')")
+            console.print("no plot: matplotlib is not installed (pip install 'agentgym-rl[plot]')")
     console.print(f"results: {config.out / 'results.jsonl'}\nsummary: {config.out / 'summary.json'}"
                   + (f"\nplot:    {drawn}" if drawn is not None else "")
                   + (f"\nsubmission for `agentgym eval travelplanner -s`: {submission}" if submission else ""),

@@ -61,8 +61,13 @@ def serve(
     header_timeout: Annotated[float, typer.Option(help="Seconds a client has to send a request's headers.")] = 10.0,
     body_timeout: Annotated[float, typer.Option(help="Seconds a client has to send a request's body (408).")] = 15.0,
     max_body_bytes_in_flight: Annotated[int, typer.Option(
-        help="Bytes of large bodies (over 64 KiB) read at once across connections; past it, wait 1 s, then 503.")]
-    = 8 * 1024 * 1024,
+        help="Bytes of large bodies (over 64 KiB) received and held at once across connections; past it, wait 1 s, "
+             "then 503.")] = 16 * 1024 * 1024,
+    max_body_bytes_in_flight_per_client: Annotated[int | None, typer.Option(
+        help="Declared bytes of one token's large bodies in flight; past it, wait 1 s, then 429. Default: "
+             "--max-request-bytes (one largest body at a time).")] = None,
+    min_body_rate: Annotated[int, typer.Option(
+        help="Bytes per second a body must keep up (each block within a second), else 408.")] = 32 * 1024,
     env_calls: Annotated[str, typer.Option(
         help="Where env calls run: processes (worker processes: no call can stall the server), or in this "
              "process for trusted single-user setups: auto, inline, threads.")] = "processes",
@@ -82,7 +87,7 @@ def serve(
     try:
         import uvicorn
     except ImportError:
-        raise DependencyNotInstalled("the env server needs uvicorn: pip install 'agentgym[server]'") from None
+        raise DependencyNotInstalled("the env server needs uvicorn: pip install 'agentgym-rl[server]'") from None
     for module in import_ or ():
         importlib.import_module(module)
     tokens = list(token or [])
@@ -95,10 +100,14 @@ def serve(
         max_sessions_per_client=max_sessions_per_client, session_ttl_s=session_ttl,
         max_request_bytes=max_request_bytes, request_timeout_s=request_timeout, create_timeout_s=create_timeout,
         header_timeout_s=header_timeout, body_timeout_s=body_timeout, max_body_bytes_in_flight=max_body_bytes_in_flight,
+        max_body_bytes_in_flight_per_client=max_body_bytes_in_flight_per_client, min_body_bytes_per_s=min_body_rate,
         env_calls=env_calls, env_threads=env_threads)
     if env_workers is not None:
         fields["env_workers"] = env_workers
-    server_config = ServerConfig.with_env_tokens(**fields)
+    try:
+        server_config = ServerConfig.with_env_tokens(**fields)
+    except ConfigError as exc:
+        raise typer.BadParameter(str(exc)) from None
     auth = f"{len(server_config.tokens)} token(s)"
     if not server_config.tokens and insecure_no_auth:
         auth = "NO AUTH (--insecure-no-auth)"

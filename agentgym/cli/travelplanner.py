@@ -27,7 +27,11 @@ def write_world(
     if scale not in SCALE_PRESETS:
         raise typer.BadParameter(str(ConfigError("scale", scale, list(SCALE_PRESETS))))
     start = time.perf_counter()
-    generate_world(out, seed=seed, scale=scale)
+
+    def progress(line: str) -> None:  # on stderr, so stdout keeps the one result line
+        typer.echo(f"{time.perf_counter() - start:6.1f} s  {line}", err=True)
+
+    generate_world(out, seed=seed, scale=scale, progress=progress)
     typer.echo(f"wrote a {scale} world (seed {seed}) to {out} in {time.perf_counter() - start:.1f} s")
 
 

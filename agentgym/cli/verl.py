@@ -13,7 +13,7 @@ import typer
 
 from agentgym._deprecated import alias
 from agentgym.cli._options import deprecated_flag, parse_env_kwargs
-from agentgym.errors import AgentGymError, DependencyNotInstalled
+from agentgym.errors import AgentGymError, ConfigError, DependencyNotInstalled
 
 __all__ = ["verl_app", "train", "TRAIN_CONTEXT"]
 
@@ -45,6 +45,10 @@ def prepare(
     from agentgym.integrations.verl.prepare import prepare_rows, write_parquet
 
     tasks = deprecated_flag("--queries", "--tasks", queries, tasks, None)
+    if out.suffix.lower() != ".parquet":  # the rows are Parquet whatever the name says
+        raise typer.BadParameter(f"{str(out)!r} would hold Parquet rows under another name; name it "
+                                 f"{str(out.with_suffix('.parquet'))!r} (verl's data.train_files reads Parquet)",
+                                 param_hint="--out")
     try:
         rows = prepare_rows(env_id, split=split, tasks=tasks, env_kwargs=parse_env_kwargs(env_kwarg or []),
                             reward=_spec(reward), limit=limit, start=start, system_prompt=system_prompt,
@@ -105,19 +109,25 @@ def train(
                                  "trl_planner_r1 (TRL)."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Check the resolved config (verl: and a scripted episode "
                                  "per sampled row); no training, no GPU."),
-    verbose: bool = typer.Option(False, "--verbose", help="With --dry-run: print the whole resolved config first."),
+    verbose: bool = typer.Option(False, "--verbose", help="With --dry-run: print the whole resolved config first. "
+                                 "TRL runs: also TRL's progress bar and metrics at each step (history.json has "
+                                 "them either way)."),
+    resume: bool = typer.Option(False, "--resume", help="Continue from the last checkpoint in the output folder "
+                                "(TRL: grpo.output_dir; verl resumes by default, trainer.resume_mode=auto)."),
 ) -> None:
     """Train a bundled recipe: verl (grpo, planner_r1, prs_vspo) or TRL (trl_searchqa, trl_travelplanner,
     trl_planner_r1), plus overrides KEY=VALUE.
 
-    verl recipes take Hydra overrides; TRL recipes take dotted.key=value (read as YAML)."""
+    verl recipes take Hydra overrides; TRL recipes take dotted.key=value (read as YAML). A TRL run
+    keeps the final model and tokenizer, history.json, recipe.yaml and checkpoint-N folders in
+    grpo.output_dir."""
     if recipe.startswith("trl_"):
-        raise typer.Exit(_train_trl(recipe, list(ctx.args), dry_run))
+        raise typer.Exit(_train_trl(recipe, list(ctx.args), dry_run, resume=resume, verbose=verbose))
     from agentgym.integrations.verl import require_verl
 
     try:
         require_verl()
-        overrides = list(ctx.args)
+        overrides = (["trainer.resume_mode=auto"] if resume else []) + list(ctx.args)
         if dry_run:
             raise typer.Exit(_dry_run(recipe, overrides, verbose))
         from agentgym.integrations.verl.train import launch
@@ -130,7 +140,7 @@ def train(
         raise typer.Exit(2) from None
 
 
-def _train_trl(recipe: str, overrides: list[str], dry_run: bool) -> int:
+def _train_trl(recipe: str, overrides: list[str], dry_run: bool, *, resume: bool, verbose: bool) -> int:
     from agentgym.integrations.trl import require_trl
 
     try:
@@ -139,8 +149,8 @@ def _train_trl(recipe: str, overrides: list[str], dry_run: bool) -> int:
         from agentgym.integrations.trl.train import train as trl_train
 
         if dry_run:
-            return trl_dry_run(recipe, overrides, echo=typer.echo)
-        trl_train(recipe, overrides, echo=typer.echo)
+            return trl_dry_run(recipe, overrides, resume=resume, echo=typer.echo)
+        trl_train(recipe, overrides, resume=resume, verbose=verbose, echo=typer.echo)
         return 0
     except DependencyNotInstalled:
         raise  # the console script's one exit code for a missing extra
@@ -155,9 +165,14 @@ def _dry_run(recipe: str, overrides: list[str], verbose: bool = False) -> int:
 
     try:
         config = compose_recipe(recipe, overrides)
+    except ConfigError as exc:
+        if exc.field != "override":
+            raise
+        typer.echo(f"problem: the overrides do not compose: {exc}", err=True)
+        return 1
     except AgentGymError:
         raise
-    except Exception as exc:  # Hydra: an unknown key, a bad override, a missing config
+    except Exception as exc:  # Hydra: a bad override, a missing config
         typer.echo(f"problem: the overrides do not compose: {exc}", err=True)
         return 1
     problems = check_config(config)

@@ -22,12 +22,14 @@ from __future__ import annotations
 import abc
 import difflib
 import functools
+import importlib
 import inspect
 from typing import Any, ClassVar
 
 import gymnasium
 
 from agentgym.core.spaces import TextSpace
+from agentgym.core.tasks import SCHEDULE_OPTIONS
 from agentgym.core.types import ActionError, ErrorCode, StepInfo
 from agentgym._deprecated import RenamedKeys
 from agentgym._toolbox import require_choice, require_int, require_positive_int
@@ -55,6 +57,11 @@ class TextEnv(gymnasium.Env[str, str], abc.ABC):
     stops_in_thoughts: bool = False
     """Whether a stop string inside a ``<think>`` block ends the action (Search-R1: yes); by
     default thoughts are not actions (``agentgym.core.thoughts``)."""
+
+    reward_lab: ClassVar[str | None] = None
+    """The module of the env's reward-lab kit, imported on use: ``passing_actions(env)``,
+    ``failure_edit(env, actions, rng)``, ``invalid_action(env, rng)`` and ``PROBES``, which the
+    perturbed agent and ``agentgym rewards probe`` play (``docs/reward-lab.md``). None: no kit."""
 
     renamed_kwargs: ClassVar[RenamedKeys | None] = None
     """Retired spellings of this env's kwargs (``RenamedKeys``): they still work, with a warning."""
@@ -146,6 +153,30 @@ class TextEnv(gymnasium.Env[str, str], abc.ABC):
         ``task_text``, ``gold_answers``, ``answer``, ``outcome``, ``evaluate``. Override in envs."""
         return {}
 
+    @classmethod
+    def reward_lab_kit(cls) -> Any:
+        """The env's reward-lab kit module (``reward_lab``); ``ConfigError`` when the env declares none."""
+        if cls.reward_lab is None:
+            raise ConfigError("env", cls.__name__, "an env that declares a reward-lab kit (TextEnv.reward_lab): "
+                              "the perturbed agent and the probes play its passing answers")
+        return importlib.import_module(cls.reward_lab)
+
+    def task_context(self, task_id: str) -> dict[str, Any]:
+        """What reward terms need to know of task ``task_id`` to shape a logged episode of it offline::
+
+            episode = Episode.from_infos(infos, actions=actions, prompt=prompt, **env.task_context(task_id))
+
+        ``reward_context()`` without what belongs to one episode (``answer``, ``outcome``: the
+        episode's own steps say them); an ``evaluate`` in it re-evaluates the logged answer under another
+        evaluator. The default resets the env to the task (``options={"task_id": task_id}``)."""
+        self.reset(options={"task_id": task_id})
+        return {k: v for k, v in self.reward_context().items() if k not in ("answer", "outcome")}
+
+    def describe_task(self, task: Any) -> dict[str, Any]:
+        """What a server's clients may read of one of this env's ``tasks`` (OpenEnv's task discovery):
+        what the agent is told, never how it is graded. Default: its ``id`` and ``text``. Override in envs."""
+        return {"id": str(getattr(task, "id", "")), "text": str(getattr(task, "text", ""))}
+
     # -- hooks for subclasses ----------------------------------------------------------------
     @abc.abstractmethod
     def on_reset(self, options: dict[str, Any]) -> tuple[str, StepInfo]:
@@ -174,15 +205,12 @@ class TextEnv(gymnasium.Env[str, str], abc.ABC):
         return error.message, 0.0, False, StepInfo(turn=self._turn, action="invalid", error=error)
 
 
-_SCHEDULE = ("training_step", "total_steps")
-
-
 def _without_schedule(options: dict[str, Any] | None) -> dict[str, Any]:
     """The reset options an env reads: ``training_step``/``total_steps`` are for a reward shaper
     (``ShapeReward`` takes them first); an env without one checks and ignores them, so a trainer
     can send them to every env."""
     options = dict(options or {})
-    for key, low in zip(_SCHEDULE, (0, 1)):
+    for key, low in zip(SCHEDULE_OPTIONS, (0, 1)):
         value = options.pop(key, None)
         if value is not None:
             require_int(key, value, low=low)

@@ -6,6 +6,7 @@ with none of them, the task is drawn with the env's seeded generator.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
@@ -15,11 +16,13 @@ from agentgym._deprecated import RenamedKeys
 from agentgym._toolbox import require_int
 from agentgym.errors import ConfigError
 
-__all__ = ["TASK_OPTIONS", "TASK_OPTION_RENAMES", "pick_task"]
+__all__ = ["TASK_OPTIONS", "SCHEDULE_OPTIONS", "TASK_OPTION_RENAMES", "pick_task"]
 
 T = TypeVar("T")
 
 TASK_OPTIONS = ("task_index", "task_id", "task")
+SCHEDULE_OPTIONS = ("training_step", "total_steps")
+"""The reset options of a reward schedule: a shaper reads them, an env without one checks and ignores them."""
 TASK_OPTION_RENAMES = RenamedKeys("reset option", {"query_index": "task_index", "query_id": "task_id",
                                                    "query": "task"})
 
@@ -31,9 +34,12 @@ def pick_task(options: Mapping[str, Any], tasks: Sequence[T], ids: Mapping[str, 
     ``read`` turns the ``task`` option (a task object or a row) into a task, raising
     ``ConfigError`` when it cannot.
     """
-    unknown = set(options) - set(TASK_OPTIONS)
+    unknown = sorted(set(options) - set(TASK_OPTIONS))
     if unknown:
-        raise ConfigError("options", sorted(unknown), list(TASK_OPTIONS))
+        allowed = [*TASK_OPTIONS, *SCHEDULE_OPTIONS]  # the schedule's were taken before: name them too
+        close = difflib.get_close_matches(unknown[0], allowed, n=1)
+        hint = f"{close[0]!r} or another" if close else "a"
+        raise ConfigError("options", unknown, f"{hint} reset option among {allowed}")
     if "task" in options:
         return read(options["task"])
     if "task_id" in options:

@@ -39,6 +39,8 @@ class ErrorCode(StrEnum):
     TOOL_FAILED = "tool_failed"
     RETRIEVER_FAILED = "retriever_failed"
     SEARCH_LIMIT = "search_limit"
+    MULTIPLE_ANSWERS = "multiple_answers"
+    """A turn gave more than one answer (SearchQA's ``tags`` and ``json`` formats take exactly one)."""
 
 
 class FailureReason(StrEnum):

@@ -16,6 +16,7 @@ from agentgym._plotting import PLOT_HINT
 from agentgym.agents.base import run_episode
 from agentgym.agents.scripted import FirstListingAgent, SolverAgent, TopTitleAgent
 from agentgym.envs.travelplanner.evaluation import COMMONSENSE, HARD, EvaluationReport, aggregate
+from agentgym.envs.travelplanner.synthetic import world_label
 from agentgym.envs.travelplanner.world import DATABASE_ENV_VAR
 from agentgym.errors import DependencyNotInstalled
 from agentgym.rewards.shaper import RewardBreakdown
@@ -90,9 +91,8 @@ def run_demo(out_dir: str | Path = "results/demo", *, episodes: int = 45, qa_epi
 
 
 def world_name() -> str:
-    """How the demo's figures and tables name the TravelPlanner world it played."""
-    root = os.environ.get(DATABASE_ENV_VAR)
-    return f"database at {root}" if root else "embedded synthetic world"
+    """How the demo's figures and tables name the TravelPlanner world it played (no machine path)."""
+    return world_label(os.environ.get(DATABASE_ENV_VAR) or None)
 
 
 def _part(skipped: dict[str, str], name: str, play: Any) -> Any:

@@ -51,13 +51,11 @@ def _with_n(name: str, counts: dict[str, int]) -> str:
 
 def _searchqa(plt: Any, result: Any, path: Path) -> Path:
     qa = result.searchqa
-    fig, axes = plt.subplots(1, 3, figsize=(15, 3.8), gridspec_kw={"width_ratios": [1, 0.8, 1.2]})
-    shares = {k: v for k, v in qa.metrics.items() if k != "Token F1"}
-    hbars(axes[0], {qa.name: shares}, percent=True, xlabel="% of questions", ylabel="metric",
-          title="exact match and retrieval hits")
-    hbars(axes[1], {qa.name: {"Token F1": qa.metrics["Token F1"]}}, xlabel="mean token F1 (0-1)",
-          title="token F1 against the gold answers")
-    hbars(axes[2], {qa.name: qa.reward_terms}, xlabel="mean raw value per episode", ylabel="reward term",
+    fig, axes = plt.subplots(1, 2, figsize=(13, 3.8), gridspec_kw={"width_ratios": [1, 1.2]})
+    # Token F1 on the same 0-100 scale as exact match, as SQuAD reports them: no panel for one bar.
+    hbars(axes[0], {qa.name: dict(qa.metrics)}, percent=True, xlabel="% of questions (token F1: mean x 100)",
+          ylabel="metric", title="exact match, token F1 and retrieval hits")
+    hbars(axes[1], {qa.name: qa.reward_terms}, xlabel="mean raw value per episode", ylabel="reward term",
           title=f"reward terms under {result.presets['SearchQA-v0']}")
     fig.suptitle(f"SearchQA-v0, embedded knowledge base, N = {len(qa.episodes)} questions: {qa.name}")
     return _save(plt, fig, path)

@@ -41,6 +41,8 @@ from agentgym.remote.protocol import (API_PREFIX, ResetReply, SessionDescription
 __all__ = ["RemoteEnv", "AsyncRemoteEnv", "TOKEN_ENV_VAR"]
 
 TOKEN_ENV_VAR = "AGENTGYM_REMOTE_TOKEN"
+_BUSY = (429, 503)
+"""Statuses retried after their ``Retry-After``: the client's share of a limit, or the server's, is taken."""
 """The bearer token used when none is passed."""
 
 
@@ -121,7 +123,7 @@ class _Session:
         backoff = self.backoff_s * 2 ** attempt * (0.5 + random.random() / 2)
         if isinstance(outcome, ConnectionLost):
             return backoff if call.retry_safe or not outcome.maybe_processed else None
-        if outcome.status == 503:
+        if outcome.status in _BUSY:
             retry_after = outcome.headers.get("retry-after", "")
             return min(float(retry_after), 30.0) if retry_after.isdigit() else backoff
         return None
@@ -190,7 +192,7 @@ class RemoteEnv(gymnasium.Env[str, str]):
         token: the bearer token; default ``$AGENTGYM_REMOTE_TOKEN``, else the token a local
             ``agentgym serve`` generated.
         timeout: seconds to wait for any one reply (keep it above the server's request timeout).
-        retries: resends after a dropped connection or a full server (503), with backoff.
+        retries: resends after a dropped connection, a full server (503) or a busy share (429), with backoff.
     """
 
     def __init__(self, base_url: str, env_id: str, *, env_kwargs: Mapping[str, Any] | None = None,
@@ -260,7 +262,7 @@ class RemoteEnv(gymnasium.Env[str, str]):
             if wait is None:
                 break
             time.sleep(wait)
-        if isinstance(outcome, ConnectionLost) or outcome.status == 503:
+        if isinstance(outcome, ConnectionLost) or outcome.status in _BUSY:
             raise self._remote.failure(outcome)
         return outcome
 
@@ -324,7 +326,7 @@ class AsyncRemoteEnv:
             batcher = batcher_for(self._remote.endpoint, self._remote.headers, self._timeout)
             if batcher.supported:
                 outcome = await batcher.submit(self._remote.description.session_id, call.body)
-        if outcome is None or outcome.status == 503:  # sent alone, with retries: its seq keeps it once-only
+        if outcome is None or outcome.status in _BUSY:  # sent alone, with retries: its seq keeps it once-only
             outcome = await self._send(call)
         reply = self._remote.read(outcome, StepReply)
         return reply.observation, reply.reward, reply.terminated, reply.truncated, reply.info
@@ -361,6 +363,6 @@ class AsyncRemoteEnv:
             if wait is None:
                 break
             await asyncio.sleep(wait)
-        if isinstance(outcome, ConnectionLost) or outcome.status == 503:
+        if isinstance(outcome, ConnectionLost) or outcome.status in _BUSY:
             raise self._remote.failure(outcome)
         return outcome

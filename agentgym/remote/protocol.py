@@ -117,7 +117,7 @@ STATUS_OF = {
     "ConfigError": 400, "DataError": 400, "ActionTypeError": 400, "DependencyNotInstalled": 400,
     "BadRequest": 400, "Unauthorized": 401, "SessionNotFound": 404, "WorkerLost": 404, "ResetNeeded": 409,
     "OutOfOrder": 409, "RequestTimeout": 408, "RequestTooLarge": 413, "InvalidBody": 422, "EnvFailed": 500,
-    "ServerFull": 503, "ServerBusy": 503, "Timeout": 504,
+    "TooManyRequests": 429, "ServerFull": 503, "ServerBusy": 503, "Timeout": 504,
 }
 _ENV_ERRORS = {
     "ConfigError": errors.ConfigError, "DataError": errors.DataError, "ActionTypeError": errors.ActionTypeError,
@@ -125,7 +125,8 @@ _ENV_ERRORS = {
 }
 _REMOTE_ERRORS = {
     401: errors.Unauthorized, 404: errors.SessionNotFound, 400: errors.RequestRejected, 408: errors.RequestRejected,
-    413: errors.RequestRejected, 422: errors.RequestRejected, 503: errors.ServerUnavailable,
+    413: errors.RequestRejected, 422: errors.RequestRejected, 429: errors.ServerUnavailable,
+    503: errors.ServerUnavailable,
     504: errors.RemoteTimeout,
 }
 

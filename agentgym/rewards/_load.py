@@ -21,7 +21,7 @@ from agentgym.rewards._errors import config_error_from
 from agentgym.rewards.presets import PRESETS, preset_document
 from agentgym.rewards.spec import RewardSpec
 
-__all__ = ["load_spec", "load_preset", "MAX_SPEC_CHARS", "MAX_SPEC_DEPTH", "MAX_SPEC_NODES"]
+__all__ = ["load_spec", "load_preset", "override_preset", "MAX_SPEC_CHARS", "MAX_SPEC_DEPTH", "MAX_SPEC_NODES"]
 
 MAX_SPEC_CHARS = 256 * 1024
 """Longest spec text or file read (the presets are about 2 KB); checked before parsing."""
@@ -34,9 +34,10 @@ MAX_SPEC_NODES = 20_000
 def load_spec(source: Any) -> RewardSpec:
     """A ``RewardSpec`` from a spec, a dict, a preset name, YAML/JSON text or a .yaml/.json path.
 
-    A dict ``{"preset": NAME, **fields}`` loads the preset and replaces its top-level fields,
-    e.g. ``{"preset": "planner_r1/curriculum", "total_steps": 600}``. Whatever the source,
-    what is wrong with it raises ``ConfigError`` (with a message of bounded length).
+    A dict ``{"preset": NAME, **fields}`` loads the preset and overrides its fields
+    (:func:`override_preset`), e.g. ``{"preset": "planner_r1/curriculum", "total_steps": 600}`` or
+    ``{"preset": "prs/long", "terms": {"llm_judge": {"base_url": URL, "max_retries": 5}}}``.
+    Whatever the source, what is wrong with it raises ``ConfigError`` (with a message of bounded length).
     """
     if isinstance(source, RewardSpec):
         return source
@@ -50,8 +51,76 @@ def load_spec(source: Any) -> RewardSpec:
 
 
 def load_preset(name: str, **overrides: Any) -> RewardSpec:
-    """The preset's ``RewardSpec``, with top-level fields replaced, e.g. ``total_steps=600``."""
+    """The preset's ``RewardSpec`` with fields overridden as :func:`override_preset` says, e.g.
+    ``total_steps=600`` or ``terms={"llm_judge": {"base_url": "http://judge:8000/v1"}}``."""
     return load_spec({"preset": name, **overrides})
+
+
+def override_preset(name: str, overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """The preset's document with ``overrides`` applied, reaching nested fields without copying it.
+
+    * ``terms`` as a mapping ``{term name: {field: value}}`` updates those terms' fields, in every
+      stage that has the term (a list of terms replaces them all, as any other value does);
+    * ``stages`` as a mapping ``{stage name: {field: value}}`` updates those stages (their ``terms``
+      may be such a mapping too);
+    * any other mapping merges into the preset's mapping of that name (``guards``, a term's
+      ``gate``), key by key, at any depth; every other value replaces the preset's.
+
+    A term or stage name the preset does not have is a ``ConfigError`` naming those it has.
+    """
+    if not isinstance(name, str) or name not in PRESETS:
+        raise ConfigError("preset", name, sorted(PRESETS))
+    document = preset_document(name)
+    spec = RewardSpec.model_validate(document)  # the presets are valid: this names their terms and stages
+    for key, value in overrides.items():
+        if key == "terms" and isinstance(value, Mapping):
+            stages = document.get("stages") or [document]
+            _override_terms("terms", [(stage["terms"], terms) for stage, (_, terms) in zip(stages, spec.term_groups())],
+                            value)
+        elif key == "stages" and isinstance(value, Mapping) and spec.stages is not None:
+            _override_stages(document, spec, value)
+        else:
+            document[key] = _merged(document.get(key), value)
+    return document
+
+
+def _override_terms(field: str, groups: list[tuple[list[Any], tuple[Any, ...]]], overrides: Mapping[str, Any]) -> None:
+    """Apply ``{term name: fields}`` to every term of that name in ``groups``: (term documents, term specs) pairs."""
+    names = list(dict.fromkeys(t.key for _, terms in groups for t in terms))
+    for name, fields in overrides.items():
+        if name not in names:
+            raise ConfigError(f"{field}.{short_repr(name)}", fields, f"the name of one of the preset's terms: {names}")
+        if not isinstance(fields, Mapping):
+            raise ConfigError(f"{field}.{name}", fields, "a mapping of the term's fields to their new values")
+        for documents, terms in groups:
+            for j, term in enumerate(terms):
+                if term.key == name:
+                    documents[j] = _merged(documents[j], fields)
+
+
+def _override_stages(document: dict[str, Any], spec: RewardSpec, overrides: Mapping[str, Any]) -> None:
+    stages = {stage.name: i for i, stage in enumerate(spec.stages or ())}
+    for name, fields in overrides.items():
+        if name not in stages:
+            raise ConfigError(f"stages.{short_repr(name)}", fields, f"the name of one of the preset's stages: {list(stages)}")
+        if not isinstance(fields, Mapping):
+            raise ConfigError(f"stages.{name}", fields, "a mapping of the stage's fields to their new values")
+        i = stages[name]
+        for key, value in fields.items():
+            if key == "terms" and isinstance(value, Mapping):
+                _override_terms(f"stages.{name}.terms", [(document["stages"][i]["terms"], spec.stages[i].terms)], value)
+            else:
+                document["stages"][i][key] = _merged(document["stages"][i].get(key), value)
+
+
+def _merged(base: Any, override: Any) -> Any:
+    """``override`` merged into ``base``: mappings key by key at any depth; anything else replaces."""
+    if not (isinstance(base, Mapping) and isinstance(override, Mapping)):
+        return override
+    merged = dict(base)
+    for key, value in override.items():
+        merged[key] = _merged(merged.get(key), value)
+    return merged
 
 
 _ACCEPTED = ("a preset name, a .yaml/.json path, YAML or JSON text, a dict, a RewardSpec or a Shaper")
@@ -129,10 +198,7 @@ def _read_file(path: Path) -> Mapping[str, Any]:
 def _from_mapping(document: Mapping[str, Any]) -> RewardSpec:
     _check_shape(document)
     if "preset" in document:
-        name = document["preset"]
-        if not isinstance(name, str) or name not in PRESETS:
-            raise ConfigError("preset", name, sorted(PRESETS))
-        document = {**preset_document(name), **{k: v for k, v in document.items() if k != "preset"}}
+        document = override_preset(document["preset"], {k: v for k, v in document.items() if k != "preset"})
     try:
         return RewardSpec.model_validate(dict(document))
     except ValidationError as exc:

@@ -73,5 +73,5 @@ def _ngrams():
     try:
         from sacrebleu.metrics.helpers import extract_all_word_ngrams
     except ImportError as exc:
-        raise DependencyNotInstalled("the la_bleu reward term needs sacrebleu: pip install 'agentgym[bleu]'") from exc
+        raise DependencyNotInstalled("the la_bleu reward term needs sacrebleu: pip install 'agentgym-rl[bleu]'") from exc
     return extract_all_word_ngrams

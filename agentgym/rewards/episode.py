@@ -13,6 +13,7 @@ terms sharing an input share the work.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
@@ -25,7 +26,7 @@ from agentgym.errors import DataError
 from agentgym.rewards._base import Guards
 from agentgym.rewards._registry import READERS, RENAMED_INPUTS
 
-__all__ = ["Episode", "input_getter", "step_info"]
+__all__ = ["Episode", "input_getter", "outcome_of", "step_info"]
 
 _UNSET: Any = object()
 _STEP_FIELDS = frozenset((*StepInfo.model_fields, "evaluation"))  # "evaluation": 0.1's name of "report"
@@ -46,8 +47,8 @@ class Episode:
         gold_answers: the dataset's gold answers (QA envs; ``references=`` before 0.2).
         answer: the submitted answer; by default the final step's ``StepInfo.answer`` (the env
             records it in every action format), or None when the episode did not end with one.
-        outcome: the unshaped outcome (1.0 iff solved); by default the final report's
-            ``final_pass``, else 0.0.
+        outcome: the unshaped outcome (1.0 iff solved); by default what the final report says, as
+            the env pays it live (:func:`outcome_of`).
         evaluate: re-evaluates the answer with another evaluator (TravelPlanner terms use it
             when their ``evaluator`` differs from the report's, or when no report exists).
     """
@@ -68,8 +69,11 @@ class Episode:
         self._outcome = outcome
         self._evaluate = evaluate
         self._reports: dict[Any, Any] = {}
+        self._read_key: Any = _UNSET
+        self._read_report: Any = None
         self._read: dict[str, Any] = {}
-        self._guard: tuple[Guards, str | None] | None = None
+        self._guards: Guards | None = None  # the guards _guard_reason was checked against
+        self._guard_reason: str | None = None
 
     @classmethod
     def from_infos(cls, infos: Sequence[Mapping[str, Any]], **context: Any) -> Episode:
@@ -106,22 +110,32 @@ class Episode:
             return self._reports[evaluator]
         report = self.report
         if report is not None and (evaluator is None or _evaluator_of(report, evaluator) == evaluator):
-            found = report
-        elif self._evaluate is not None:
-            submitted = self.answer if self.steps and self.steps[-1].action == "answer" else None
-            found = self._evaluate(submitted, evaluator or "strict")
-        else:
-            found = None
-        self._reports[evaluator] = found
+            return report  # the env's own, found again as cheaply: kept only where work was done
+        if self._evaluate is None:
+            return None
+        submitted = self.answer if self.steps and self.steps[-1].action == "answer" else None
+        found = self._reports[evaluator] = self._evaluate(submitted, evaluator or "strict")
         return found
 
     def report_as(self, evaluator: str | None, read: Callable[[Mapping[str, Any]], Any]) -> Any:
         """The final report of ``evaluator`` as ``read`` makes it (None when there is none), read once."""
-        key = (evaluator, read)
-        if key not in self._reports:
-            report = self.report_for(evaluator)
-            self._reports[key] = None if report is None else read(report)
-        return self._reports[key]
+        return self._report_as((evaluator, read))
+
+    def _report_as(self, key: tuple[str | None, Callable[[Mapping[str, Any]], Any]]) -> Any:
+        # Terms pass one key tuple for every episode: no new tuple per episode to build and keep.
+        # The first report read (most episodes read one) is kept in two attributes rather than in
+        # _reports: a dict holding it is one more object for the garbage collector to re-scan.
+        if key is self._read_key or key == self._read_key:
+            return self._read_report
+        found = self._reports.get(key, _UNSET)
+        if found is _UNSET:
+            report = self.report_for(key[0])
+            found = None if report is None else key[1](report)
+            if self._read_key is _UNSET:
+                self._read_key, self._read_report = key, found
+            else:
+                self._reports[key] = found
+        return found
 
     def read(self, name: str) -> Any:
         """The registered term input ``name`` (e.g. TravelPlanner's ``plan``), read once per episode."""
@@ -133,19 +147,20 @@ class Episode:
     def outcome(self) -> float:
         if self._outcome is not None:
             return float(self._outcome)
-        report = self.report
-        return 1.0 if report is not None and report.get("final_pass") is True else 0.0
+        return outcome_of(self.report)
 
     # -- guards ------------------------------------------------------------------------------
     def guard_reason(self, guards: Guards) -> str | None:
         """Why content terms earn nothing in this episode, or None when no guard trips."""
-        if self._guard is None or self._guard[0] is not guards:
-            self._guard = (guards, self._check_guards(guards))
-        return self._guard[1]
+        if self._guards is not guards:
+            self._guard_reason = self._check_guards(guards)
+            self._guards = guards
+        return self._guard_reason
 
     def _check_guards(self, guards: Guards) -> str | None:
         final = self.final_action or ""
-        if guards.single_answer and final.lower().count("<answer>") > 1:
+        # No "<": no tag to count, and the (long) action need not be lowered.
+        if guards.single_answer and "<" in final and final.lower().count("<answer>") > 1:
             return "guard: several <answer> tags in the final action"
         answer = self.answer
         if guards.non_empty_answer and (answer is None or not answer.strip()):
@@ -153,6 +168,21 @@ class Episode:
         if guards.not_copied and answer and self.prompt and _copied(answer, self.prompt, guards.min_copy_chars):
             return "guard: the answer is copied from the prompt"
         return None
+
+
+def outcome_of(report: Mapping[str, Any] | None) -> float:
+    """The unshaped outcome a final report records, as the env pays it live: TravelPlanner's
+    ``final_pass``, short-form QA's exact match ``em`` (on the answer the env scored, whatever its
+    reward ``metric``), long-form QA's ``score``; 0.0 without a report."""
+    if report is None:
+        return 0.0
+    if "final_pass" in report:
+        return 1.0 if report["final_pass"] is True else 0.0
+    for key in ("em", "score"):
+        value = report.get(key)
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+            return float(value)
+    return 0.0
 
 
 def _evaluator_of(report: Mapping[str, Any], default: str) -> Any:
@@ -182,9 +212,9 @@ def _flatten(text: str) -> str:
 
 def _copied(answer: str, prompt: str, min_chars: int) -> bool:
     flat_prompt = _flat_prompt(prompt)
-    # The flattened head of the answer is a prefix of the flattened answer: when the head is
-    # not in the prompt, neither is the answer, and the (long) answer need not be flattened.
-    if _flatten(answer[: 4 * min_chars]) not in flat_prompt:
+    # A flattened head of the answer is a prefix of the flattened answer: when a head is not in
+    # the prompt, neither is the answer, and the (long) answer need not be flattened.
+    if _flatten(answer[:16]) not in flat_prompt or _flatten(answer[: 4 * min_chars]) not in flat_prompt:
         return False
     flat = _flatten(answer)
     return len(flat) >= min_chars and flat in flat_prompt
@@ -226,7 +256,8 @@ def input_getter(name: str, spec: Any) -> Callable[[Episode, int], Any]:
         evaluator = getattr(spec, "evaluator", None)  # looked up once: a missing pydantic attribute is slow
         read = getattr(spec, "read_report", None)
         if read is not None:
-            return lambda ep, step: ep.report_as(evaluator, read)
+            key = (evaluator, read)
+            return lambda ep, step: ep._report_as(key)
         return lambda ep, step: ep.report_for(evaluator)
     if name == "config":
         return lambda ep, step: spec

@@ -68,6 +68,7 @@ Score: N"""
 _SCORE_LINE = re.compile(r"score\s*:\s*(\d+)", re.IGNORECASE)
 """Matched against one stripped line at a time (anchored): linear on any reply."""
 _PLACEHOLDERS = ("{question}", "{reference}", "{answer}")
+_PLACEHOLDER = re.compile(r"\{(question|reference|answer)\}")
 DEFAULT_URL = "http://127.0.0.1:8000/v1"
 
 
@@ -187,10 +188,10 @@ class Judge:
         return self.score(question, references, answer).value
 
     def _prompt(self, question: str, reference: str, answer: str) -> str:
-        template = self.spec.prompt or RUBRIC
-        # Sequential replaces so braces inside the texts are never read as placeholders.
-        text = template.replace("{question}", "\0q").replace("{reference}", "\0r").replace("{answer}", "\0a")
-        return text.replace("\0q", question).replace("\0r", reference).replace("\0a", answer)
+        # One pass over the template: nothing inside the texts (braces, or anything else the model
+        # wrote) is ever read as a placeholder.
+        texts = {"question": question, "reference": reference, "answer": answer}
+        return _PLACEHOLDER.sub(lambda found: texts[found.group(1)], self.spec.prompt or RUBRIC)
 
     def _grade(self, prompt: str) -> JudgeResult:
         body = {"model": self.model, "messages": [{"role": "user", "content": prompt}],

@@ -88,14 +88,14 @@ class RewardBreakdown:
     def to_dict(self) -> dict[str, Any]:
         """``info["reward"]``: ``abstained`` is :attr:`all_abstained`, ``abstain_reasons`` why each term abstained."""
         terms, reasons, failures, valued = {}, {}, {}, False
-        for name, t in self.terms.items():  # one pass: this runs for every finished episode
-            terms[name] = {"raw": t.raw, "weight": t.weight, "contribution": t.contribution,
-                           "abstained": t.abstained, "reason": t.reason, "failure": t.failure}
-            if t.abstained:
-                reasons[name] = t.reason
-                if t.failure is not None:
-                    failures[name] = t.failure
-            elif t.raw is not None:
+        for name, (raw, weight, contribution, abstained, reason, failure) in self.terms.items():  # every episode
+            terms[name] = {"raw": raw, "weight": weight, "contribution": contribution, "abstained": abstained,
+                           "reason": reason, "failure": failure}
+            if abstained:
+                reasons[name] = reason
+                if failure is not None:
+                    failures[name] = failure
+            elif raw is not None:
                 valued = True
         return {"total": self.total, "outcome": self.outcome, "stage": self.stage, "training_step": self.training_step,
                 "terms": terms, "abstained": bool(reasons) and not valued, "abstain_reasons": reasons,
@@ -162,6 +162,10 @@ class _Plan:
     """Spec order of the breakdown, when it differs from the evaluation order."""
     guarded: bool
     """Whether any term in force reads the answer's content (then the guards run)."""
+    runs: tuple[tuple[str, Callable[..., TermValue]], ...]
+    """``(name, run)`` for each term of ``terms``: the term compiled at its weight (:func:`_runner`)."""
+    idle: tuple[tuple[str, TermValue], ...]
+    """The inactive terms' values, the same in every episode."""
 
 
 class Shaper:
@@ -175,6 +179,7 @@ class Shaper:
         self._names = tuple(dict.fromkeys(c.name for group in self._groups for c in group))
         self._plans: dict[tuple[int, int | None], _Plan] = {}
         self._warned = False
+        self._normalize, self._clip, self._guards = spec.normalize == "weights", spec.clip, spec.guards
 
     def check_env(self, env: Any) -> None:
         """Raise ``ConfigError`` naming the term and the env when a term needs what ``env`` (an agentgym
@@ -274,7 +279,10 @@ class Shaper:
         ordered = _gate_order(weighted)
         inactive = tuple(n for n in self._names if n not in active)
         reorder = inactive or tuple(c.name for c, _ in ordered) != self._names
-        return _Plan(stage, ordered, inactive, self._names if reorder else None, any(c.guarded for c in group))
+        runs = tuple((c.name, _runner(c, w, frozenset(active))) for c, w in ordered)
+        idle = tuple((n, TermValue(None, 0.0, 0.0, False, f"inactive in stage {stage!r}")) for n in inactive)
+        return _Plan(stage, ordered, inactive, self._names if reorder else None, any(c.guarded for c in group),
+                     runs, idle)
 
     def _resolver(self, total: int | None) -> Callable[[float], float]:
         if self.spec.unit == "step":
@@ -286,24 +294,25 @@ class Shaper:
 
     def _evaluate(self, plan: _Plan, episode: Episode, training_step: int | None) -> RewardBreakdown:
         step = training_step or 0
-        guard = episode.guard_reason(self.spec.guards) if plan.guarded else None
+        guard = episode.guard_reason(self._guards) if plan.guarded else None
         values: dict[str, TermValue] = {}
-        for compiled, weight in plan.terms:
-            values[compiled.name] = _term_value(compiled, weight, episode, step, values, guard)
+        for name, run in plan.runs:
+            values[name] = run(episode, step, values, guard)
         total = self._combine(values)
-        for name in plan.inactive:
-            values[name] = TermValue(None, 0.0, 0.0, False, f"inactive in stage {plan.stage!r}")
+        if plan.idle:
+            values.update(plan.idle)
         if plan.order is not None:
             values = {name: values[name] for name in plan.order}
         return RewardBreakdown(total, episode.outcome, values, plan.stage, training_step)
 
     def _combine(self, values: dict[str, TermValue]) -> float:
-        total = sum(v.contribution for v in values.values())
-        if self.spec.normalize == "weights":
-            denominator = sum(v.weight for v in values.values() if not v.abstained)
+        terms = values.values()
+        total = sum([v.contribution for v in terms])  # sum(), as before (Python 3.12 sums floats compensated)
+        if self._normalize:
+            denominator = sum([v.weight for v in terms if not v.abstained])
             total = total / denominator if denominator > 0 else 0.0
-        if self.spec.clip is not None:
-            low, high = self.spec.clip
+        if self._clip is not None:
+            low, high = self._clip
             total = min(high, max(low, total))
         return total
 
@@ -318,42 +327,85 @@ def _provided(provides: frozenset[str]) -> frozenset[str]:
     return frozenset(_PROVIDES.apply(dict.fromkeys(provides), stacklevel=5))
 
 
-def _term_value(c: _Compiled, weight: float, episode: Episode, step: int, values: dict[str, TermValue],
-                guard: str | None) -> TermValue:
-    """One term's value: gated off, zeroed by a guard, abstained, or weighted (and capped)."""
-    if c.gate is not None:
-        closed = _closed(c.gate[0], c.gate[1], episode, values)
-        if closed:
-            return _tuple(TermValue, (None, weight, 0.0, False, closed, None))
-    reason = guard if c.guarded else None
-    if reason is not None:
-        raw: Any = 0.0
-    else:
-        raw = c.score(episode, step)
-        if raw is None:
-            return _tuple(TermValue, (None, weight, 0.0, True, "the term abstained", None))
-        if isinstance(raw, Abstain):
-            return _tuple(TermValue, (None, weight, 0.0, True, raw.reason, raw.failure))
+_SHARED = 256
+"""Distinct values each term keeps to share between episodes (see :func:`_runner`)."""
+
+
+def _runner(c: _Compiled, weight: float, evaluated: frozenset[str]) -> Callable[..., TermValue]:
+    """``run(episode, step, values, guard) -> TermValue``: one term's value at ``weight`` (gated off,
+    zeroed by a guard, abstained, or weighted and capped), with what every episode shares worked
+    out once. ``values`` holds the terms evaluated before (the gate sources).
+
+    A term's values repeat across episodes (a figure of k/8, a gate's reason), so each distinct
+    one is made once and shared (up to ``_SHARED`` of them; TermValues are immutable): a batch
+    then leaves far fewer objects for the garbage collector to scan again and again. The keys
+    tell -0.0 from 0.0, which compare equal."""
+    score, scale, cap, guarded, name = c.score, c.sign * weight, c.cap, c.guarded, c.name
+    source, at_least = c.gate if c.gate is not None else (None, 0.0)
+    from_outcome = source == "outcome" and source not in evaluated
+    shared: dict[Any, TermValue] = {}
+
+    def made(key: Any, raw: float | None, contribution: float, abstained: bool, reason: Any,
+             failure: str | None = None) -> TermValue:
+        value = _tuple(TermValue, (raw, weight, contribution, abstained, reason, failure))
+        if key is not None and len(shared) < _SHARED:
+            shared[key] = value
+        return value
+
+    last: tuple[TermValue | None, TermValue | None] = (None, None)  # the source's last value and the gate's verdict
+
+    def closed(episode: Episode, values: dict[str, TermValue]) -> TermValue | None:
+        nonlocal last
+        if from_outcome:
+            return gated(episode.outcome)
+        found = values[source]
+        seen = last
+        if seen[0] is found:  # the source's values are shared too: most episodes repeat the last one
+            return seen[1]
+        if found.abstained or found.raw is None:
+            key = _reason_key("no value", found.reason)
+            verdict = shared.get(key) or made(key, None, 0.0, False, f"gated off: {source} has no value ({found.reason})")
+        else:
+            verdict = gated(found.raw)
+        last = (found, verdict)
+        return verdict
+
+    def gated(value: float) -> TermValue | None:
+        if value >= at_least:
+            return None
+        key = ("closed", value) if value else ("closed at 0", math.copysign(1.0, value))
+        return shared.get(key) or made(key, None, 0.0, False, f"gated off: {source} = {value:g} < {at_least:g}")
+
+    def weighted(raw: float, reason: str | None) -> TermValue:
+        contribution = scale * raw
+        if cap is not None:
+            contribution = max(-cap, min(cap, contribution))
+        return made(raw if raw else ("zero", math.copysign(1.0, raw), reason), raw, contribution, False, reason)
+
+    def run(episode: Episode, step: int, values: dict[str, TermValue], guard: str | None) -> TermValue:
+        if source is not None:
+            off = closed(episode, values)
+            if off is not None:
+                return off
+        if guarded and guard is not None:
+            return shared.get(("zero", 1.0, guard)) or weighted(0.0, guard)
+        raw = score(episode, step)
+        if raw is None or isinstance(raw, Abstain):
+            reason = raw.reason if raw is not None else "the term abstained"
+            failure = raw.failure if raw is not None else None
+            key = _reason_key("abstained", reason) if failure is None else None  # a failure is never shared
+            return shared.get(key) or made(key, None, 0.0, True, reason, failure)
         raw = float(raw)
         if not math.isfinite(raw):
-            raise ConfigError(f"reward term {c.name!r} returned", raw, "a finite number or an abstention")
-    contribution = c.sign * weight * raw
-    cap = c.cap
-    if cap is not None:
-        contribution = max(-cap, min(cap, contribution))
-    return _tuple(TermValue, (raw, weight, contribution, False, reason, None))
+            raise ConfigError(f"reward term {name!r} returned", raw, "a finite number or an abstention")
+        return shared.get(raw if raw else ("zero", math.copysign(1.0, raw), None)) or weighted(raw, None)
+
+    return run
 
 
-def _closed(source: str, at_least: float, episode: Episode, values: dict[str, TermValue]) -> str | None:
-    """Why the gate on ``source`` is closed, or None when it is open."""
-    if source == "outcome" and source not in values:
-        value: float | None = episode.outcome
-    else:
-        found = values[source]
-        if found.abstained or found.raw is None:
-            return f"gated off: {source} has no value ({found.reason})"
-        value = found.raw
-    return None if value >= at_least else f"gated off: {source} = {value:g} < {at_least:g}"
+def _reason_key(kind: str, reason: Any) -> tuple[str, str | None] | None:
+    """The key a value with this reason is shared under; None (not shared) for a reason that is not a str."""
+    return (kind, reason) if reason is None or type(reason) is str else None
 
 
 def _weight(spec: TermSpec, step: int, to_step: Callable[[float], float]) -> float:
@@ -407,12 +459,25 @@ def _compile(spec: TermSpec, where: str) -> _Compiled:
     gate = None if spec.gate is None else (spec.gate.term, spec.gate.at_least)
     needs = spec.needs | {_INPUT_NEEDS[name] for name in inputs if name in _INPUT_NEEDS} \
         | {READERS[name].needs for name in inputs if name in READERS}
-    return _Compiled(spec, spec.key, _scorer(fn, tuple(input_getter(name, spec) for name in inputs)),
-                     -1.0 if spec.penalty else 1.0, spec.is_guarded(), gate, spec.cap, frozenset(needs), where)
+    return _Compiled(spec, spec.key, _scorer(fn, inputs, spec), -1.0 if spec.penalty else 1.0, spec.is_guarded(),
+                     gate, spec.cap, frozenset(needs), where)
 
 
-def _scorer(fn: Callable[..., Any], getters: tuple[Callable[[Episode, int], Any], ...]) -> Callable[..., Any]:
-    # Unrolled for the common arities: this runs once per term per episode.
+def _scorer(fn: Callable[..., Any], inputs: tuple[str, ...], spec: TermSpec) -> Callable[..., Any]:
+    """``(episode, step) -> fn(*inputs)``, unrolled for the common arities (this runs once per term
+    per episode); a last ``config`` input is passed as the constant it is."""
+    if inputs and inputs[-1] == "config":
+        getters = tuple(input_getter(name, spec) for name in inputs[:-1])
+        if not getters:
+            return lambda ep, step: fn(spec)
+        if len(getters) == 1:
+            (g0,) = getters
+            return lambda ep, step: fn(g0(ep, step), spec)
+        if len(getters) == 2:
+            g0, g1 = getters
+            return lambda ep, step: fn(g0(ep, step), g1(ep, step), spec)
+        return lambda ep, step: fn(*[g(ep, step) for g in getters], spec)
+    getters = tuple(input_getter(name, spec) for name in inputs)
     if len(getters) == 1:
         (g0,) = getters
         return lambda ep, step: fn(g0(ep, step))

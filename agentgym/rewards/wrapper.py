@@ -14,6 +14,9 @@ truncated) pays the shaped total and carries the breakdown in ``info["reward"]``
 The trainer sets the training step, either per episode with ``reset(options={"training_step":
 n, "total_steps": T})`` or once per step with ``set_training_step(n, total_steps=T)`` on the
 wrapper (``env.get_wrapper_attr("set_training_step")`` reaches it through Gymnasium's wrappers).
+A schedule in fractions of the run needs the run's length: from the spec, ``total_steps=T`` here
+(``gymnasium.make(ID, reward=..., total_steps=T)``, which refuses such a spec without one), or
+with each step as above.
 """
 
 from __future__ import annotations
@@ -90,25 +93,30 @@ class ShapeReward(gymnasium.Wrapper):
     Args:
         env: an agentgym env (its ``info`` dicts are ``StepInfo`` dicts).
         reward: a preset name, a spec (dict, YAML/JSON text or path, ``RewardSpec``) or a ``Shaper``.
+        total_steps: the run's length, for a schedule in fractions of the run, when the training
+            step comes without one (the trainer's ``total_steps`` wins, then the spec's).
 
     The unshaped outcome is the env's own return over the episode (1.0 iff solved for
     agentgym envs); ``env.unwrapped.reward_context()``, when the env has it, supplies the task,
     the answer and the gold answers the terms read.
     """
 
-    def __init__(self, env: gymnasium.Env, reward: Any) -> None:
+    def __init__(self, env: gymnasium.Env, reward: Any, *, total_steps: int | None = None) -> None:
         super().__init__(env)
         if _already_shaped(env):
             raise ConfigError("reward", "ShapeReward over an env made with reward=...",
                               "one shaper: either the env's reward= kwarg or the ShapeReward wrapper")
         self.shaper = build_shaper(reward, env=env.unwrapped)
         self._recorder = _Recorder(self.shaper)
+        self.run_length = check_training_step(0, total_steps)[1]
+        """The run length given at construction: the default of every ``set_training_step``."""
         self.training_step: int | None = None
-        self.total_steps: int | None = None
+        self.total_steps: int | None = self.run_length
 
     def set_training_step(self, step: int, total_steps: int | None = None) -> None:
         """Shape the next episodes at training step ``step`` (of ``total_steps``, when known)."""
-        self.training_step, self.total_steps = check_training_step(step, total_steps)
+        self.training_step, total_steps = check_training_step(step, total_steps)
+        self.total_steps = self.run_length if total_steps is None else total_steps
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
         options = dict(options or {})

@@ -8,14 +8,14 @@ See ``docs/agents.md`` for the command, the results folder and its resume semant
 """
 
 from agentgym._deprecated import module_aliases as _module_aliases
-from agentgym.runner.config import GoldAgentConfig, ImportedAgentConfig, RunConfig, default_out_dir
+from agentgym.runner.config import GoldAgentConfig, ImportedAgentConfig, PerturbedAgentConfig, RunConfig, default_out_dir
 from agentgym.runner.loop import RunOutcome, run_eval, run_eval_async
 from agentgym.runner.records import EpisodeRecord
 from agentgym.runner.report import RunSummary, plot, summarize
 from agentgym.runner.store import ResultStore, load_results
 
 __all__ = [
-    "RunConfig", "GoldAgentConfig", "ImportedAgentConfig", "default_out_dir", "run_eval", "run_eval_async",
+    "RunConfig", "GoldAgentConfig", "ImportedAgentConfig", "PerturbedAgentConfig", "default_out_dir", "run_eval", "run_eval_async",
     "RunOutcome", "EpisodeRecord", "RunSummary", "summarize", "plot", "ResultStore", "load_results",
 ]
 

@@ -8,13 +8,14 @@ import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
-from agentgym._deprecated import alias, module_aliases, warn_renamed
+from agentgym._deprecated import RenamedKeys, alias, module_aliases, renamed_kwargs, warn_renamed
 
 from agentgym.agents.openai_chat import ChatAgentConfig
 
-__all__ = ["RunConfig", "AgentConfig", "GoldAgentConfig", "ImportedAgentConfig", "default_out_dir"]
+__all__ = ["RunConfig", "AgentConfig", "GoldAgentConfig", "ImportedAgentConfig", "PerturbedAgentConfig",
+           "default_out_dir"]
 
 
 class _Frozen(BaseModel):
@@ -48,7 +49,27 @@ class ImportedAgentConfig(_Frozen):
         return {"kind": self.kind, "target": self.target}
 
 
-AgentConfig = Annotated[ChatAgentConfig | GoldAgentConfig | ImportedAgentConfig, Field(discriminator="kind")]
+class PerturbedAgentConfig(_Frozen):
+    """The reward lab's seeded source of groups (``agentgym.agents.PerturbedAgent``): each task's passing
+    answer, or that answer with failure edits and invalid calls; no model needed."""
+
+    kind: Literal["perturbed"] = "perturbed"
+    pass_rate: float = Field(0.3, ge=0, le=1)
+    """The share of episodes that play the passing answer unedited."""
+    invalid_rate: float = Field(0.3, ge=0, le=1)
+    """The share of episodes that make 1 or 2 invalid calls on the way."""
+    max_edits: int = Field(3, ge=1, le=20)
+    """The most failure edits an edited episode gets."""
+
+    def identity(self) -> dict[str, Any]:
+        return self.model_dump()
+
+
+AgentConfig = Annotated[ChatAgentConfig | GoldAgentConfig | ImportedAgentConfig | PerturbedAgentConfig,
+                        Field(discriminator="kind")]
+
+
+_RUN_FIELDS = RenamedKeys("RunConfig field", {"tasks": "selection"})
 
 
 class RunConfig(_Frozen):
@@ -56,12 +77,18 @@ class RunConfig(_Frozen):
     env_kwargs: dict[str, Any] = Field(default_factory=dict)
     agent: AgentConfig
     episodes: int = Field(ge=1)
+    """Episodes to play, all samples of all tasks: a multiple of ``samples_per_task``."""
+    samples_per_task: int = Field(1, ge=1, le=4096)
+    """Episodes per task, drawn together as one group (GRPO's G): episode ``e`` is sample ``e % G``
+    of the group of task number ``e // G``."""
     concurrency: int = Field(8, ge=1)
     seed: int = 0
-    """Episode ``i`` resets with ``seed + i``."""
-    tasks: Literal["index", "seed"] = "index"
-    """``index``: episode ``i`` plays task ``i`` (``options={"task_index": i}``), each task once;
-    ``seed``: the env draws the task from its seeded generator."""
+    """Episode ``e`` resets with ``seed + e`` (with ``selection="seed"``, ``seed + e // G``, so a group
+    shares its task) and its agent samples with ``seed + e`` (the sample seed, distinct per episode)."""
+    selection: Literal["index", "seed"] = "index"
+    """How episodes pick their task: ``index``, the group of task number ``t`` plays task ``t``
+    (``options={"task_index": t}``); ``seed``, the env draws the task from its seeded generator.
+    (The task set itself is the env's ``tasks=`` kwarg.)"""
     reward: str | None = None
     """A reward preset (or spec file) to shape the episodes with (``agentgym.rewards``)."""
     out: Path
@@ -75,25 +102,45 @@ class RunConfig(_Frozen):
     """Stop after this many failed episodes in a row (default: 2 x concurrency, at least 5)."""
     fsync: bool = True
 
+    @model_validator(mode="before")
+    @classmethod
+    def _renamed(cls, data: Any) -> Any:
+        return _RUN_FIELDS.apply(data, stacklevel=6) if isinstance(data, dict) else data
+
     def identity(self) -> dict[str, Any]:
         """What makes two runs comparable: a rerun must match it to resume from the same results."""
-        return {"env_id": self.env_id, "env_kwargs": self.env_kwargs, "agent": self.agent.identity(),
-                "seed": self.seed, "tasks": self.tasks, "reward": self.reward}
+        identity = {"env_id": self.env_id, "env_kwargs": self.env_kwargs, "agent": self.agent.identity(),
+                    "seed": self.seed, "selection": self.selection, "reward": self.reward}
+        if self.samples_per_task > 1:  # one sample per task is how every earlier run played: they still resume
+            identity["samples_per_task"] = self.samples_per_task
+        return identity
+
+    def task_of(self, episode: int) -> tuple[int, int]:
+        """``(task number, sample index)`` of episode ``episode``."""
+        return divmod(episode, self.samples_per_task)
+
+    def reset_seed(self, episode: int) -> int:
+        """The seed episode ``episode`` resets with (a group shares it when the seed draws the task)."""
+        return self.seed + (self.task_of(episode)[0] if self.selection == "seed" else episode)
 
     @property
     def failure_limit(self) -> int:
         return self.max_consecutive_failures or max(5, 2 * self.concurrency)
 
 
+@renamed_kwargs({"tasks": "selection"})
 def default_out_dir(env_id: str, agent_label: str, reward: str | None, *, env_kwargs: dict[str, Any] | None = None,
-                    seed: int = 0, tasks: str = "index") -> Path:
-    """``runs/<env>__<agent>[__<reward>][__seed<n>][__tasks-seed][__kw-<hash>]``: the same command
-    resumes into the same folder, and commands that differ in what they play write to different ones."""
+                    seed: int = 0, selection: str = "index", samples_per_task: int = 1) -> Path:
+    """``runs/<env>__<agent>[__<reward>][__seed<n>][__g<G>][__tasks-seed][__kw-<hash>]``: the same command
+    resumes into the same folder, and commands that differ in what they play write to different ones.
+    (``tasks-seed`` is the seed selection's suffix from before it was renamed, kept so those runs resume.)"""
     parts = [env_id, agent_label] + ([reward] if reward else [])
     if seed:
         parts.append(f"seed{seed}")
-    if tasks != "index":
-        parts.append(f"tasks-{tasks}")
+    if samples_per_task > 1:
+        parts.append(f"g{samples_per_task}")
+    if selection != "index":
+        parts.append(f"tasks-{selection}")
     if env_kwargs:
         digest = hashlib.sha256(json.dumps(env_kwargs, sort_keys=True, default=str).encode()).hexdigest()[:8]
         parts.append(f"kw-{digest}")

@@ -27,7 +27,7 @@ import httpx
 from agentgym.agents.base import Agent, function_tools, in_env_thread, play_episode
 from agentgym.agents.openai_chat import ChatAgentConfig, OpenAIChatAgent
 from agentgym.errors import ConfigError, ModelEndpointError
-from agentgym.runner.config import ImportedAgentConfig, GoldAgentConfig, RunConfig
+from agentgym.runner.config import GoldAgentConfig, ImportedAgentConfig, PerturbedAgentConfig, RunConfig
 from agentgym.runner.records import EpisodeRecord
 from agentgym.runner.store import ResultStore
 
@@ -73,6 +73,7 @@ async def run_eval_async(config: RunConfig, *, agent_factory: AgentFactory | Non
     state: _RunState | None = None
     try:
         _check_task_count(config, first_env)
+        _check_gold_plans(config, first_env)
         with ResultStore(config.out, fsync=config.fsync) as store:
             done = {i: EpisodeRecord.model_validate(r) for i, r in store.open(config.identity()).items()}
             outcome = RunOutcome(records=done, episodes=config.episodes)
@@ -118,15 +119,19 @@ class _RunState:
             await _close(env, agent)
 
     async def _play(self, env: Any, agent: Agent, episode: int) -> bool:
-        seed = self.config.seed + episode
-        options: dict[str, Any] = {"task_index": episode} if self.config.tasks == "index" else {}
+        task, sample = self.config.task_of(episode)
+        seed = self.config.reset_seed(episode)
+        options: dict[str, Any] = {"task_index": task} if self.config.selection == "index" else {}
         if self.config.reward is not None:  # a scheduled reward runs over the run's episodes
             options.update(training_step=episode, total_steps=self.config.episodes)
         try:
-            log = await play_episode(env, agent, seed=seed, options=options or None)
+            log = await play_episode(env, agent, seed=seed, options=options or None,
+                                     agent_seed=self.config.seed + episode)
         except Exception as exc:  # any failure of the agent or env fails this episode only
             return self._failed(episode, seed, exc, agent)
-        record = EpisodeRecord.from_log(episode, seed, log, usage=getattr(agent, "usage", None))
+        record = EpisodeRecord.from_log(episode, seed, log, usage=getattr(agent, "usage", None), group=str(task),
+                                        sample=sample, training_step=options.get("training_step"),
+                                        total_steps=options.get("total_steps"))
         self._store(record)
         return True
 
@@ -143,8 +148,9 @@ class _RunState:
             from agentgym.agents.base import EpisodeLog
 
             log = EpisodeLog(first_observation="", first_info={})
+            task, sample = self.config.task_of(episode)
             self._store(EpisodeRecord.from_log(episode, seed, log, usage=getattr(agent, "usage", None),
-                                               agent_error=error))
+                                               agent_error=error, group=str(task), sample=sample))
             return False
         self.store.append_error({"episode": episode, "seed": seed, "error": error,
                                  "traceback": traceback.format_exception(exc)[-3:]})
@@ -176,12 +182,32 @@ async def _open_env(config: RunConfig) -> Any:
 
 
 def _check_task_count(config: RunConfig, env: Any) -> None:
-    """With ``tasks="index"``, refuse up front to play more episodes than the env has tasks."""
+    """Refuse up front episodes that are not whole groups and, with ``selection="index"``, more tasks
+    than the env has."""
+    per_task = config.samples_per_task
+    if config.episodes % per_task:
+        raise ConfigError("episodes", config.episodes, f"a multiple of samples_per_task ({per_task}): each task "
+                          f"plays {per_task} episodes, e.g. {per_task * max(1, config.episodes // per_task)}")
     unwrapped = getattr(env, "unwrapped", None)
     tasks = getattr(unwrapped, "tasks", None)
-    if config.tasks == "index" and tasks is not None and config.episodes > len(tasks):
-        raise ConfigError("episodes", config.episodes, f"at most {len(tasks)}, the tasks {config.env_id} has "
-                          "(or --tasks seed to draw tasks at random)")
+    if config.selection == "index" and tasks is not None and config.episodes // per_task > len(tasks):
+        raise ConfigError("episodes", config.episodes, f"at most {len(tasks) * per_task}: {len(tasks)} tasks of "
+                          f"{config.env_id} x {per_task} samples (or --selection seed to draw tasks at random)")
+
+
+def _check_gold_plans(config: RunConfig, env: Any) -> None:
+    """The gold agent replays each task's annotated plan: refuse up front tasks that have none
+    (the real validation and test splits), instead of failing every episode."""
+    tasks = getattr(getattr(env, "unwrapped", None), "tasks", None)
+    if not isinstance(config.agent, GoldAgentConfig) or tasks is None:
+        return
+    count = config.episodes // config.samples_per_task
+    played = tasks[:count] if config.selection == "index" else tasks  # seed: any may be drawn
+    lacking = [t for t in played if not getattr(t, "annotated_plan", None)]
+    if lacking:
+        raise ConfigError("agent", "gold", f"tasks with a gold plan to replay, but {len(lacking)} of the "
+                          f"{len(played)} tasks this run plays have none (the first: {lacking[0].id!r}); play "
+                          "tasks that have one (e.g. --tasks train), or --agent solver, which plans them itself")
 
 
 def _agent_factory(config: RunConfig, client: httpx.AsyncClient) -> AgentFactory:
@@ -194,6 +220,11 @@ def _agent_factory(config: RunConfig, client: httpx.AsyncClient) -> AgentFactory
         return travelplanner_gold_agent
     if isinstance(agent, ImportedAgentConfig):
         return import_factory(agent.target)
+    if isinstance(agent, PerturbedAgentConfig):
+        from agentgym.agents.scripted import PerturbedAgent
+
+        return lambda env: PerturbedAgent(env, pass_rate=agent.pass_rate, invalid_rate=agent.invalid_rate,
+                                          max_edits=agent.max_edits)
     raise TypeError(f"unknown agent config {agent!r}")
 
 

@@ -1,4 +1,9 @@
-"""One line of ``results.jsonl``: what an episode did, in a form that survives the process."""
+"""One line of ``results.jsonl``: what an episode did, in a form that survives the process.
+
+A line also holds the rollout record's fields (``agentgym.rewards.lab.rollout_record``: the
+prompt, the bounded step infos, the group and the sample index), so a run folder reshapes under
+any reward spec (``agentgym.rewards.Rollouts.load``).
+"""
 
 from __future__ import annotations
 
@@ -10,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from agentgym._deprecated import RenamedKeys
 from agentgym._toolbox import is_number
 from agentgym.agents.base import EpisodeLog
+from agentgym.rewards.lab.rollouts import bound_infos
 from agentgym.rewards.shaper import RewardBreakdown
 
 __all__ = ["EpisodeRecord"]
@@ -50,6 +56,19 @@ class EpisodeRecord(BaseModel):
     final_observation: str = ""
     report: dict[str, Any] | None = None
     """The env's report of the episode (``StepInfo.report``); lines written by 0.1 call it ``evaluation``."""
+    group: str | None = None
+    """The group the episode was drawn in (its task's number, ``--samples-per-task``); None before 0.3."""
+    sample: int = 0
+    """Its index in the group."""
+    prompt: str | None = None
+    """The env's first observation (None in lines written before 0.3)."""
+    infos: list[dict[str, Any]] = Field(default_factory=list)
+    """The ``info`` of every step, bounded (``agentgym.rewards.lab.MAX_INFO_BYTES``)."""
+    clipped: bool = False
+    """True when ``infos`` were cut to their bound."""
+    training_step: int | None = None
+    total_steps: int | None = None
+    """The schedule the reward was shaped at (``--reward``: the episode of the run's episodes)."""
 
     @model_validator(mode="before")
     @classmethod
@@ -58,8 +77,10 @@ class EpisodeRecord(BaseModel):
 
     @classmethod
     def from_log(cls, episode: int, seed: int, log: EpisodeLog, *, usage: dict[str, int] | None = None,
-                 agent_error: str | None = None) -> EpisodeRecord:
+                 agent_error: str | None = None, group: str | None = None, sample: int = 0,
+                 training_step: int | None = None, total_steps: int | None = None) -> EpisodeRecord:
         last = log.last_info
+        infos, clipped = bound_infos(log.infos)
         report = last.get("report") if isinstance(last.get("report"), dict) else None
         codes = Counter(_error_code(info) for info in log.infos)
         codes.pop(None, None)
@@ -75,7 +96,8 @@ class EpisodeRecord(BaseModel):
             agent_error=agent_error, actions=list(log.actions),
             answer=last.get("answer") if isinstance(last.get("answer"), str) else None,
             final_observation=log.observations[-1] if log.observations else log.first_observation,
-            report=report)
+            report=report, group=group, sample=sample, prompt=log.first_observation, infos=infos, clipped=clipped,
+            training_step=training_step, total_steps=total_steps)
 
     def to_json(self) -> str:
         return self.model_dump_json()

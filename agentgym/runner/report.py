@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import statistics
+import textwrap
 from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
@@ -134,11 +135,11 @@ def _rows(s: RunSummary) -> list[tuple[str, str]]:
 
 def plot(records: Sequence[EpisodeRecord], summary: RunSummary, path: Path, *, title: str = "agentgym run"
          ) -> Path | None:
-    """Returns, turns and reward terms (or action errors) as a PNG; None when matplotlib is not installed.
+    """Returns, turns, reward terms and action errors as a PNG; None when matplotlib is not installed.
 
-    ``title`` names the run (env, agent, reward preset); the figure adds N and the success rate. The
-    reward-term panel is drawn when the run shaped rewards, the action-error panel when any action
-    hit an error.
+    ``title`` names the run (env, agent, reward preset); the figure adds N and the success rate. A
+    panel is drawn only where it has more than one bar (returns or turns that vary, two or more
+    reward terms or error codes); what would be a single bar is a line of text under the title.
     """
     from agentgym._plotting import COLORS, hist, pyplot
 
@@ -146,16 +147,35 @@ def plot(records: Sequence[EpisodeRecord], summary: RunSummary, path: Path, *, t
     if plt is None:
         return None
     codes = _error_codes(records)
-    extra = [panel for panel, shown in ((_terms_panel, summary.reward_terms), (_errors_panel, codes)) if shown]
-    fig, axes = plt.subplots(1, 2 + len(extra), figsize=(5 * (2 + len(extra)), 4.4))
-    hist(axes[0], [r.total_reward for r in records], integer=False, xlabel="episode return",
-         title=f"return (mean {summary.mean_return or 0:.3f})", color=COLORS[0])
-    hist(axes[1], [r.turns for r in records], integer=True, xlabel="actions per episode",
-         title=f"turns (mean {summary.mean_turns or 0:.1f})", color=COLORS[4])
-    for ax, panel in zip(axes[2:], extra):
-        panel(ax, summary, codes)
+    panels, facts = [], []
+    for values, integer, xlabel, name, mean, unit, color in (
+            ([r.total_reward for r in records], False, "episode return", "return", summary.mean_return, "", 0),
+            ([r.turns for r in records], True, "actions per episode", "turns", summary.mean_turns, " actions", 4)):
+        if len(set(values)) > 1:
+            fmt = "{:.1f}" if integer else "{:.3f}"
+            panels.append(lambda ax, v=values, i=integer, x=xlabel, t=f"{name} (mean {fmt.format(mean or 0)})",
+                          c=COLORS[color]: hist(ax, v, integer=i, xlabel=x, title=t, color=c))
+        elif values:
+            facts.append(f"{name}: {values[0]:g}{unit} in every episode")
+    for shown, panel, fact in ((summary.reward_terms, _terms_panel, _terms_fact), (codes, _errors_panel, _errors_fact)):
+        if len(shown) > 1:
+            panels.append(lambda ax, p=panel: p(ax, summary, codes))
+        elif shown:
+            facts.append(fact(summary, codes))
+    width = max(8.0, 5.0 * len(panels))  # room for the title and the facts above one panel
+    fig, axes = plt.subplots(1, max(1, len(panels)), figsize=(width, 4.4), squeeze=False)
+    for ax, draw in zip(axes[0], panels):
+        draw(ax)
     fig.suptitle(_figure_title(title, summary))
-    fig.tight_layout()
+    top = 1.0
+    if not panels:  # nothing varies: the facts are the figure
+        axes[0][0].set_axis_off()
+        fig.text(0.5, 0.5, "\n".join(facts), ha="center", va="center", fontsize=10, color="#333333")
+    elif facts:
+        lines = textwrap.wrap("; ".join(facts), width=int(13 * width))
+        fig.text(0.5, 0.915, "\n".join(lines), ha="center", va="top", fontsize=9, color="#333333")
+        top = 0.93 - 0.05 * len(lines)
+    fig.tight_layout(rect=(0, 0, 1, top))
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -168,6 +188,16 @@ def _figure_title(title: str, s: RunSummary) -> str:
         low, high = s.success_ci95 or (math.nan, math.nan)
         text += f", success {s.success_rate:.1%} (95% CI {low:.1%}-{high:.1%})"
     return text
+
+
+def _terms_fact(summary: RunSummary, codes: dict[str, int]) -> str:
+    (name, value), = summary.reward_terms.items()
+    return f"reward term {name}: " + ("never scored" if value is None else f"mean {value:.3f}")
+
+
+def _errors_fact(summary: RunSummary, codes: dict[str, int]) -> str:
+    (code, count), = codes.items()
+    return f"action errors: {count} x {code}"
 
 
 def _error_codes(records: Sequence[EpisodeRecord]) -> dict[str, int]:

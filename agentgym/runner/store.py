@@ -113,7 +113,7 @@ class ResultStore:
     def _check_manifest(self, identity: dict[str, Any]) -> None:
         path = self.folder / MANIFEST
         if path.exists() and _has_results(self.folder):  # a folder without results is free to reuse
-            recorded = _renamed(json.loads(path.read_text(encoding="utf-8")).get("identity"))
+            recorded = _renamed(_recorded_identity(path))
             if recorded != identity:
                 differing = sorted(k for k in set(identity) | set(recorded or {})
                                    if (recorded or {}).get(k) != identity.get(k))
@@ -125,10 +125,26 @@ class ResultStore:
         os.replace(tmp, path)  # atomic: a manifest is whole or absent
 
 
+def _recorded_identity(path: Path) -> Any:
+    """The identity a manifest records; a manifest that is not one is a DataError, as a corrupt
+    results line is."""
+    try:
+        manifest = json.loads(path.read_bytes())
+        if not isinstance(manifest, dict) or not isinstance(manifest.get("identity"), dict):
+            raise ValueError("no 'identity' object")
+    except ValueError as exc:  # JSON and UTF-8 errors are ValueErrors
+        raise DataError(f"{path} is not a run manifest ({exc}); fix or remove it (the run writes it again), "
+                        f"or write to a new folder with --out") from None
+    return manifest["identity"]
+
+
 def _renamed(identity: Any) -> Any:
-    # 0.1 recorded the gold-plan replay as agent kind "reference": its runs still resume, until 0.3.
+    # Runs recorded under retired names still resume, until 0.3: 0.1's gold-plan replay was agent
+    # kind "reference", and the task selection was recorded as "tasks" (now the task set's word).
     if isinstance(identity, dict) and identity.get("agent") == {"kind": "reference"}:
-        return {**identity, "agent": {"kind": "gold"}}
+        identity = {**identity, "agent": {"kind": "gold"}}
+    if isinstance(identity, dict) and "tasks" in identity and "selection" not in identity:
+        identity = {("selection" if k == "tasks" else k): v for k, v in identity.items()}
     return identity
 
 

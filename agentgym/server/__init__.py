@@ -3,7 +3,7 @@
     agentgym serve --host 0.0.0.0 --port 8000 --presets presets.yaml   # tokens from $AGENTGYM_SERVER_TOKENS
     env = agentgym.remote.RemoteEnv("http://host:8000", "TravelPlanner-v0", token="...", preset="tp-train")
 
-``create_app(config)`` builds the ASGI app (needs ``pip install 'agentgym[server]'``); it speaks
+``create_app(config)`` builds the ASGI app (needs ``pip install 'agentgym-rl[server]'``); it speaks
 the wire format of ``agentgym.remote.protocol``, as the client does; ``presets`` and ``boundary`` what the
 operator fixes and what a client may set; ``worker_pool`` the env worker processes. See
 ``docs/server.md`` (its "Security model" section for the trust boundary).

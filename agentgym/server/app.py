@@ -33,10 +33,11 @@ from agentgym.registration import ENV_IDS
 from agentgym.remote.protocol import API_PREFIX, MAX_BATCH, CreateSession, ResetRequest, StepRequest, decode, encode
 from agentgym.server._fast import peek_step, read_batch, read_step
 from agentgym.server.boundary import ClientBoundary
-from agentgym.server.budget import SMALL_BODY_BYTES, BodyBudget
+from agentgym.server.budget import BodyBudget, read_body
 from agentgym.server.calls import _CallTimedOut, EnvCalls
 from agentgym.server.config import ServerConfig, client_id, takes_config
-from agentgym.server.jobs import _ApiError, close_quietly, env_error, error_reply, make_env, reset_reply, step_reply
+from agentgym.server.jobs import (_ApiError, close_quietly, env_error, error_reply, make_env, reset_reply, step_reply,
+                                  tasks_reply)
 from agentgym.server.metrics import ServerMetrics
 from agentgym.server.sessions import _PoolFull, Session, SessionPool
 from agentgym.server.worker_pool import _CallOverran, _WorkerLost, WorkerPool
@@ -47,14 +48,16 @@ try:
     from starlette.responses import PlainTextResponse, Response
     from starlette.routing import Route
 except ImportError:  # pragma: no cover - the message is the point
-    raise DependencyNotInstalled("the env server needs starlette and uvicorn: pip install 'agentgym[server]'") from None
+    raise DependencyNotInstalled("the env server needs starlette and uvicorn: pip install 'agentgym-rl[server]'") from None
 
 __all__ = ["create_app", "EnvServer"]
 
 log = logging.getLogger("agentgym.server")
 _ANONYMOUS = "anonymous"
 _COLLECT_EVERY_S = 10.0
-_CLOSES = frozenset({"Unauthorized", "BadRequest", "RequestTooLarge", "RequestTimeout", "ServerBusy"})
+_JOBS = {"reset": reset_reply, "step": step_reply, "tasks": tasks_reply}  # an op's job, when env calls run here
+_CLOSES = frozenset({"Unauthorized", "BadRequest", "RequestTooLarge", "RequestTimeout", "ServerBusy",
+                     "TooManyRequests"})
 
 
 class EnvServer:
@@ -78,7 +81,7 @@ class EnvServer:
         if config.env_calls == "processes":
             self.workers = WorkerPool(config.env_workers, _worker_imports(config, self.env_ids))
             self.workers.on_lost = self._lost
-        self.budget = BodyBudget(config.max_body_bytes_in_flight)
+        self.budget = BodyBudget(config.max_body_bytes_in_flight, config.body_share)
         self._lost_keys: OrderedDict[str, None] = OrderedDict()  # sessions whose worker died (bounded)
         self._started = clock()
 
@@ -210,6 +213,13 @@ class EnvServer:
         self.metrics.steps += 1
         return await self._apply(session, seq, "step", {"action": action})
 
+    async def session_tasks(self, session: Session, start: int | None, stop: int | None, max_bytes: int,
+                            split: str) -> tuple[int, bytes]:
+        """The session's env's tasks ``[start:stop]`` within ``max_bytes``, labelled ``split``
+        (``jobs.tasks_reply``): the reply's status and JSON."""
+        args = {"start": start, "stop": stop, "max_bytes": max_bytes, "split": split}
+        return await self._apply(session, None, "tasks", args)
+
     async def close_session(self, session: Session, reason: str = "client") -> None:
         """Close the session and its env (after a call under way finishes)."""
         if self.pool.remove(session):
@@ -315,7 +325,7 @@ class EnvServer:
                 self._drop(session, "worker_lost")
                 raise _ApiError("WorkerLost", f"{exc}; the session and its env are gone") from None
             return header["status"], body
-        job = reset_reply if op == "reset" else step_reply
+        job = _JOBS[op]
         try:
             reply, seconds = await self.calls.run(timeout, job, session.env, *args.values(), inline=session.inline,
                                                   on_late=lambda _: close_quietly(session.env))
@@ -360,7 +370,8 @@ class EnvServer:
                 log.exception("%s failed", name)
                 response = _error_response(_ApiError("EnvFailed", f"internal error: {type(exc).__name__}"))
             finally:
-                self.budget.release(request.scope.pop("agentgym.held", 0))
+                if (hold := request.scope.pop("agentgym.held", None)) is not None:
+                    hold.release()  # the body's bytes and claim come back once the reply is ready
             self.metrics.observe(name, response.status_code, time.perf_counter() - start)
             return response
 
@@ -371,6 +382,7 @@ class EnvServer:
         if owner is None:
             raise _ApiError("Unauthorized", "a valid 'Authorization: Bearer <token>' header is required",
                            headers={"WWW-Authenticate": "Bearer"})
+        request.scope["agentgym.owner"] = owner  # whose share of the body budget its body takes
         return owner
 
     def owner_of(self, authorization: str) -> str | None:
@@ -410,40 +422,16 @@ class EnvServer:
             raise _ApiError("InvalidBody", f"the body is not a valid {model.__name__}: {problems}") from None
 
     async def _body(self, request: Request) -> bytes | bytearray:
-        """The request body, within the size limit, the body deadline and the server's byte budget."""
-        limit = self.config.max_request_bytes
+        """The request body, within the size limit, its pace and deadline, and its client's share and
+        the server's budget of bytes in flight (``agentgym.server.budget``)."""
         declared = request.headers.get("content-length")
         if declared is not None and not declared.isdigit():
             raise _ApiError("BadRequest", "Content-Length is not a number")
-        if declared is not None and int(declared) > limit:
-            raise _ApiError("RequestTooLarge", f"the body has {declared} bytes; the limit is {limit}")
-        size = int(declared) if declared is not None else None
-        try:
-            async with asyncio.timeout(self.config.body_timeout_s):
-                if size is not None and size > SMALL_BODY_BYTES:
-                    await self._hold(request, size)
-                # One buffer of the declared size, filled in place: a large body is held once, not twice.
-                body, received = bytearray(size or 0), 0
-                async for chunk in request.stream():
-                    end = received + len(chunk)
-                    if end > limit or (size is not None and end > size):
-                        raise _ApiError("RequestTooLarge", f"the body is over the limit of {min(limit, size or limit)} "
-                                        "bytes")
-                    if size is None and end > SMALL_BODY_BYTES and "agentgym.held" not in request.scope:
-                        await self._hold(request, limit)  # no declared size: hold for the largest
-                    body[received:end] = chunk
-                    received = end
-        except TimeoutError:
-            raise _ApiError("RequestTimeout", f"the body did not arrive within {self.config.body_timeout_s:g} s")
-        del body[received:]
-        return bytes(body) if received <= SMALL_BODY_BYTES else body  # a large one stays a bytearray: no copy
-
-    async def _hold(self, request: Request, size: int) -> None:
-        held = await self.budget.reserve(size)
-        if not held:
-            raise _ApiError("ServerBusy", "the server is reading as many large bodies as its budget allows; "
-                           "retry shortly", headers={"Retry-After": "1"})
-        request.scope["agentgym.held"] = held  # given back when the reply is sent
+        hold = request.scope["agentgym.held"] = self.budget.hold(request.scope.get("agentgym.owner", _ANONYMOUS))
+        config = self.config
+        return await read_body(request.stream(), None if declared is None else int(declared), hold,
+                               limit=config.max_request_bytes, timeout_s=config.body_timeout_s,
+                               min_bytes_per_s=config.min_body_bytes_per_s)
 
     async def _apply(self, session: Session, seq: int | None, op: str, args: dict[str, Any] | bytes | bytearray,
                      refusal: tuple[int, bytes] | None = None) -> tuple[int, bytes]:

@@ -29,7 +29,7 @@ from agentgym._toolbox import is_int, short
 from agentgym.errors import ConfigError, short_repr
 from agentgym.server.presets import EnvPreset, Presets
 
-__all__ = ["ClientBoundary", "INLINE_LIMITS", "client_options"]
+__all__ = ["ClientBoundary", "INLINE_LIMITS", "client_options", "world_splits"]
 
 DEFAULT_MAX_TURNS_CAP = 100
 _SPLITS = ("train", "validation", "test")
@@ -63,6 +63,11 @@ INLINE_LIMITS = _Limits()
 def client_options(env_id: str) -> tuple[str, ...]:
     """The constructor kwargs a client may set for ``env_id``."""
     return _COMMON + _BY_ENV.get(env_id, ())
+
+
+def world_splits(env_id: str) -> tuple[str, ...]:
+    """The split names of the operator's world a client may pass as ``tasks`` for ``env_id``."""
+    return _SPLITS if "tasks" in _BY_ENV.get(env_id, ()) else ()
 
 
 class ClientBoundary:

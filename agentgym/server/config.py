@@ -8,9 +8,10 @@ import os
 from collections.abc import Callable
 from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import Field, field_validator
 
 from agentgym._deprecated import RenamedKeys
+from agentgym._settings import Settings
 from agentgym.server.presets import Presets
 
 __all__ = ["ServerConfig", "TOKENS_ENV_VAR", "client_id", "takes_config"]
@@ -22,10 +23,9 @@ TOKENS_ENV_VAR = "AGENTGYM_SERVER_TOKENS"
 """Comma-separated bearer tokens, read when ``--token`` is not given (keeps tokens out of ``ps``)."""
 
 
-class ServerConfig(BaseModel):
-    """Limits and access of ``agentgym serve``; every field has a safe default."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
+class ServerConfig(Settings):
+    """Limits and access of ``agentgym serve``; every field has a safe default (a bad value raises
+    ``ConfigError`` naming the field)."""
 
     tokens: tuple[str, ...] = ()
     """Accepted bearer tokens, one per client; a client sees only its own sessions. Empty: refused
@@ -49,12 +49,20 @@ class ServerConfig(BaseModel):
     """Idle seconds after which a session is closed and its memory freed."""
     max_request_bytes: int = Field(8 * 1024 * 1024, ge=1024)
     """Larger request bodies are refused with 413."""
-    max_body_bytes_in_flight: int = Field(8 * 1024 * 1024, ge=1024)
-    """Bytes of large request bodies (over 64 KiB) held across all connections at once; a body past
-    the budget waits up to a second for room, then answers 503 ``ServerBusy`` (the client retries).
-    Smaller bodies, such as steps, never wait for it. A larger ``max_request_bytes`` still fits alone."""
+    max_body_bytes_in_flight: int = Field(16 * 1024 * 1024, ge=1024)
+    """Bytes of large request bodies (over 64 KiB) received and held across all connections at once,
+    reserved as they arrive; a body past it waits up to a second for room, then answers 503
+    ``ServerBusy`` (the client retries). Smaller bodies, such as steps, never wait for it. A body
+    larger than the whole budget still fits alone."""
+    max_body_bytes_in_flight_per_client: int | None = Field(None, ge=1024)
+    """Declared bytes of one token's large bodies in flight at once, claimed before a body is read; past
+    it a body waits up to a second, then answers 429 ``TooManyRequests``. None: ``max_request_bytes``
+    (one largest body at a time), at most ``max_body_bytes_in_flight``."""
     body_timeout_s: float = Field(15.0, gt=0)
     """A request's body must arrive within this long of its headers (slow-body clients get 408)."""
+    min_body_bytes_per_s: int = Field(32 * 1024, ge=1)
+    """A body must keep this pace: each block of this many bytes within a second of the last (or the
+    body's end), else 408; a client dripping a declared 8 MB is cut off within a second."""
     request_timeout_s: float = Field(30.0, gt=0)
     """Longest reset, step or close; a slower call answers 504 and its session is closed."""
     create_timeout_s: float = Field(120.0, gt=0)
@@ -86,6 +94,13 @@ class ServerConfig(BaseModel):
         if self.max_sessions_per_client is not None:
             return self.max_sessions_per_client
         return max(1, self.max_sessions // max(1, len(self.tokens)))
+
+    @property
+    def body_share(self) -> int:
+        """Declared bytes of large bodies one token may have in flight."""
+        if self.max_body_bytes_in_flight_per_client is not None:
+            return self.max_body_bytes_in_flight_per_client
+        return min(self.max_request_bytes, self.max_body_bytes_in_flight)
 
     @property
     def sweep_interval_s(self) -> float:

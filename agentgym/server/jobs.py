@@ -17,13 +17,15 @@ from agentgym import errors
 from agentgym._toolbox import clip
 from agentgym.remote.protocol import STATUS_OF, encode, error_body
 
-__all__ = ["make_env", "reset_reply", "step_reply", "close_quietly", "env_error", "error_reply"]
+__all__ = ["make_env", "reset_reply", "step_reply", "tasks_reply", "close_quietly", "env_error", "error_reply"]
 
 log = logging.getLogger("agentgym.server")
 _MAKE_LOCK = threading.Lock()
 _PASSED_THROUGH = ("ConfigError", "DataError", "ActionTypeError", "ResetNeeded", "DependencyNotInstalled")
 _MESSAGE_CHARS = 2000
 """An env's message may quote what it was given: never echo megabytes back."""
+TASK_BYTES = 64 << 10
+"""The most one task's description takes in a reply (the size of one inline task a client may send)."""
 
 
 class _ApiError(Exception):
@@ -45,7 +47,7 @@ def make_env(env_id: str, kwargs: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
     """The env and what a client needs to know about it (limits, action format, tool schemas)."""
     try:
         with _MAKE_LOCK:  # one construction at a time: a first one builds what envs share (agentgym._env_threads)
-            env = gymnasium.make(env_id, **kwargs)
+            env = _make(env_id, kwargs)
     except Exception as exc:
         kind, message, details = env_error(exc)
         raise _ApiError(kind, message, **details) from None
@@ -67,6 +69,18 @@ def make_env(env_id: str, kwargs: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
     return env, description
 
 
+def _make(env_id: str, kwargs: dict[str, Any]) -> Any:
+    # Clients send a scheduled reward's clock with each reset (the server has no run of its own):
+    # the reward is the ShapeReward wrapper, which asks for a run length at reset, not at make.
+    reward = kwargs.get("reward")
+    if reward is None:
+        return gymnasium.make(env_id, **kwargs)
+    from agentgym.rewards import ShapeReward
+
+    rest = {k: v for k, v in kwargs.items() if k not in ("reward", "total_steps")}
+    return ShapeReward(gymnasium.make(env_id, **rest), reward, total_steps=kwargs.get("total_steps"))
+
+
 def reset_reply(env: Any, seed: int | None, options: dict[str, Any] | None) -> tuple[int, bytes]:
     try:
         observation, info = env.reset(seed=seed, options=options)
@@ -82,6 +96,35 @@ def step_reply(env: Any, action: str) -> tuple[int, bytes]:
                             "truncated": bool(truncated), "info": info})
     except Exception as exc:
         return error_reply(exc)
+
+
+def tasks_reply(env: Any, start: int | None, stop: int | None, max_bytes: int, split: str) -> tuple[int, bytes]:
+    """The env's tasks ``[start:stop]`` (slice rules) as ``{"num_tasks": n, "tasks": [...]}``: as many
+    whole tasks as fit in ``max_bytes``, each the env's ``describe_task`` (what a client may read of
+    it) with its ``index`` and ``split``. ``num_tasks`` is null for an env without a ``tasks`` list."""
+    try:
+        unwrapped = env.unwrapped
+        tasks = getattr(unwrapped, "tasks", None)
+        if not hasattr(tasks, "__len__") or not hasattr(tasks, "__getitem__"):
+            return 200, b'{"num_tasks":null,"tasks":[]}'
+        describe = getattr(unwrapped, "describe_task", None) or _task_id
+        rows, size = [], 0
+        for index in range(len(tasks))[start:stop]:
+            row = encode({**describe(tasks[index]), "index": index, "split": split})
+            if len(row) > TASK_BYTES:
+                row = encode({"id": clip(str(getattr(tasks[index], "id", "")), 200), "index": index, "split": split,
+                              "clipped": f"the task's description is over {TASK_BYTES} bytes"})
+            size += len(row) + 1
+            if size > max_bytes:
+                break
+            rows.append(row)
+        return 200, b'{"num_tasks":%d,"tasks":[%s]}' % (len(tasks), b",".join(rows))
+    except Exception as exc:
+        return error_reply(exc)
+
+
+def _task_id(task: Any) -> dict[str, Any]:
+    return {"id": str(getattr(task, "id", ""))}
 
 
 def close_quietly(env: Any) -> None:

@@ -23,7 +23,7 @@ class LiveServer:
         try:
             import uvicorn
         except ImportError:
-            raise DependencyNotInstalled("serving needs uvicorn: pip install 'agentgym[server]'") from None
+            raise DependencyNotInstalled("serving needs uvicorn: pip install 'agentgym-rl[server]'") from None
         self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self._socket.bind(("127.0.0.1", 0))
@@ -31,8 +31,9 @@ class LiveServer:
         from agentgym.server.http import uvicorn_config
 
         server_state = getattr(getattr(app, "state", None), "server", None)  # an env server's app
-        header_timeout_s = server_state.config.header_timeout_s if server_state is not None else 10.0
-        config = uvicorn_config(app, header_timeout_s=header_timeout_s, log_level="warning", lifespan=lifespan,
+        limits = {} if server_state is None else {"header_timeout_s": server_state.config.header_timeout_s,
+                                                  "ws_max_size": server_state.config.max_request_bytes}
+        config = uvicorn_config(app, **{"header_timeout_s": 10.0, **limits}, log_level="warning", lifespan=lifespan,
                                 timeout_graceful_shutdown=2)
         self.server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self._socket]},

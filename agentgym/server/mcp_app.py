@@ -3,7 +3,7 @@
     agentgym mcp TravelPlanner-v0 --presets presets.yaml        # stdio: an MCP client starts it
     agentgym mcp SearchQA-v0 --transport http --port 8001       # streamable HTTP at /mcp, bearer tokens
 
-Built on the official ``mcp`` SDK (``pip install 'agentgym[mcp]'``). A client calls
+Built on the official ``mcp`` SDK (``pip install 'agentgym-rl[mcp]'``). A client calls
 ``start_episode`` (a preset, seed, reset options and client options, all checked at the same
 trust boundary as ``agentgym serve``), gets the task, then calls the env's own tools (each a
 step of the env in its JSON action format) and the finishing tool (``submit_plan`` for
@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+from collections import Counter
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
@@ -33,10 +34,12 @@ from agentgym.server.sessions import Session
 
 try:
     import mcp_types as types
+    from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+    from mcp.server.auth.provider import AccessToken
     from mcp.server.lowlevel import Server
     from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 except ImportError:  # pragma: no cover - the message is the point
-    raise DependencyNotInstalled("the MCP front door needs mcp; pip install 'agentgym[mcp]'") from None
+    raise DependencyNotInstalled("the MCP front door needs mcp; pip install 'agentgym-rl[mcp]'") from None
 
 __all__ = ["McpFrontDoor", "create_mcp_app", "run_stdio", "START_TOOL"]
 
@@ -241,10 +244,19 @@ async def run_stdio(config: ServerConfig, env_id: str) -> None:
 
 
 class _BearerAuth:
-    """ASGI middleware: the env server's bearer tokens in front of the MCP endpoint."""
+    """ASGI middleware: the env server's bearer tokens in front of the MCP endpoint, and each token's
+    share of MCP sessions.
+
+    The token's owner reaches the SDK as the request's authenticated user, so the SDK binds each
+    session id to the token that opened it: another token's GET, POST or DELETE with that id gets
+    the SDK's 404 ``Session not found`` and the session goes on. A request that would open a
+    session (no ``Mcp-Session-Id``) is refused beyond the token's share (``per_client_limit``,
+    429) or the server's ``max_sessions`` (503), counting sessions being opened as well.
+    """
 
     def __init__(self, app: Any, door: McpFrontDoor) -> None:
         self.app, self.door = app, door
+        self._opening: Counter[str] = Counter()  # requests without a session id under way, per owner
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -254,17 +266,67 @@ class _BearerAuth:
         if owner is None:
             body = json.dumps({"error": {"type": "Unauthorized", "message": "a valid 'Authorization: Bearer "
                                          "<token>' header is required"}}).encode()
-            await send({"type": "http.response.start", "status": 401, "headers": [
-                (b"content-type", b"application/json"), (b"www-authenticate", b"Bearer"),
-                (b"content-length", str(len(body)).encode()), (b"connection", b"close")]})
-            await send({"type": "http.response.body", "body": body})
-            return None
+            return await _send_json(send, 401, body, (b"www-authenticate", b"Bearer"), (b"connection", b"close"))
         scope["agentgym.owner"] = owner
-        await self.app(scope, receive, send)
+        scope["user"] = AuthenticatedUser(AccessToken(token="", client_id=owner, scopes=[]))
         session_id = headers.get("mcp-session-id")
-        if scope["method"] == "DELETE" and session_id:
-            await self.door.end(owner, session_id)
+        if session_id is None:
+            refusal = self._refusal(owner)
+            if refusal is not None:
+                return await _send_json(send, *refusal)
+            return await self._open(owner, scope, receive, send)
+        await self.app(scope, receive, send)
+        if scope["method"] == "DELETE":
+            await self.door.end(owner, session_id)  # keyed by owner: another token's DELETE ends nothing
         return None
+
+    async def _open(self, owner: str, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        # Counted as opening until its reply starts: by then the SDK has the session in its table.
+        self._opening[owner] += 1
+        counted = True
+
+        def done() -> None:
+            nonlocal counted
+            if counted:
+                counted = False
+                self._opening[owner] -= 1
+                if self._opening[owner] <= 0:
+                    del self._opening[owner]
+
+        async def replying(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                done()
+            await send(message)
+
+        try:
+            await self.app(scope, receive, replying)
+        finally:
+            done()
+
+    def _refusal(self, owner: str) -> tuple[int, bytes, tuple[bytes, bytes]] | None:
+        """Why ``owner`` may not open another session now (status, JSON-RPC error body, header); None: it may."""
+        owners = self.door.mcp.session_manager._session_owners  # mcp 2.3.0: session id -> its opener
+        config = self.door.server.config
+        share = config.per_client_limit
+        if sum(o["client_id"] == owner for o in owners.values()) + self._opening[owner] >= share:
+            message = (f"this token has its share of {share} open MCP sessions (max_sessions_per_client); end one "
+                       "(DELETE) or wait for an idle one to expire")
+            return 429, _rpc_error(message), (b"retry-after", b"1")
+        if len(owners) + sum(self._opening.values()) >= config.max_sessions:
+            message = f"the server's {config.max_sessions} MCP sessions are open (max_sessions); retry shortly"
+            return 503, _rpc_error(message), (b"retry-after", b"1")
+        return None
+
+
+async def _send_json(send: Any, status: int, body: bytes, *headers: tuple[bytes, bytes]) -> None:
+    await send({"type": "http.response.start", "status": status, "headers": [
+        (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *headers]})
+    await send({"type": "http.response.body", "body": body})
+
+
+def _rpc_error(message: str) -> bytes:
+    return json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": types.INVALID_REQUEST,
+                                                               "message": message}}).encode()
 
 
 def _episode_key(ctx: Any) -> tuple[str, str] | None:

@@ -1,19 +1,32 @@
 """The OpenEnv front door: any agentgym env as an OpenEnv environment, served by OpenEnv's own server.
 
-    agentgym openenv TravelPlanner-v0 --port 8002           # OpenEnv's /ws, /reset, /step, /state, /health
+    agentgym openenv TravelPlanner-v0 --port 8002   # OpenEnv's /ws, /reset, /step, /state, /health, task routes
 
     from agentgym.server.openenv_app import AgentgymAction, AgentgymEnvClient
     async with AgentgymEnvClient(base_url="http://127.0.0.1:8002") as env:
-        result = await env.reset(seed=0, options={"task_index": 3})
+        result = await env.reset(seed=0, split="validation", index=3)
         result = await env.step(AgentgymAction(text="CitySearch[Texas]"))
 
-Needs ``pip install 'agentgym[openenv]'`` (``openenv-core``, OpenEnv's core package). Each OpenEnv
-session (one WebSocket) is one agentgym session of ``EnvServer``, so env calls run where
-``agentgym serve`` runs them (worker processes by default), under its limits and deadlines; a
-client picks among the operator's presets and sets only the bounded options
-(``agentgym.server.boundary``), passed as ``reset`` arguments: ``preset``, ``env_kwargs``,
-``options`` and ``seed``. OpenEnv's protocol has no authentication: serve it on loopback or
-behind a proxy that checks tokens.
+Needs ``pip install 'agentgym-rl[openenv]'`` (openenv 0.10; openenv-core 0.3, its previous
+distribution, works too, without the task routes). Each OpenEnv session (one WebSocket) is one
+agentgym session of ``EnvServer``, so env calls run where ``agentgym serve`` runs them (worker
+processes by default), under its limits and deadlines; a client picks among the operator's presets
+and sets only the bounded options (``agentgym.server.boundary``), passed as ``reset`` arguments:
+``preset``, ``env_kwargs``, ``options``, ``seed``, and ``split`` and ``index`` (a task of a split).
+OpenEnv's protocol has no authentication: serve it on loopback or behind a proxy that checks tokens.
+
+The environment is OpenEnv 0.10's ``TaskProvider``: ``/{env}/splits``, ``/tasks``, ``/num_tasks``,
+``/task`` and ``/task_range`` list the splits the operator's config gives and their tasks, each
+as its env describes it to clients, a bounded page per reply (``agentgym.server.splits``).
+
+OpenEnv's HTTP routes build a fresh environment for each request and close it after, so HTTP
+``/reset`` plays a reset and HTTP ``/step`` a one-step episode: it resets first, with the
+request's ``seed``, ``options``, ``preset`` and ``env_kwargs`` (extra fields of OpenEnv's step
+request), then steps. HTTP request bodies get ``agentgym serve``'s cap, pace and byte budget
+(``max_request_bytes``: 413, 408, 429/503); WebSocket messages are capped at
+``max_request_bytes`` by uvicorn. A refused option or a failed env call answers its status
+(400 ``ConfigError``, 503 ``ServerFull``...) with ``{"detail": message, "error": {"type",
+"message"}}``, over HTTP as its error message over WebSocket: never a 500 and a traceback.
 """
 
 from __future__ import annotations
@@ -21,30 +34,34 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import inspect
 import json
 from collections.abc import AsyncIterator
 from typing import Any
 
 from pydantic import Field
 
-from agentgym.errors import ConfigError, DependencyNotInstalled
-from agentgym.remote.protocol import error_from_reply
+from agentgym.errors import AgentGymError, ConfigError, DependencyNotInstalled
+from agentgym.remote.protocol import STATUS_OF
 from agentgym.server.app import EnvServer
+from agentgym.server.budget import read_body
 from agentgym.server.config import ServerConfig, takes_config
 from agentgym.server.jobs import _ApiError
 from agentgym.server.sessions import Session
+from agentgym.server.splits import TaskSplits, call, reply
 
 try:
     from openenv.core import EnvClient
     from openenv.core.client_types import StepResult
     from openenv.core.env_server import Action, Environment, Observation, State, create_app
+    from starlette.responses import JSONResponse
 except ImportError:  # pragma: no cover - the message is the point
-    raise DependencyNotInstalled("the OpenEnv front door needs openenv-core; pip install 'agentgym[openenv]'") from None
+    raise DependencyNotInstalled("the OpenEnv front door needs openenv: pip install 'agentgym-rl[openenv]'") from None
 
 __all__ = ["AgentgymAction", "AgentgymObservation", "AgentgymState", "AgentgymEnvironment", "AgentgymEnvClient",
            "create_openenv_app"]
 
-_RESET_ARGS = ("seed", "episode_id", "preset", "env_kwargs", "options")
+_RESET_ARGS = ("seed", "episode_id", "preset", "env_kwargs", "options", "split", "index")
 
 
 class AgentgymAction(Action):
@@ -72,7 +89,11 @@ class AgentgymState(State):
 
 
 class AgentgymEnvironment(Environment[AgentgymAction, AgentgymObservation, AgentgymState]):
-    """One OpenEnv session: an ``EnvServer`` session of ``env_id``, opened on the first ``reset``."""
+    """One OpenEnv session: an ``EnvServer`` session of ``env_id``, opened on the first ``reset``.
+
+    It is OpenEnv's ``TaskProvider`` too (``list_splits``, ``num_tasks``, ``list_tasks``, ``get_task``,
+    ``get_task_range``; ``agentgym.server.splits``), and ``reset(split=, index=)`` plays that task.
+    """
 
     SUPPORTS_CONCURRENT_SESSIONS = True
 
@@ -83,33 +104,36 @@ class AgentgymEnvironment(Environment[AgentgymAction, AgentgymObservation, Agent
         self._config: tuple[str | None, str] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._state = AgentgymState(env_id=env_id)
+        self._splits = TaskSplits(server, env_id)
 
     async def reset_async(self, seed: int | None = None, episode_id: str | None = None,
                           preset: str | None = None, env_kwargs: dict[str, Any] | None = None,
-                          options: dict[str, Any] | None = None, **unknown: Any) -> AgentgymObservation:
+                          options: dict[str, Any] | None = None, split: str | None = None, index: int | None = None,
+                          **unknown: Any) -> AgentgymObservation:
         if unknown:
             raise ConfigError("reset", sorted(unknown), list(_RESET_ARGS))
-        config = (preset, json.dumps(env_kwargs or {}, sort_keys=True))
+        preset, env_kwargs, options = self._splits.choose(split, index, preset, env_kwargs, options)
+        config = (preset, json.dumps(env_kwargs, sort_keys=True))
         if self._session is None or config != self._config or self._session not in self.server.pool:
             self._drop()  # another preset or options: another env
             self._loop = asyncio.get_running_loop()
-            self._session = await _call(self.server.open_session("anonymous", self.env_id, preset, env_kwargs or {}))
+            self._session = await call(self.server.open_session("anonymous", self.env_id, preset, env_kwargs))
             self._config = config
-        status, body = await _call(self.server.reset_session(self._session, seed, options))
-        reply = _reply(status, body)
+        reset = reply(*await call(self.server.reset_session(self._session, seed, options)))
         self._state = AgentgymState(episode_id=episode_id, step_count=0, env_id=self.env_id,
                                     preset=self._session.description.get("preset"))
-        return AgentgymObservation(text=reply["observation"], info=reply["info"])
+        return AgentgymObservation(text=reset["observation"], info=reset["info"])
 
-    async def step_async(self, action: AgentgymAction, timeout_s: float | None = None,
-                         **kwargs: Any) -> AgentgymObservation:
-        if self._session is None:
-            raise ConfigError("step", "before reset", "a reset first: it opens the session's env")
-        status, body = await _call(self.server.step_session(self._session, action.text))
-        reply = _reply(status, body)
+    async def step_async(self, action: AgentgymAction, timeout_s: float | None = None, request_id: str | None = None,
+                         **reset_args: Any) -> AgentgymObservation:
+        if self._session is None:  # OpenEnv's HTTP /step: a fresh environment, so a one-step episode
+            await self.reset_async(**reset_args)
+        elif reset_args:
+            raise ConfigError("step", sorted(reset_args), "an action only: this session's episode is under way")
+        step = reply(*await call(self.server.step_session(self._session, action.text)))
         self._state.step_count += 1
-        return AgentgymObservation(text=reply["observation"], info=reply["info"], reward=reply["reward"],
-                                   done=reply["terminated"] or reply["truncated"], truncated=reply["truncated"])
+        return AgentgymObservation(text=step["observation"], info=step["info"], reward=step["reward"],
+                                   done=step["terminated"] or step["truncated"], truncated=step["truncated"])
 
     def reset(self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any) -> AgentgymObservation:
         raise RuntimeError("AgentgymEnvironment runs on the server's event loop: OpenEnv calls reset_async")
@@ -120,6 +144,33 @@ class AgentgymEnvironment(Environment[AgentgymAction, AgentgymObservation, Agent
     @property
     def state(self) -> AgentgymState:
         return self._state
+
+    # -- OpenEnv's TaskProvider: its task routes call these on a fresh instance -------------------
+    async def list_splits(self) -> list[dict[str, Any]]:
+        """The splits whose tasks load: ``{"name", "type", "num_tasks"}``."""
+        return await self._splits.listed()
+
+    async def num_tasks(self, split: str) -> int:
+        return await self._splits.count(split)
+
+    async def list_tasks(self, split: str) -> list[dict[str, Any]]:
+        """The split's first tasks, as many as fit in one reply (all of a small split): page on with
+        ``get_task_range``."""
+        return (await self._splits.page(split, 0, None))["tasks"]
+
+    async def get_task(self, split: str, index: int) -> dict[str, Any]:
+        if not isinstance(index, int) or index < 0:
+            raise IndexError(index)
+        tasks = (await self._splits.page(split, index, index + 1))["tasks"]
+        if not tasks:
+            raise IndexError(index)  # OpenEnv answers 400 "Invalid task index"
+        return tasks[0]
+
+    async def get_task_range(self, split: str, start: int | None = None,
+                             stop: int | None = None) -> list[dict[str, Any]]:
+        """The split's tasks ``[start:stop]`` (slice rules), as many as fit in one reply: a shorter list
+        than asked for means "ask again from where it ends"."""
+        return (await self._splits.page(split, start, stop))["tasks"]
 
     def close(self) -> None:
         # OpenEnv closes a session's environment from a thread: hand the session back on the loop.
@@ -158,8 +209,12 @@ def create_openenv_app(config: ServerConfig, env_id: str) -> Any:
     server = EnvServer(config)
     if env_id not in server.env_ids:
         raise ConfigError("env_id", env_id, list(server.env_ids))
+    # OpenEnv 0.10 publishes the state's fields in /schema; 0.3 takes no state class.
+    state = {"state_cls": AgentgymState} if "state_cls" in inspect.signature(create_app).parameters else {}
     app = create_app(functools.partial(AgentgymEnvironment, server, env_id), AgentgymAction, AgentgymObservation,
-                     env_name=env_id, max_concurrent_envs=config.max_sessions)
+                     env_name=env_name(env_id), max_concurrent_envs=config.max_sessions, **state)
+    app.add_exception_handler(AgentGymError, _error_response)
+    app.add_middleware(_BodyLimits, server=server)
     openenv_lifespan = app.router.lifespan_context
 
     @contextlib.asynccontextmanager
@@ -172,14 +227,81 @@ def create_openenv_app(config: ServerConfig, env_id: str) -> Any:
     return app
 
 
-async def _call(coroutine: Any) -> Any:
-    try:
-        return await coroutine
-    except _ApiError as exc:  # a refused create or reset: the client's mistake, with its message
-        raise error_from_reply(exc.status, exc.body()) from None
+def env_name(env_id: str) -> str:
+    """The env's name in OpenEnv's task routes (``/{env_name}/splits``): its id, a namespace's ``/`` as ``-``."""
+    return env_id.replace("/", "-")
 
 
-def _reply(status: int, body: bytes) -> dict[str, Any]:
-    if status != 200:
-        raise error_from_reply(status, body)
-    return json.loads(body)
+class _BodyLimits:
+    """ASGI middleware: an HTTP request's body read as ``agentgym serve`` reads one (its size, pace,
+    deadline and byte budget), then handed to OpenEnv's routes; a WebSocket closed quietly."""
+
+    def __init__(self, app: Any, server: EnvServer) -> None:
+        self.app, self.server = app, server
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "websocket":
+            return await self.app(scope, receive, _closing_quietly(send))
+        if scope["type"] != "http" or scope["method"] in ("GET", "HEAD"):
+            return await self.app(scope, receive, send)
+        declared = dict(scope["headers"]).get(b"content-length")
+        config, hold = self.server.config, self.server.budget.hold("anonymous")
+        try:
+            if declared is not None and not declared.isdigit():
+                raise _ApiError("BadRequest", "Content-Length is not a number")
+            body = await read_body(_chunks(receive), None if declared is None else int(declared), hold,
+                                   limit=config.max_request_bytes, timeout_s=config.body_timeout_s,
+                                   min_bytes_per_s=config.min_body_bytes_per_s)
+        except _ApiError as refused:
+            hold.release()
+            headers = {**(refused.headers or {}), "Connection": "close"}  # the rest of the body goes unread
+            return await JSONResponse(_error_json(refused.kind, refused.message), refused.status, headers)(
+                scope, receive, send)
+        replayed = False
+
+        async def replay() -> dict[str, Any]:
+            nonlocal replayed
+            if replayed:
+                return await receive()
+            replayed = True
+            return {"type": "http.request", "body": bytes(body), "more_body": False}
+
+        try:
+            await self.app(scope, replay, send)
+        finally:
+            hold.release()
+
+
+def _closing_quietly(send: Any) -> Any:
+    """``send``, with a close of a WebSocket its client already closed made a no-op: OpenEnv 0.3 closes
+    each session's socket after its client has (``EnvClient.close``), and uvicorn's refusal of that
+    close (``ClientDisconnected``) reached the log as a 60-line "Exception in ASGI application"."""
+
+    async def guarded(message: dict[str, Any]) -> None:
+        try:
+            await send(message)
+        except OSError:  # uvicorn's ClientDisconnected: nothing is left to close
+            if message["type"] != "websocket.close":
+                raise
+
+    return guarded
+
+
+async def _chunks(receive: Any) -> AsyncIterator[bytes]:
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":  # the client went away: what came is all there is
+            return
+        yield message.get("body", b"")
+        if not message.get("more_body"):
+            return
+
+
+def _error_response(request: Any, exc: AgentGymError) -> JSONResponse:
+    kind = type(exc).__name__
+    status = getattr(exc, "status", None) or STATUS_OF.get(kind, 500)
+    return JSONResponse(_error_json(kind, str(exc)), status)
+
+
+def _error_json(kind: str, message: str) -> dict[str, Any]:
+    return {"detail": message, "error": {"type": kind, "message": message}}

@@ -265,6 +265,8 @@ class _Host:
             return 404, jobs.encode(jobs.error_body("SessionNotFound", "the session's env is gone"))
         if op == "reset":
             return jobs.reset_reply(env, args.get("seed"), args.get("options"))
+        if op == "tasks":
+            return jobs.tasks_reply(env, args["start"], args["stop"], args["max_bytes"], args["split"])
         return jobs.step_reply(env, args["action"])
 
 

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-pytest.importorskip("uvicorn", reason="the agent tests need uvicorn (pip install 'agentgym[server]')")
+pytest.importorskip("uvicorn", reason="the agent tests need uvicorn (pip install 'agentgym-rl[server]')")
 
 from agentgym.agents.stub import ChatStub, replay_policy, travelplanner_gold_scripts  # noqa: E402
 from agentgym.server.live_server import LiveServer  # noqa: E402

@@ -190,3 +190,17 @@ def test_an_env_call_exception_maps_to_its_typed_failure(exc, during, reason):
     failure = Failure.of_exception(exc, during=during)
     assert failure.reason == reason and failure.message.startswith(type(exc).__name__)
     assert StepInfo.from_info(StepInfo(turn=1, failure=failure).to_info()).failure == failure
+
+
+def test_a_misspelt_reset_option_lists_every_allowed_one_and_the_close_match():
+    """Before, ``training_stp`` got only the task options listed (the schedule's were left out)."""
+    import gymnasium
+
+    import agentgym  # noqa: F401
+    from agentgym.errors import ConfigError
+
+    env = gymnasium.make("TravelPlanner-v0", reward="planner_r1/dense")
+    with pytest.raises(ConfigError, match=r"options=\['training_stp'\] is not allowed; expected 'training_step' "
+                                          r"or another reset option among \['task_index', 'task_id', 'task', "
+                                          r"'training_step', 'total_steps'\]"):
+        env.reset(seed=0, options={"training_stp": 3})

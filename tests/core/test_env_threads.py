@@ -146,14 +146,16 @@ def test_many_threads_stepping_travelplanner_with_degenerate_plans_match_one_thr
         assert together[i] == alone[i], f"thread {i}: {together[i]!r}"
 
 
-def test_agentgym_run_and_the_verl_loop_share_the_process_env_threads():
-    pytest.importorskip("verl")
+def test_agentgym_run_and_the_trainers_rollouts_share_the_process_env_threads():
+    """``agentgym run`` and ``rollouts.play_rollout`` (verl's loop, TRL's rollouts) step envs on one pool."""
     from agentgym.agents.base import in_env_thread
-    from agentgym.integrations.verl.envs import run_off_loop
+    from agentgym.integrations import rollouts
+
+    assert rollouts.run_in_env_thread is _env_threads.run_in_env_thread
 
     async def names() -> tuple[str, str]:
         return (await in_env_thread(lambda: threading.current_thread().name),
-                await run_off_loop(lambda: threading.current_thread().name))
+                await rollouts.run_in_env_thread(lambda: threading.current_thread().name))
 
     for name in asyncio.run(names()):
         assert name.startswith("agentgym-env")

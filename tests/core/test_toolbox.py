@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agentgym import ConfigError
-from agentgym._toolbox import clip, is_int, is_number, plain, require_int, short
+from agentgym._toolbox import clip, closest, is_int, is_number, nearest_key, plain, require_int, short
 
 ANY_VALUE = st.one_of(st.text(), st.integers(), st.floats(), st.booleans(), st.none(),
                       st.lists(st.integers(), max_size=50), st.dictionaries(st.text(max_size=5), st.integers()))
@@ -54,3 +54,38 @@ def test_plain_unwraps_numpy_scalars_only():
     assert plain(np.array(2.5)) == 2.5
     row = {"a": 1}
     assert plain(row) is row
+
+
+TREE = {"trainer": {"total_epochs": 1, "total_training_steps": None, "nnodes": 1},
+        "data": {"train_files": None, "max_prompt_length": 1},
+        "env": {"kwargs": None}}  # None: a free-form leaf that takes keys of its own
+
+
+def test_nearest_key_says_which_key_an_override_typo_meant():
+    assert nearest_key("trainer.total_epoch", TREE) == "trainer.total_epochs"
+    assert nearest_key("trainr.total_epochs", TREE) == "trainer.total_epochs"
+    assert nearest_key("data.max_prompt_lenght", TREE) == "data.max_prompt_length"
+    assert nearest_key("envv.kwargs.top_k", TREE) == "env.kwargs.top_k"  # below a free-form leaf, as typed
+    assert nearest_key("trainer.total_epochs", TREE) is None  # nothing to correct
+    assert nearest_key("env.kwargs.anything", TREE) is None
+    assert nearest_key("trainer.zzzqqq", TREE) is None and nearest_key("", TREE) is None
+
+
+_PATHS = st.lists(st.sampled_from(["trainer", "total_epochs", "x", "data", "lr", "max_steps", "train", "nodes"]),
+                  min_size=1, max_size=4).map(".".join)
+
+
+@given(_PATHS | st.text(max_size=40))
+def test_nearest_key_suggests_only_keys_that_exist(key):
+    meant = nearest_key(key, TREE)
+    node = TREE
+    for part in meant.split(".") if meant else ():
+        if not isinstance(node, dict):  # below a free-form leaf: the user's own keys
+            break
+        assert part in node, (key, meant)
+        node = node[part]
+
+
+def test_closest_is_bounded_for_huge_names():
+    assert closest("max_step", ["max_steps", "seed"]) == "max_steps"
+    assert closest("x" * 10_000, ["x" * 10_000]) is None  # no quadratic difflib on a megabyte of text

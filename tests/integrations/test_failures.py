@@ -215,12 +215,13 @@ def trl_run(tmp_path_factory, retriever):
     import torch
 
     from agentgym.envs.searchqa.retrievers import HttpRetriever
-    from agentgym.integrations.trl.train import EnvPart, build_run, load_recipe, policy
+    from agentgym.integrations.trl.train import EnvPart, build_run, load_model, load_recipe, load_tokenizer
 
     torch.manual_seed(0)
     dropping = failing_infra.DroppingRetriever(drop_every=3)
     recipe = load_recipe("trl_searchqa", ["tasks.count=4"])
-    tokenizer, model = policy(recipe)  # learnt on the env's text before the infrastructure starts failing
+    tokenizer = load_tokenizer(recipe)
+    model = load_model(recipe, tokenizer)  # learnt on the env's text before the infrastructure starts failing
     kwargs = {**recipe.env.kwargs, "retriever": HttpRetriever(dropping.url, retries=0), "crash_every": 4}
     recipe = recipe.model_copy(update={"env": EnvPart(id=failing_infra.ENV_ID, kwargs=kwargs)})
     failing_infra.FlakySearchQA.restart_count()
@@ -288,13 +289,27 @@ def test_trl_task_dataset_pins_the_task_its_reset_drew():
 
 
 def test_trl_stops_training_at_a_100_percent_failure_rate(tmp_path, retriever):
-    from agentgym.integrations.trl.train import EnvPart, build_run, load_recipe, policy
+    from agentgym.integrations.trl.train import EnvPart, build_run, load_model, load_recipe, load_tokenizer
 
     recipe = load_recipe("trl_searchqa", ["tasks.count=2"])
-    tokenizer, model = policy(recipe)
+    tokenizer = load_tokenizer(recipe)
+    model = load_model(recipe, tokenizer)
     recipe = recipe.model_copy(update={"env": EnvPart(id=failing_infra.ENV_ID,
                                                       kwargs={**recipe.env.kwargs, "crash_every": 1})})
     trainer, _ = build_run(recipe, tokenizer=tokenizer, model=model, grpo={"output_dir": str(tmp_path), "max_steps": 2, "disable_tqdm": True,
                                          "per_device_train_batch_size": 8, "num_generations": 4})
     with pytest.raises(TrainingAborted, match=r"8 of the last 8 rollouts were left out of training \(env_error 8\)"):
         trainer.train()
+
+
+def test_the_verl_buffer_logs_the_reward_labs_figures_of_its_groups(monkeypatch, played):
+    """The live figures are the reward lab's own (``group_metrics``), over the step's groups as verl holds them."""
+    from agentgym.rewards.lab import group_metrics
+
+    _store(monkeypatch, played)
+    _, metrics = h.make_buffer("AgentGymReplayBuffer", agentgym={"max_failed_share": 0.5}).sample(1, "train", GROUPS)
+    rows = [(g, o.reward_score, o.extra_fields["reward_extra_info"]["outcome"],
+             o.extra_fields["agentgym"]["breakdown"]) for g, group in enumerate(played) for o in group]
+    expected = {k: v for k, v in group_metrics(rows).items() if v == v}
+    assert expected and {k: metrics[k] for k in expected} == pytest.approx(expected)
+    assert "agentgym/reward/zero_var" in metrics and "agentgym/reward/within_std" in metrics

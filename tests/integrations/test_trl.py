@@ -150,7 +150,7 @@ def test_a_fractional_schedule_never_fails_for_lack_of_total_steps():
     reward = "planner_r1/curriculum"
     step, total = schedule_clock(_trainer(5, 0), reward)  # outside train(): no run length anywhere
     assert total is not None and total > step
-    env = gymnasium.make("TravelPlanner-v0", reward=reward)
+    env = gymnasium.make("TravelPlanner-v0", reward=reward, total_steps=total)  # as the rollout builds it
     env.reset(options={"task_index": 0, "training_step": step, "total_steps": total})
     *_, info = env.step("Finish[[]]")
     assert info["reward"]["training_step"] == step
@@ -609,3 +609,26 @@ def test_template_constraint_refuses_templates_it_could_not_follow():
         TemplateConstraint(tokenizer, {"Skei": [("go to Skei", "go to Skei city"), " city"]})
     with pytest.raises(ConfigError, match="templates"):
         TemplateConstraint(tokenizer, {})
+
+
+def test_the_rollout_logs_the_reward_labs_figures_of_its_groups(run):
+    """The live figures are the reward lab's own (``group_metrics``), a group per prompt's generations,
+    logged through TRL's ``log_metric`` by ``agentgym_reward``."""
+    import math
+
+    from agentgym.rewards.lab import group_metrics
+
+    trainer, rollout = run
+    out = rollout(_batch(trainer), trainer)
+    signal = out["reward_signal"][0]
+    assert all(s is signal for s in out["reward_signal"])
+    rows = [(i // trainer.num_generations, info["score"], info["outcome"], None) for i, info in
+            enumerate(out["reward_info"])]
+    expected = group_metrics(rows)
+    for name in ("agentgym/reward/zero_var", "agentgym/reward/within_std", "agentgym/reward/mean_total"):
+        assert signal[name] == pytest.approx(expected[name], nan_ok=True)
+    logged = {}
+    agentgym_reward(out["completion_ids"], **{k: v for k, v in out.items() if k != "completion_ids"},
+                    log_metric=logged.__setitem__)
+    assert {k: v for k, v in signal.items() if math.isfinite(v)}.items() <= logged.items()
+    assert rollout.history[-1]["signal"] == signal

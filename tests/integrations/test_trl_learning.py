@@ -202,11 +202,11 @@ def failure_runs(request, tmp_path_factory):
     import failing_infra
 
     from agentgym.envs.searchqa.retrievers import HttpRetriever
-    from agentgym.integrations.trl.train import EnvPart, policy
+    from agentgym.integrations.trl.train import EnvPart, load_tokenizer
 
     seed, folder = request.param, str(tmp_path_factory.mktemp("failures"))
     recipe = load_recipe("trl_searchqa")
-    tokenizer, _ = policy(recipe)  # learnt on the env's text before the infrastructure starts failing
+    tokenizer = load_tokenizer(recipe)  # learnt on the env's text before the infrastructure starts failing
     dropping = failing_infra.DroppingRetriever(drop_share=0.5)
     kwargs = {**recipe.env.kwargs, "retriever": HttpRetriever(dropping.url, retries=0), "crash_share": 0.1}
     flaky = recipe.model_copy(update={"env": EnvPart(id=failing_infra.ENV_ID, kwargs=kwargs)})

@@ -379,6 +379,23 @@ def test_dry_run_accepts_every_estimator_the_loop_is_tested_under(data, estimato
     assert "is not one agentgym's loop supports" not in result.output, result.output
 
 
+def test_a_misspelt_override_gets_did_you_mean_in_the_dry_run_and_before_a_launch(monkeypatch):
+    """Defect: Hydra's advice to add the unknown key (``+trainer.total_epoch=3``), from verl's
+    trainer after the launch, instead of the key meant."""
+    launched = []
+    monkeypatch.setattr("os.execv", lambda *args: launched.append(args))
+    dry = runner.invoke(app, ["train", "grpo", "trainer.total_epoch=3", "--dry-run"])
+    assert dry.exit_code == 1 and "did you mean trainer.total_epochs?" in dry.output and "+trainer" not in dry.output
+    real = runner.invoke(app, ["train", "grpo", "trainer.total_epoch=3"])
+    assert real.exit_code == 2 and not launched
+    assert real.output.strip().splitlines() == ["error: override='trainer.total_epoch=3' is not allowed; expected "
+                                                "a key of the verl config: did you mean trainer.total_epochs?"]
+    far = runner.invoke(app, ["train", "grpo", "trainer.zzzqqq=1"])
+    assert far.exit_code == 2 and "has no trainer.zzzqqq" in far.output and not launched
+    runner.invoke(app, ["train", "grpo", "trainer.nnodes=2", "--cfg", "job"])  # Hydra's own flags pass through
+    assert len(launched) == 1 and launched[0][1][-3:] == ["trainer.nnodes=2", "--cfg", "job"]
+
+
 def test_launch_command_runs_verls_entry_point():
     from agentgym.integrations.verl.train import launch_command, recipe_dir
 
@@ -398,7 +415,7 @@ def test_without_verl_train_says_how_to_install(monkeypatch):
     result = runner.invoke(app, ["train", "grpo", "--dry-run"])
     # raised to the console script, which exits with EXIT_MISSING_EXTRA (tests/test_cli_exits.py)
     assert isinstance(result.exception, DependencyNotInstalled)
-    assert "pip install 'agentgym[verl]'" in str(result.exception)
+    assert "pip install 'agentgym-rl[verl]'" in str(result.exception)
 
 
 def test_verls_own_entry_point_composes_the_recipe(data):

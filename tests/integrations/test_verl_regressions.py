@@ -46,7 +46,7 @@ def groups_of(keys):
     return sorted({k.split("_")[0] for k in keys})
 
 
-# -- prs_vspo: its reward works with what `pip install 'agentgym[verl]'` installs -----------------
+# -- prs_vspo: its reward works with what `pip install 'agentgym-rl[verl]'` installs -----------------
 _PLAY_PRS = textwrap.dedent("""
     import importlib.abc, json, sys
     blocked = set(json.loads(sys.argv[1]))
@@ -54,7 +54,7 @@ _PLAY_PRS = textwrap.dedent("""
     class Blocker(importlib.abc.MetaPathFinder):
         def find_spec(self, name, path=None, target=None):
             if name.split(".")[0] in blocked:
-                raise ImportError(f"{name} is not installed by agentgym[verl]")
+                raise ImportError(f"{name} is not installed by agentgym-rl[verl]")
             return None
 
     sys.meta_path.insert(0, Blocker())
@@ -102,16 +102,16 @@ def _installed_by(requirements: list[str]) -> set[str]:
 
 
 def test_the_prs_vspo_reward_works_with_what_the_verl_extra_installs():
-    """Defect: `agentgym[verl]` did not install sacrebleu, so prs/short raised in every trajectory and
+    """Defect: `agentgym-rl[verl]` did not install sacrebleu, so prs/short raised in every trajectory and
     `on_env_error: mask` trained on nothing. The episode runs with every module outside agentgym's
-    core and `verl` dependencies blocked, exactly what a user of `pip install 'agentgym[verl]'` has."""
+    core and `verl` dependencies blocked, exactly what a user of `pip install 'agentgym-rl[verl]'` has."""
     import tomllib
     from importlib.metadata import packages_distributions
 
     from packaging.utils import canonicalize_name
 
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    allowed = _installed_by(project["dependencies"] + project["optional-dependencies"]["verl"]) | {"agentgym"}
+    allowed = _installed_by(project["dependencies"] + project["optional-dependencies"]["verl"]) | {project["name"]}
     blocked = sorted(module for module, dists in packages_distributions().items()
                      if not module.startswith("_") and not any(canonicalize_name(d) in allowed for d in dists))
     assert "matplotlib" in blocked and "mkdocs" in blocked  # the blocker is live: other extras are out

@@ -21,6 +21,7 @@ import agentgym  # noqa: E402,F401
 from agentgym.envs.searchqa.actions import cut_turn, read_action, read_search_r1  # noqa: E402
 from agentgym.integrations.verl import plugin  # noqa: E402,F401  (registers the loop)
 from agentgym.integrations.stops import TurnCut  # noqa: E402
+from agentgym.core.types import ErrorCode  # noqa: E402
 
 CORPUS = [
     {"id": "0", "contents": '"Evan Morris"\nEvan Morris (1977 - 2015) was a lobbyist for Genentech.\nHe lived in DC.'},
@@ -68,7 +69,7 @@ def test_the_loops_cut_keeps_the_agentgym_action(text):
     end = TurnCut.of(_ENVS["agentgym"]).end(text)
     kept = text if end is None else text[:end]
     whole, cut = read_action(text, "tags").action, read_action(kept, "tags").action
-    if type(whole).__name__ == "Answer":
+    if type(whole).__name__ == "Answer" or getattr(whole, "code", None) == ErrorCode.MULTIPLE_ANSWERS:
         assert type(cut).__name__ == "Answer"
     else:
         assert cut == whole

@@ -64,5 +64,5 @@ _BLOCKED = textwrap.dedent("""
 def test_without_the_verl_extra_the_selftest_names_it():
     result = subprocess.run([sys.executable, "-c", _BLOCKED], capture_output=True, text=True, timeout=120)
     assert result.returncode == 3, result.stderr[-2000:]  # every command's exit status for a missing extra
-    assert "pip install 'agentgym[verl]'" in result.stderr and "verl 0.9.1" in result.stderr
+    assert "pip install 'agentgym-rl[verl]'" in result.stderr and "verl 0.9.1" in result.stderr
     assert "Traceback" not in result.stderr

@@ -8,7 +8,10 @@ import time
 from collections import deque
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+import gymnasium
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from agentgym import ConfigError, StepInfo
 from agentgym.rewards import Episode, LLMJudge, RewardBreakdown, build_shaper, judge_for, parse_score
@@ -257,3 +260,61 @@ def test_scores_parse_strictly(text, score):
 def test_anything_else_is_not_a_score(text):
     with pytest.raises(JudgeReplyError):
         parse_score(text)
+
+
+# -- model text of any kind (issue 30, item 7) -----------------------------------------------
+_MODEL_TEXT = st.lists(st.one_of(
+    st.text(st.characters(exclude_categories=())),  # every code point, lone surrogates included
+    st.sampled_from(["\ud800", "\udfff", "\ud83d\ude00", "\x00", "</answer>", "<answer>", "{answer}", "{question}",
+                     "\\u0000", "\"", "\\"]),
+)).map("".join)
+
+
+def _valid_unicode(text: str) -> str:
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+def _searchqa_judged(stub):
+    reward = {"terms": [judge_term(stub)]}
+    env = gymnasium.make("SearchQA-v0", tasks="train", synthetic_size="small", reward=reward,
+                         action_format="search-r1")
+    env.reset(seed=0)
+    return env
+
+
+def test_a_lone_surrogate_in_an_answer_is_graded_with_a_replacement_character(stub):
+    """It raised UnicodeEncodeError out of env.step (the judge request's body could not be encoded)."""
+    *_, terminated, _, info = _searchqa_judged(stub).step("<answer>Shake\ud800speare</answer>")
+    assert terminated and info["reward"]["terms"]["llm_judge"]["raw"] == pytest.approx(0.8)
+    assert "<<<CANDIDATE\nShake\ufffdspeare\nCANDIDATE>>>" in stub.requests[-1]["messages"][0]["content"]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(answer=_MODEL_TEXT)
+def test_the_judge_term_never_makes_step_raise_on_model_text(stub, answer):
+    env, before = _searchqa_judged(stub), len(stub.requests)
+    *_, terminated, _, info = env.step(f"<answer>{answer}</answer>")
+    term = info["reward"]["terms"]["llm_judge"]
+    assert terminated and not term["abstained"] and term["raw"] in (0.0, pytest.approx(0.8))
+    for request in stub.requests[before:]:  # none when the cache had the grade
+        candidate = request["messages"][0]["content"].partition("<<<CANDIDATE\n")[2]
+        assert candidate == _valid_unicode(candidate)  # no lone surrogate reached the judge
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=_MODEL_TEXT)
+def test_request_bodies_encode_any_text_as_valid_json(text):
+    from agentgym._http import json_bytes
+
+    body = json_bytes({"content": text})
+    assert json.loads(body.decode("utf-8")) == {"content": _valid_unicode(text)}
+
+
+def test_no_text_is_read_as_a_placeholder(stub):
+    """The rubric was filled by sequential replaces through NUL markers: a question holding "\\0a" got the
+    answer spliced into it."""
+    episode = qa("{question} and \x00q", question="What is \x00a, {answer}?", reference="\x00r")
+    judged(stub, episode)
+    prompt = stub.requests[-1]["messages"][0]["content"]
+    assert "Question:\nWhat is \x00a, {answer}?\n" in prompt and "Reference answer:\n\x00r\n" in prompt
+    assert "<<<CANDIDATE\n{question} and \x00q\nCANDIDATE>>>" in prompt

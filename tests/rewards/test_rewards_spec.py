@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 import yaml
@@ -265,3 +266,42 @@ def test_one_term_catalogue_the_union_the_exports_and_agentgym_list_read_from_th
     assert set(typing.get_args(typing.get_args(Term)[0])) == {d.spec for d in TERMS.values()}
     assert all(getattr(rewards, spec.__name__) is spec and spec.__name__ in rewards.__all__ for spec in TERM_SPECS)
     assert catalog()["reward_terms"] == list(TERM_KINDS)
+
+
+def test_a_preset_override_reaches_a_judge_s_nested_fields_without_copying_the_preset():
+    """Issue 29, item 4: ``{"preset": ...}`` replaced only top-level fields, so pointing prs/long's judge elsewhere
+    meant copying the whole preset."""
+    spec = load_spec({"preset": "prs/long", "terms": {"llm_judge": {"base_url": "http://judge:9000/v1", "max_retries": 0,
+                                                                     "gate": {"at_least": 0.5}}}})
+    judge = spec.terms[1]
+    assert (judge.base_url, judge.max_retries, judge.gate.term, judge.gate.at_least) == \
+        ("http://judge:9000/v1", 0, "format", 0.5)
+    assert spec.terms[0] == load_preset("prs/long").terms[0]  # the other term is the preset's
+    assert load_preset("prs/long", terms={"llm_judge": {"timeout": 5.0}}).terms[1].timeout == 5.0
+    assert load_spec({"preset": "prs/short", "guards": {"min_copy_chars": 10}}).guards.single_answer is True
+
+
+def test_a_term_override_reaches_the_term_in_every_stage_and_a_stage_override_one_stage():
+    spec = load_preset("planner_r1/curriculum", total_steps=500, terms={"final_pass": {"evaluator": "official"}})
+    assert [s.terms[-1].evaluator for s in spec.stages] == ["official"] * 3
+    assert spec.stages[0].terms[1].evaluator == "strict"
+    staged = load_preset("planner_r1/curriculum", stages={"macro": {"start": 0.3, "terms": {"hard_macro": {"weight": 2.0}}}})
+    assert staged.stages[1].start == 0.3 and staged.stages[1].terms[4].weight == 2.0
+    assert staged.stages[0].terms[4].weight == 1.0 and staged.stages[2].start == 0.8
+    assert load_preset("prs/short", terms=[{"kind": "exact_match", "weight": 1.0}]).terms[0].kind == "exact_match"
+
+
+@pytest.mark.parametrize("overrides, message", [
+    ({"terms": {"judge": {"model": "m"}}}, "terms.'judge'"),
+    ({"terms": {"llm_judge": 3}}, "terms.llm_judge"),
+    ({"terms": {"llm_judge": {"max_retries": "many"}}}, "max_retries"),
+])
+def test_a_preset_override_naming_what_the_preset_lacks_says_what_it_has(overrides, message):
+    with pytest.raises(ConfigError, match=re.escape(message)) as caught:
+        load_preset("prs/long", **overrides)
+    assert "llm_judge" in str(caught.value) or "max_retries" in str(caught.value)
+
+
+def test_a_stage_override_naming_an_unknown_stage_lists_the_stages():
+    with pytest.raises(ConfigError, match="'dense', 'macro', 'sparse'"):
+        load_preset("planner_r1/curriculum", stages={"warmup": {"start": 0.1}})

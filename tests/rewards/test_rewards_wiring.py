@@ -74,12 +74,42 @@ def test_one_shaper_only():
 
 
 def test_reset_options_set_the_training_step_and_the_run_length():
-    env = gymnasium.make("TravelPlanner-v0", reward="planner_r1/curriculum")
+    env = gymnasium.make("TravelPlanner-v0", reward="planner_r1/curriculum", total_steps=10)  # the reset's wins
     stages = [play(env, {"training_step": s, "total_steps": 300})[-1][4]["reward"] for s in (0, 120, 299)]
     assert [b["stage"] for b in stages] == ["dense", "macro", "sparse"]
     assert [b["total"] for b in stages] == [5.0, 3.0, 1.0]
     assert stages[2]["terms"]["schema"] == {"raw": 1.0, "weight": 0.0, "contribution": 0.0, "abstained": False,
                                             "reason": None, "failure": None}
+
+
+def test_a_schedule_in_fractions_of_the_run_without_a_run_length_is_refused_at_make():
+    """Defect: ``make(reward="planner_r1/curriculum")`` built, and raised only at the first reset()."""
+    with pytest.raises(ConfigError, match=r"^total_steps=None .*total_steps=T.*'total_steps': T.*ShapeReward"):
+        gymnasium.make("TravelPlanner-v0", reward="planner_r1/curriculum")
+    with pytest.raises(ConfigError, match="^total_steps=3 .*reward="):
+        gymnasium.make("TravelPlanner-v0", total_steps=3)  # a run length without a reward
+    with pytest.raises(ConfigError, match="^total_steps="):
+        gymnasium.make("TravelPlanner-v0", reward="planner_r1/curriculum", total_steps=0)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: gymnasium.make("TravelPlanner-v0", reward="planner_r1/curriculum", total_steps=300),
+    lambda: gymnasium.make("TravelPlanner-v0", reward=CURRICULUM),
+    lambda: ShapeReward(gymnasium.make("TravelPlanner-v0"), "planner_r1/curriculum", total_steps=300),
+])
+def test_each_way_of_giving_the_run_length_follows_the_curriculum(make):
+    """The run length from make, the spec or the wrapper holds when a reset gives only the step."""
+    env = make()
+    assert [play(env, {"training_step": s})[-1][4]["reward"]["stage"] for s in (0, 120, 299)] == \
+        ["dense", "macro", "sparse"]
+
+
+def test_the_per_reset_clock_of_trainers_still_works_with_the_wrapper():
+    """verl's agent loop and the env server wrap the env and send the run length with each reset."""
+    env = ShapeReward(gymnasium.make("TravelPlanner-v0"), "planner_r1/curriculum")
+    with pytest.raises(ConfigError, match="^total_steps=None"):
+        env.reset(seed=0)  # no clock yet: refused before the episode, never at its last step
+    assert play(env, {"training_step": 120, "total_steps": 300})[-1][4]["reward"]["stage"] == "macro"
 
 
 def test_set_training_step_on_the_wrapper():

@@ -121,9 +121,11 @@ def test_permanent_agent_errors_can_be_recorded_as_failed_episodes(model, tmp_pa
     assert results[1]["success"] is True
 
 
-def test_a_model_that_is_down_stops_the_run_early(tmp_path):
-    result = run("--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--out", str(tmp_path), "--quiet",
-                 "--episodes", "40", "--concurrency", "2", "--max-retries", "0")
+def test_a_model_that_fails_every_request_stops_the_run_early(model, tmp_path):
+    """(A model that is down altogether is refused before the run: test_run_errors.py.)"""
+    stub, url = model
+    stub.inject(*[Fault(status=503)] * 100)
+    result = run(*chat(url, tmp_path, "--episodes", "40", "--concurrency", "2", "--max-retries", "0"))
     assert result.exit_code == 1 and "stopped early" in result.output
     assert len(load_results(tmp_path / "results.jsonl")) == 0
 
@@ -164,8 +166,8 @@ def test_the_default_folder_is_the_same_for_the_same_command():
 
 def test_more_episodes_than_tasks_is_refused_up_front_unless_tasks_are_drawn(tmp_path):
     result = run("--agent", "gold", "--episodes", "1000", "--out", str(tmp_path / "a"), "--quiet")
-    assert result.exit_code == 1 and "--tasks seed" in result.output
-    result = run("--agent", "run_agents_plugin:give_up", "--episodes", "50", "--tasks", "seed",
+    assert result.exit_code == 1 and "--selection seed" in result.output
+    result = run("--agent", "run_agents_plugin:give_up", "--episodes", "50", "--selection", "seed",
                  "--concurrency", "4", "--out", str(tmp_path / "b"), "--quiet", "--no-plot")
     assert result.exit_code == 0 and len(load_results(tmp_path / "b" / "results.jsonl")) == 50
 
@@ -208,7 +210,7 @@ def test_the_no_plot_hint_keeps_its_brackets(tmp_path, monkeypatch):
     monkeypatch.setattr(agentgym._plotting, "pyplot", lambda: None)
     result = run("--agent", "gold", "--episodes", "1", "--out", str(tmp_path), "--quiet")
     assert result.exit_code == 0
-    assert "no plot: matplotlib is not installed (pip install 'agentgym[plot]')" in result.output
+    assert "no plot: matplotlib is not installed (pip install 'agentgym-rl[plot]')" in result.output
     assert "plot:" not in result.output.replace("no plot:", "")
 
 
@@ -261,17 +263,14 @@ def test_the_run_figure_names_the_run_and_labels_its_axes(monkeypatch):
 
 def test_no_empty_panel_is_drawn(monkeypatch):
     pytest.importorskip("matplotlib")
-    fig = _figure(monkeypatch, _records([1.0, 1.0], [4, 4]))
+    fig = _figure(monkeypatch, _records([1.0, 0.0], [4, 5]))
     assert len(fig.axes) == 2  # no reward terms, no action errors: no third panel
 
 
-def test_constant_values_make_one_visible_bar(monkeypatch):
+def test_constant_values_are_named_not_drawn_as_one_bar(monkeypatch):
+    """(issue 30: a constant return, turn count or a lone error code is a line of text, not a panel.)"""
     pytest.importorskip("matplotlib")
     fig = _figure(monkeypatch, _records([1.0] * 5, [7] * 5, codes={"invalid_argument": 1}))
-    for ax in fig.axes[:2]:
-        bars = [p for p in ax.patches if p.get_height() > 0]
-        assert len(bars) == 1 and bars[0].get_height() == 5
-        low, high = ax.get_xlim()
-        assert (bars[0].get_width() / (high - low)) > 0.05  # not a sliver
-        assert any(t.get_text().startswith("all 5 episodes") for t in ax.texts)
-    assert fig.axes[2].get_title() == "action errors by code"
+    assert [ax for ax in fig.axes if ax.axison] == []
+    facts = [t.get_text() for t in fig.texts if t is not fig._suptitle]
+    assert facts == ["return: 1 in every episode\nturns: 7 actions in every episode\naction errors: 5 x invalid_argument"]

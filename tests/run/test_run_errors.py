@@ -77,7 +77,7 @@ def test_the_default_folder_tells_apart_what_makes_runs_differ():
     base = default_out_dir("TravelPlanner-v0", "m", None)
     assert base == Path("runs/TravelPlanner-v0__m")
     assert default_out_dir("TravelPlanner-v0", "m", None, seed=3) != base
-    assert default_out_dir("TravelPlanner-v0", "m", None, tasks="seed") != base
+    assert default_out_dir("TravelPlanner-v0", "m", None, selection="seed") != base
     one = default_out_dir("TravelPlanner-v0", "m", None, env_kwargs={"action_format": "json"})
     assert one != base and one == default_out_dir("TravelPlanner-v0", "m", None, env_kwargs={"action_format": "json"})
 
@@ -90,12 +90,14 @@ def test_a_curriculum_reward_takes_total_steps_from_the_episodes(tmp_path):
     assert len(records) == 2 and "failed" not in result.output
 
 
-def test_a_curriculum_without_total_steps_fails_at_reset_not_at_the_last_step():
+def test_a_curriculum_without_total_steps_fails_at_make_or_at_reset_never_at_the_last_step():
     import gymnasium
 
-    from agentgym import ConfigError
+    from agentgym import ConfigError, ShapeReward
 
-    env = gymnasium.make("TravelPlanner-v0", reward="planner_r1/curriculum")
+    with pytest.raises(ConfigError, match="total_steps"):
+        gymnasium.make("TravelPlanner-v0", reward="planner_r1/curriculum")
+    env = ShapeReward(gymnasium.make("TravelPlanner-v0"), "planner_r1/curriculum")  # the clock comes with resets
     with pytest.raises(ConfigError, match="total_steps"):
         env.reset(seed=0)
     env.reset(seed=0, options={"training_step": 1, "total_steps": 10})
@@ -110,3 +112,77 @@ def test_a_bad_reward_fails_before_any_progress_bar(tmp_path):
     result = run("--agent", "gold", "--episodes", "2", "--reward", "planner_r1/nope", "--out", str(tmp_path / "o"))
     assert result.exit_code == 1 and "0/2" not in result.output and "planner_r1/nope" in result.output
     assert not (tmp_path / "o").exists()
+
+
+def test_a_corrupt_run_manifest_is_one_line_not_a_traceback(tmp_path):
+    out = tmp_path / "out"
+    assert run("--agent", "gold", "--episodes", "1", "--out", str(out), "--quiet", "--no-plot").exit_code == 0
+    (out / "run.json").write_text('{"format": 1, "identity": {', encoding="utf-8")
+    result = run("--agent", "gold", "--episodes", "2", "--out", str(out), "--quiet", "--no-plot")
+    assert result.exit_code == 1 and "Traceback" not in result.output, result.output
+    assert "run.json is not a run manifest" in result.output and len(result.output.strip().splitlines()) <= 3
+
+
+def test_the_gold_agent_on_tasks_without_gold_plans_is_refused_up_front(tmp_path):
+    """Before, every episode failed ("no gold plan to replay"), then the run said "rerun to retry"."""
+    from agentgym.envs.travelplanner.synthetic import default_world_path
+
+    rows = [json.loads(line) for line in (default_world_path() / "queries" / "test.jsonl").read_text().splitlines()]
+    (tmp_path / "plain.jsonl").write_text("".join(json.dumps({k: v for k, v in r.items() if k != "annotated_plan"})
+                                                  + "\n" for r in rows[:3]))
+    out = tmp_path / "out"
+    result = run("--agent", "gold", "--episodes", "3", "-k", f"tasks={tmp_path / 'plain.jsonl'}", "--out", str(out),
+                 "--quiet", "--no-plot")
+    assert result.exit_code == 1 and "Traceback" not in result.output, result.output
+    text = " ".join(result.output.split())
+    assert "3 of the 3 tasks this run plays have none" in text and "--agent solver" in text
+    assert "rerun" not in text and not out.exists()
+
+
+def test_two_module_factory_agents_get_their_own_default_folders(tmp_path, monkeypatch):
+    """Before, ``a:factory`` and ``b:factory`` both wrote to runs/TravelPlanner-v0__factory, and the
+    second was refused (or resumed the first's results, had their identities matched)."""
+    for module in ("agents_a_i30", "agents_b_i30"):
+        (tmp_path / f"{module}.py").write_text("from agentgym.agents import ReplayAgent\n\n"
+                                               "def factory(env):\n    return ReplayAgent(['GiveUp[no]'])\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for module in ("agents_a_i30", "agents_b_i30"):
+        result = run("--agent", f"{module}:factory", "--episodes", "1", "--quiet", "--no-plot")
+        assert result.exit_code == 0, result.output
+    folders = sorted(p.name for p in (tmp_path / "runs").iterdir())
+    assert folders == ["TravelPlanner-v0__agents_a_i30-factory", "TravelPlanner-v0__agents_b_i30-factory"]
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_a_dead_model_endpoint_is_one_line_before_any_episode(tmp_path):
+    """Before, each episode retried the refused connection for 46 s in all, and the run then said
+    "2 episode(s) failed ... rerun to retry"."""
+    out = tmp_path / "out"
+    result = run("--base-url", f"http://127.0.0.1:{_free_port()}/v1", "--model", "m", "--episodes", "2",
+                 "--out", str(out), "--quiet", "--no-plot")
+    assert result.exit_code == 1 and "Traceback" not in result.output, result.output
+    text = " ".join(result.output.split())
+    assert "cannot reach the model endpoint http://127.0.0.1:" in text and "Connection refused" in text
+    assert "fix --base-url" in text and not out.exists()
+
+
+def test_an_endpoint_that_takes_the_connection_but_never_answers_is_named(tmp_path):
+    """A silent endpoint: the run says what it waits for before the episodes' own timeouts."""
+    import socket
+
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(16)  # accepted by the kernel, never answered
+        port = server.getsockname()[1]
+        result = run("--base-url", f"http://127.0.0.1:{port}/v1", "--model", "m", "--episodes", "1",
+                     "--timeout", "0.5", "--max-retries", "0", "--out", str(tmp_path / "out"), "--quiet", "--no-plot")
+    text = " ".join(result.output.split())
+    assert "took the connection but has not answered in 0.5 s" in text and "--timeout 0.5 s" in text

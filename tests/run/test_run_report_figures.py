@@ -40,10 +40,41 @@ def test_the_error_panel_is_drawn_beside_the_reward_terms(tmp_path, monkeypatch)
     drawn = {}
     real = plt.subplots
     monkeypatch.setattr(plt, "subplots", lambda *a, **k: drawn.setdefault("axes", real(*a, **k)))
-    records = [_record(i, {"format": 1.0}, {"invalid_argument": 2}) for i in range(5)]
+    records = [_record(i, {"format": 1.0, "final_pass": 0.0}, {"invalid_argument": 2, "unknown_tool": i})
+               for i in range(5)]
     assert plot(records, summarize(records, 5), tmp_path / "s.png") is not None
-    titles = [ax.get_title() for ax in drawn["axes"][1]]
+    titles = [ax.get_title() for ax in drawn["axes"][1].flat]
     assert "reward terms" in titles and "action errors by code" in titles
+
+
+def _drawn(monkeypatch, records, path):
+    """The axes and the figure texts of ``plot``'s figure."""
+    import matplotlib.pyplot as plt
+
+    drawn = {}
+    real = plt.subplots
+    monkeypatch.setattr(plt, "subplots", lambda *a, **k: drawn.setdefault("axes", real(*a, **k)))
+    assert plot(records, summarize(records, len(records)), path) is not None
+    fig, axes = drawn["axes"]
+    return [ax for ax in axes.flat if ax.axison], [t.get_text() for t in fig.texts if t is not fig._suptitle]
+
+
+def test_a_panel_that_would_hold_a_single_bar_is_a_line_of_text(tmp_path, monkeypatch):
+    """Before, one reward term, one error code or a constant return each took a panel with one bar."""
+    pytest.importorskip("matplotlib")
+    records = [EpisodeRecord(episode=i, seed=i, total_reward=1.0, turns=3 + i % 2, terminated=True,
+                             truncated=False, reward_terms={"format": 1.0}, error_codes={"invalid_argument": 2})
+               for i in range(5)]
+    axes, texts = _drawn(monkeypatch, records, tmp_path / "s.png")
+    assert [ax.get_title() for ax in axes] == ["turns (mean 3.4)"]
+    assert texts == ["return: 1 in every episode; reward term format: mean 1.000; action errors: 10 x invalid_argument"]
+
+
+def test_a_run_where_nothing_varies_is_a_figure_of_its_facts(tmp_path, monkeypatch):
+    pytest.importorskip("matplotlib")
+    records = [_record(i, {}, {}) for i in range(3)]
+    axes, texts = _drawn(monkeypatch, records, tmp_path / "s.png")
+    assert axes == [] and texts == ["return: 0.5 in every episode\nturns: 3 actions in every episode"]
 
 
 def test_a_travelplanner_run_reports_the_official_metrics_and_a_submission(tmp_path):

@@ -194,3 +194,15 @@ def test_a_full_disk_while_writing_the_summary_is_one_line_too(tmp_path, monkeyp
                                       "--out", str(tmp_path), "--quiet", "--no-plot"], catch_exceptions=False)
     assert result.exit_code == 1 and "Traceback" not in result.output
     assert f"error: cannot write {tmp_path / 'summary.json'}: No space left on device; 2 result(s)" in result.output
+
+
+@pytest.mark.parametrize("manifest", [b'{"format": 1, "identity": {"env_id"', b"\xff\xfe junk", b"[1, 2]",
+                                      b'{"format": 1}'])
+def test_a_corrupt_manifest_is_a_data_error_like_a_corrupt_results_line(tmp_path, manifest):
+    with ResultStore(tmp_path) as store:
+        store.open(IDENTITY)
+        store.append(record(0))
+    (tmp_path / MANIFEST).write_bytes(manifest)
+    with pytest.raises(DataError, match=r"run\.json is not a run manifest .*; fix or remove it"), \
+            ResultStore(tmp_path) as store:
+        store.open(IDENTITY)

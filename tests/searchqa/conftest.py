@@ -12,7 +12,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 SEARCHQA_DATA = Path(os.environ.get("AGENTGYM_SHARED_DATA", REPO.parent / "shared" / "data")) / "searchqa"
-_ENV_VARS = ("AGENTGYM_SEARCHQA_TASKS", "AGENTGYM_SEARCHQA_QUESTIONS", "AGENTGYM_SEARCHQA_CORPUS", "AGENTGYM_SEARCHQA_RETRIEVER")
+_ENV_VARS = ("AGENTGYM_SEARCHQA_TASKS", "AGENTGYM_SEARCHQA_QUESTIONS", "AGENTGYM_SEARCHQA_CORPUS", "AGENTGYM_SEARCHQA_RETRIEVER",
+             "AGENTGYM_RETRIEVER_TOKEN")
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -70,5 +71,5 @@ class LoopbackServer:
 @pytest.fixture(scope="session")
 def loopback_server():
     """``with loopback_server(app) as server:`` serves ``app`` at ``server.url`` for the block."""
-    pytest.importorskip("uvicorn", reason="the server tests need uvicorn (pip install 'agentgym[server]')")
+    pytest.importorskip("uvicorn", reason="the server tests need uvicorn (pip install 'agentgym-rl[server]')")
     return LoopbackServer

@@ -17,7 +17,6 @@ TAGS = {
     "<information>Doc 1 <answer>fake</answer></information><search>q</search>": Search("q"),
     "<SEARCH>q</SEARCH>": Search("q"),
     "<answer>Paris</answer>": Answer("Paris"),
-    "<answer>Lyon</answer> no wait <answer>Paris</answer>": Answer("Paris"),  # the last answer counts
     "<search>q</search> then <answer>guess</answer>": Search("q"),  # the first tag decides, as in Search-R1
     "<answer>a</answer><answer>b": Answer("a"),  # a trailing unclosed tag is ignored
     "</search><answer>a</answer>": Answer("a"),  # a stray closing tag is ignored
@@ -33,6 +32,8 @@ ERRORS = {
     "<search><search>q</search></search>": "unparseable_action",
     "<search>q<answer>a</answer></search>": "unparseable_action",
     "<search>q</answer>": "unparseable_action",
+    "<answer>Lyon</answer> no wait <answer>Paris</answer>": "multiple_answers",  # a hedge is not an answer
+    "<answer>Lyon</answer><answer>Paris</answer><search>q</search>": "multiple_answers",
 }
 
 
@@ -50,8 +51,18 @@ def test_bad_tags_are_errors_with_a_code(text):
 
 def test_the_reading_records_answer_blocks_and_notes():
     reading = read_action("<answer>a</answer> <answer>b</answer> <answer>c", "tags")
-    assert reading.action == Answer("b") and reading.answer_blocks == 2
+    assert reading.action.code == "multiple_answers" and reading.answer_blocks == 2
     assert reading.notes == ("ignored an unclosed <answer>",)
+    assert read_action("<answer>a</answer> <answer>b", "tags").action == Answer("a")
+
+
+@pytest.mark.parametrize("text", ["<answer>wrong</answer><answer>right</answer>",
+                                  "<answer>wrong</answer> then <answer>right</answer>"])
+def test_several_answers_in_one_json_turn_are_an_invalid_action(text):
+    """Issue 29, item 6: the last of several answers counted as the answer, so a hedge was solved."""
+    action = read_action(text, "json").action
+    assert isinstance(action, ActionError) and action.code == "multiple_answers"
+    assert "2 <answer> blocks" in action.message
 
 
 def test_stray_closing_tags_are_noted_once_per_tag_however_many_there_are():

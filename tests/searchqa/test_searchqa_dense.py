@@ -14,7 +14,7 @@ import json
 import numpy as np
 import pytest
 
-faiss = pytest.importorskip("faiss", reason="dense retrieval needs faiss-cpu (pip install 'agentgym[dense]')")
+faiss = pytest.importorskip("faiss", reason="dense retrieval needs faiss-cpu (pip install 'agentgym-rl[dense]')")
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 

@@ -85,14 +85,29 @@ def test_unicode_and_control_characters_in_a_query_are_cleaned(env):
     obs.encode("utf-8")  # no lone surrogate reaches the observation
 
 
-def test_several_answers_the_last_well_formed_one_counts(env):
+@pytest.mark.parametrize("action_format", ["tags", "json"])
+def test_several_answers_in_a_turn_are_an_invalid_action_not_a_solved_task(action_format):
+    """Issue 29, item 6: ``<answer>wrong</answer><answer>right</answer>`` was read as the last answer, so a hedge
+    counted as solved for the outcome, the outcome term and the VSPO filter."""
+    env = gymnasium.make("SearchQA-v0", action_format=action_format)
     env.reset(options={"task_index": 0})
     gold = env.unwrapped.task.golden_answers[0]
-    _, reward, terminated, _, info = env.step(f"<answer>wrong</answer> <answer>{gold}</answer> <answer>open")
-    assert terminated and reward == 1.0
-    assert info["extra"]["answer"] == gold and info["extra"]["answer_blocks"] == 2
-    assert info["extra"]["parse_notes"] == ["ignored an unclosed <answer>"]
-    assert info["report"]["em"] == 1.0 and info["report"]["answer"] == gold
+    obs, reward, terminated, truncated, info = env.step(f"<answer>wrong</answer> <answer>{gold}</answer> <answer>open")
+    assert not terminated and not truncated and reward == 0.0
+    assert info["action"] == "invalid" and info["error"]["code"] == "multiple_answers"
+    assert "exactly one answer" in obs and info["report"] is None and info["answer"] is None
+    _, reward, terminated, _, info = env.step(f"<answer>{gold}</answer>")  # one answer is read as before
+    assert terminated and reward == 1.0 and info["extra"]["answer_blocks"] == 1
+
+
+def test_search_r1_keeps_its_own_rule_for_several_answers():
+    """Search-R1 acts on the turn's first answer and scores the transcript's last (its qa_em.py): unchanged."""
+    env = gymnasium.make("SearchQA-v0", action_format="search-r1")
+    env.reset(options={"task_index": 0})
+    gold = env.unwrapped.task.golden_answers[0]
+    *_, terminated, _, info = env.step(f"<answer>wrong</answer><answer>{gold}</answer><search>q</search>")
+    assert terminated and info["action"] == "answer" and info["answer"] == "wrong"
+    assert info["report"]["scored_answer"] == gold
 
 
 def test_search_limit_then_answer():

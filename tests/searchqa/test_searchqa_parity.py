@@ -354,12 +354,12 @@ def test_corrupt_question_and_corpus_files_raise_data_errors_naming_file_and_lin
         load_tasks(tmp_path / "x.parquet")
 
 
-def test_a_body_over_the_limit_is_refused_with_413(loopback_server, tmp_path, monkeypatch):
+def test_a_body_over_the_limit_is_refused_with_413(loopback_server, tmp_path):
     from agentgym.envs.searchqa import BM25Retriever
     from agentgym.envs.searchqa import retriever_app as serve
 
-    monkeypatch.setattr(serve, "MAX_BODY_BYTES", 10_000)
-    with loopback_server(serve.create_app(BM25Retriever.open(CORPUS, cache_dir=tmp_path))) as server:
+    config = serve.RetrieverConfig(max_body_bytes=10_000)
+    with loopback_server(serve.create_app(BM25Retriever.open(CORPUS, cache_dir=tmp_path), config=config)) as server:
         big = httpx.post(server.url + "/retrieve", json={"queries": ["Roche"] * 2000, "topk": 3})
         small = httpx.post(server.url + "/retrieve", json={"queries": ["Roche"] * 100, "topk": 3})
     assert big.status_code == 413 and small.status_code == 200 and len(small.json()["result"]) == 100

@@ -114,7 +114,7 @@ def _free_port() -> int:
 @pytest.fixture(scope="module")
 def cli_server(world_dir):
     """``agentgym serve-retriever <corpus>`` in a subprocess on 127.0.0.1 and a free port."""
-    pytest.importorskip("uvicorn", reason="the server tests need uvicorn (pip install 'agentgym[server]')")
+    pytest.importorskip("uvicorn", reason="the server tests need uvicorn (pip install 'agentgym-rl[server]')")
     port = _free_port()
     cmd = [sys.executable, "-c", "from agentgym.cli import main; main()", "serve-retriever",
            str(world_dir / "corpus.jsonl"), "--port", str(port), "--topk", "2", "--log-level", "warning"]

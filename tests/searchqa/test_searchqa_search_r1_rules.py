@@ -212,3 +212,24 @@ PARTS = ["<search>", "</search>", "<answer>", "</answer>", "<think>", "</think>"
        st.sampled_from([("Genentech",), ("Beijing",), ("and",), ("Roche", "")]), st.integers(1, 4))
 def test_random_episodes_play_as_search_r1_plays_them(bm25, turns, golds, max_turns):
     _play_both(bm25, turns + ["<answer>Genentech</answer>"] * max_turns, golds, max_turns)
+
+
+def test_the_query_sent_is_cut_to_max_query_chars_the_one_difference(bm25):
+    """An 8 MB <search> was sent whole: seconds of BM25 CPU in the env, a 504 on the server. It is
+    read in one linear pass as before, and the query sent is its first max_query_chars characters."""
+    from agentgym.envs.searchqa.env import SEARCH_R1_QUERY_CHARS
+
+    recording = Recording(bm25)
+    env = gymnasium.make("SearchQA-v0", action_format="search-r1", retriever=recording,
+                         tasks=[{"question": "q", "golden_answers": ["Genentech"]}])
+    env.reset(seed=0)
+    query = "Evan Morris " * (8_000_000 // 12)
+    observation, *_, info = env.step(f"<search>{query}</search>")
+    assert recording.queries == [query.strip()[:SEARCH_R1_QUERY_CHARS]]
+    assert info["extra"]["query_cut_from"] == len(query.strip()) and "Genentech" in observation
+    env.step("<search>Evan Morris</search>")  # a query under the cap goes as it is, and says nothing
+    assert recording.queries[-1] == "Evan Morris"
+    short = gymnasium.make("SearchQA-v0", action_format="search-r1", retriever=recording, max_query_chars=5)
+    short.reset(seed=0)
+    short.step("<search>Evan Morris</search>")
+    assert recording.queries[-1] == "Evan "

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("uvicorn", reason="the env server tests need uvicorn (pip install 'agentgym[server]')")
+pytest.importorskip("uvicorn", reason="the env server tests need uvicorn (pip install 'agentgym-rl[server]')")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from server_helpers import settings  # noqa: E402

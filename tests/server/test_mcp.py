@@ -17,7 +17,7 @@ from typing import Any
 import gymnasium
 import pytest
 
-pytest.importorskip("mcp", reason="the MCP front door needs the mcp SDK (pip install 'agentgym[mcp]')")
+pytest.importorskip("mcp", reason="the MCP front door needs the mcp SDK (pip install 'agentgym-rl[mcp]')")
 
 from mcp import Client  # noqa: E402
 from mcp.client.stdio import StdioServerParameters  # noqa: E402
@@ -185,3 +185,66 @@ def test_front_door_commands_refuse_mistakes_in_one_line(command):
                          env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert out.returncode == 2 and "Traceback" not in out.stderr
     assert "--transport" in out.stderr or "--host" in out.stderr
+
+
+# -- per-token sessions over HTTP (issue 30, items 2 and 3) -----------------------------------
+def _sessions(url: str) -> dict:
+    """The SDK's table of open MCP sessions (by id)."""
+    return _live[url].server.config.app.state.door.mcp.session_manager._server_instances
+
+
+async def _open_until_refused(url: str, token: str, stack, attempts: int) -> list[str]:
+    outcomes = []
+    for _ in range(attempts):
+        try:
+            await stack.enter_async_context(_http_client(url, token))
+            outcomes.append("open")
+        except Exception as exc:  # noqa: BLE001 - the SDK's client raises whatever the HTTP error becomes
+            outcomes.append(type(exc).__name__)
+    return outcomes
+
+
+def test_one_token_cannot_open_every_mcp_session():
+    """With --max-sessions 4, token A's initializes got [200, 200, 200, 503, ...] and token B got 503
+    until A's sessions idled out; now each of the two tokens has a share of 2."""
+    import contextlib
+
+    import httpx
+
+    async def main() -> None:
+        async with _http("SearchQA-v0", max_sessions=4) as url, contextlib.AsyncExitStack() as stack:
+            taken = await _open_until_refused(url, TOKEN, stack, 4)  # initialize alone opens a session
+            assert taken[:2] == ["open", "open"] and "open" not in taken[2:], taken
+            refused = httpx.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}},
+                                 headers={"Authorization": f"Bearer {TOKEN}",
+                                          "Accept": "application/json, text/event-stream"})
+            assert refused.status_code == 429 and "max_sessions_per_client" in refused.json()["error"]["message"]
+            assert await _open_until_refused(url, OTHER_TOKEN, stack, 3) == ["open", "open", taken[2]]
+            assert len(_sessions(url)) == 4
+
+    asyncio.run(main())
+
+
+def test_an_mcp_session_answers_only_the_token_that_opened_it():
+    """Token B holding A's session id could DELETE it, after which A's episode answered 'Session not found'."""
+    import httpx
+
+    async def main() -> None:
+        async with _http("SearchQA-v0") as url, _http_client(url, TOKEN) as client:
+            started = await client.call_tool(START_TOOL, {"seed": 0, "options": {"task_index": 0}})
+            assert not started.is_error
+            (session_id,) = _sessions(url)
+            stranger = {"Authorization": f"Bearer {OTHER_TOKEN}", "Mcp-Session-Id": session_id,
+                        "Accept": "application/json, text/event-stream"}
+            call = {"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+                    "params": {"name": "answer", "arguments": {"answer": "stolen"}}}
+            async with httpx.AsyncClient(timeout=10) as http:
+                for request in (http.delete(url, headers=stranger), http.post(url, json=call, headers=stranger),
+                                http.get(url, headers=stranger)):
+                    refused = await request
+                    assert refused.status_code == 404 and "Session not found" in refused.text
+            assert session_id in _sessions(url)  # A's session and its episode go on
+            searched = await client.call_tool("search", {"query": "capital"})
+            assert not searched.is_error and not searched.structured_content["terminated"]
+
+    asyncio.run(main())

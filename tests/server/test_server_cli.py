@@ -71,11 +71,32 @@ def test_serve_refuses_an_open_interface_without_a_token(monkeypatch):
     assert result.exit_code == 2 and "token" in result.output
 
 
+@pytest.mark.parametrize(("flag", "field"), [
+    ("--min-body-rate", "min_body_bytes_per_s"), ("--max-sessions", "max_sessions"),
+    ("--max-body-bytes-in-flight-per-client", "max_body_bytes_in_flight_per_client")])
+def test_serve_refuses_a_bad_limit_in_one_line_naming_its_field(flag, field):
+    result = CliRunner().invoke(app, ["serve", "--port", "1", "--token", "t", flag, "0"])
+    assert result.exit_code == 2 and f"{field}=0 is not allowed" in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+def test_server_config_mistakes_are_config_errors_naming_the_field():
+    from agentgym import ConfigError
+    from agentgym.server import ServerConfig
+
+    for fields, field in (({"min_body_bytes_per_s": 0}, "min_body_bytes_per_s"),
+                          ({"max_body_bytes": 1}, "max_body_bytes"), ({"env_calls": "fibers"}, "env_calls"),
+                          ({"tokens": (" ",)}, "tokens")):
+        with pytest.raises(ConfigError) as raised:
+            ServerConfig(**fields)
+        assert raised.value.field == field
+
+
 def test_serve_help_lists_the_limits():
     result = CliRunner().invoke(app, ["serve", "--help"], terminal_width=200)
     assert result.exit_code == 0
     for option in ("--token", "--max-sessions", "--session-ttl", "--max-request-bytes", "--request-timeout",
-                   "--env-calls"):
+                   "--env-calls", "--max-body-bytes-in-flight-per-client", "--min-body-rate"):
         assert option in result.output
 
 

@@ -12,7 +12,7 @@ import socket
 import threading
 import time
 
-from server_helpers import SLEEPY, TOKEN
+from server_helpers import OTHER_TOKEN, SLEEPY, TOKEN
 
 from agentgym.remote import RemoteEnv
 
@@ -52,8 +52,8 @@ def _status(reply: bytes) -> tuple[int, dict]:
     return int(head.split()[1]), json.loads(body) if body else {}
 
 
-def _session(live) -> RemoteEnv:
-    env = RemoteEnv(live.url, SLEEPY, token=TOKEN)
+def _session(live, token: str = TOKEN) -> RemoteEnv:
+    env = RemoteEnv(live.url, SLEEPY, token=token)
     env.reset()
     return env
 
@@ -84,30 +84,88 @@ def test_a_dripped_body_gets_408_at_the_body_deadline(serve):
 
 def test_large_bodies_past_the_budget_wait_then_get_503_and_small_ones_never_wait(serve):
     budget = 256 * 1024
-    live = serve(max_body_bytes_in_flight=budget, body_timeout_s=5)
-    env = _session(live)
-    holder = _post_head(live.port, f"/v1/sessions/{env.session_id}/step", budget)  # holds the whole budget
-    time.sleep(0.2)
+    live = serve(max_body_bytes_in_flight=budget, body_timeout_s=5, min_body_bytes_per_s=1024)
+    env, other = _session(live), _session(live, OTHER_TOKEN)
+    holder = _post_head(live.port, f"/v1/sessions/{env.session_id}/step", budget)
+    holder.sendall(b"x" * (budget - 65536))  # received and held: three quarters of the budget
+    keep_pace = threading.Event()
+
+    def trickle() -> None:  # fast enough for min_body_bytes_per_s, never finished
+        while not keep_pace.wait(0.3):
+            holder.send(b"x" * 1024)
+
+    threading.Thread(target=trickle, daemon=True).start()
+    time.sleep(0.3)
     started = time.monotonic()
-    second = _post_head(live.port, f"/v1/sessions/{env.session_id}/step", 200_000)
+    second = _post_head(live.port, f"/v1/sessions/{other.session_id}/step", 200_000, token=OTHER_TOKEN)
     with second:
         second.sendall(b"x" * 200_000)
         reply, _ = _reply_and_close(second)
     status, body = _status(reply)
-    assert status == 503 and body["error"]["type"] == "ServerBusy"
+    assert status == 503 and body["error"]["type"] == "ServerBusy" and "max_body_bytes_in_flight" in body["error"][
+        "message"]
     assert 0.9 < time.monotonic() - started < 4  # it waited its second for room first
     small = time.monotonic()
-    assert env.step("small")[0] == "did small"  # a small body skips the budget
+    assert other.step("small")[0] == "did small"  # a small body skips the budget
     assert time.monotonic() - small < 1
+    keep_pace.set()
     holder.close()  # the held budget comes back when its request ends
     time.sleep(0.3)
     assert live.server.config.app.state.server.budget.used == 0
-    third = _post_head(live.port, f"/v1/sessions/{env.session_id}/step", 200_000)
+    third = _post_head(live.port, f"/v1/sessions/{other.session_id}/step", 200_000, token=OTHER_TOKEN)
     with third:
         third.sendall(json.dumps({"action": "y" * 199_000}).encode().ljust(200_000))
         reply, _ = _reply_and_close(third)
     assert _status(reply)[0] in (200, 422)  # read, not refused for the budget
     env.close()
+    other.close()
+
+
+def test_two_dripped_bodies_of_one_token_leave_another_tenants_large_steps_alone(serve):
+    """Issue 30, item 4: two connections declaring 8 MB and sending a byte a second held the whole
+    budget for the body timeout, and 17 of 59 of another tenant's 120 KB steps answered 503."""
+    import httpx
+
+    live = serve()
+    dripper, tenant = _session(live), _session(live, OTHER_TOKEN)
+    stop, cut_after = threading.Event(), []
+
+    def drip() -> None:
+        while not stop.is_set():
+            sock = _post_head(live.port, f"/v1/sessions/{dripper.session_id}/step", 8 << 20)  # the largest body
+            started = time.monotonic()
+            with sock:
+                sock.settimeout(1.0)
+                while not stop.is_set():
+                    try:
+                        sock.send(b"x")
+                        if sock.recv(65536):
+                            cut_after.append(time.monotonic() - started)
+                            break
+                    except TimeoutError:
+                        continue
+                    except OSError:
+                        break
+
+    drips = [threading.Thread(target=drip, daemon=True) for _ in range(2)]
+    for thread in drips:
+        thread.start()
+    time.sleep(0.5)
+    statuses = []
+    body = json.dumps({"action": "y" * 120_000}).encode()
+    with httpx.Client(base_url=live.url, headers={"Authorization": f"Bearer {OTHER_TOKEN}"}, timeout=30) as http:
+        deadline = time.monotonic() + 3
+        while time.monotonic() < deadline:
+            statuses.append(http.post(f"/v1/sessions/{tenant.session_id}/step", content=body).status_code)
+            if statuses[-1] == 409:  # ResetNeeded: the episode reached its turn limit
+                tenant.reset()
+    stop.set()
+    for thread in drips:
+        thread.join(5)
+    assert statuses.count(200) > 5 and set(statuses) <= {200, 409}, statuses  # no 503, no 429
+    assert cut_after and max(cut_after) < 5  # each drip was cut at the pace (408), not after the 15 s deadline
+    dripper.close()
+    tenant.close()
 
 
 def test_a_client_that_disconnects_mid_body_is_one_log_line(serve, caplog):

@@ -18,7 +18,7 @@ import pytest
 
 from agentgym.envs.travelplanner.world import _database as world_mod
 from agentgym.envs.travelplanner.world import World
-from agentgym.errors import DataError
+from agentgym.errors import DataError, StorageError
 
 
 @pytest.fixture(scope="module")
@@ -173,14 +173,14 @@ def test_leftovers_of_a_killed_build_are_removed_once_old(root: Path, tmp_path: 
     assert not old.exists() and recent.exists()  # a recent one may be another process's build
 
 
-def test_an_unwritable_cache_dir_is_a_data_error(root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_unwritable_cache_dir_is_a_storage_error(root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import tempfile
 
     def refuse(*args, **kwargs):
         raise PermissionError(13, "Permission denied")
 
     monkeypatch.setattr(tempfile, "mkdtemp", refuse)
-    with pytest.raises(DataError, match="AGENTGYM_CACHE_DIR"):
+    with pytest.raises(StorageError, match="make it writable, or set AGENTGYM_CACHE_DIR"):
         World.open(root, cache_dir=tmp_path)
 
 

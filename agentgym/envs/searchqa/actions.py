@@ -14,12 +14,14 @@ Search-R1's reward extraction (``qa_em``): the last ``<answer>`` of the whole tr
 Tags (``action_format="tags"``): ``<search>query</search>`` searches,
 ``<answer>text</answer>`` answers; think blocks, and complete ``<information>`` blocks the model
 wrote itself, are ignored. The first complete tag decides the action, as Search-R1 cuts a turn at its
-first ``</search>``; an answer takes the **last** well-formed ``<answer>`` block. Nested tags, a
-tag closed by the wrong one, or a lone unclosed tag are errors; an unclosed tag after a complete
-one, or a stray closing tag, is ignored and noted.
+first ``</search>``. A turn that answers gives exactly one well-formed ``<answer>`` block: two or more
+(``<answer>wrong</answer><answer>right</answer>``, a hedge) is an invalid action, ``multiple_answers``.
+Nested tags, a tag closed by the wrong one, or a lone unclosed tag are errors; an unclosed tag after a
+complete one, or a stray closing tag, is ignored and noted.
 
 JSON (``action_format="json"``): ``<tool_call>{"name": "search", "arguments": {"query": ...}}</tool_call>``
-or ``<answer>...</answer>``, read by ``agentgym.core.parsing.parse_action``.
+or ``<answer>...</answer>``, read by ``agentgym.core.parsing.parse_action``; several ``<answer>``
+blocks are ``multiple_answers`` there too.
 
 Nothing here raises on model text: problems come back as ``ActionError``.
 """
@@ -68,7 +70,7 @@ class Reading:
 
     action: Search | Answer | GiveUp | ActionError
     answer_blocks: int = 0
-    """Well-formed ``<answer>`` blocks in the turn (the last one is the answer)."""
+    """Well-formed ``<answer>`` blocks in the turn (more than one makes an answer ``multiple_answers``)."""
     notes: tuple[str, ...] = ()
     """Recoverable oddities that were ignored (an unclosed trailing tag, a stray closing tag)."""
 
@@ -97,9 +99,13 @@ def read_action(text: str, action_format: str) -> Reading:
     if not visible.strip():
         usage = TAG_USAGE if action_format == "tags" else JSON_USAGE
         return Reading(_error(ErrorCode.EMPTY_ACTION, f"Your reply has no action. {usage}"))
-    if action_format == "json":
-        return _read_json(visible)
-    return _read_tags(visible)
+    reading = _read_json(visible) if action_format == "json" else _read_tags(visible)
+    if isinstance(reading.action, Answer) and reading.answer_blocks > 1:
+        # A hedge (<answer>wrong</answer><answer>right</answer>) must not count as solved.
+        return Reading(_error(ErrorCode.MULTIPLE_ANSWERS, f"Your reply has {reading.answer_blocks} <answer> "
+                              "blocks; give exactly one answer, between <answer> and </answer>."),
+                       reading.answer_blocks, reading.notes)
+    return reading
 
 
 def _read_json(text: str) -> Reading:

@@ -202,7 +202,7 @@ def _parquet_rows(path: Path) -> Iterator[dict[str, Any]]:
     try:
         import pyarrow.parquet as pq
     except ImportError:
-        raise DependencyNotInstalled("reading parquet needs pyarrow: pip install 'agentgym[parquet]'") from None
+        raise DependencyNotInstalled("reading parquet needs pyarrow: pip install 'agentgym-rl[parquet]'") from None
     try:
         batches = pq.ParquetFile(path).iter_batches(batch_size=4096)
         for batch in batches:

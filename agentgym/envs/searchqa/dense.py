@@ -16,7 +16,7 @@ layout unchanged:
 
 ``DenseRetriever.open(corpus, encoder=...)`` without ``index=`` encodes a smaller corpus and
 builds a Flat index in the cache, keyed by the corpus's content and the encoder.
-Needs the ``dense`` extra: ``pip install 'agentgym[dense]'``.
+Needs the ``dense`` extra: ``pip install 'agentgym-rl[dense]'``.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ def _faiss() -> Any:
     try:
         import faiss
     except ImportError:
-        raise DependencyNotInstalled("dense retrieval needs faiss-cpu: pip install 'agentgym[dense]'") from None
+        raise DependencyNotInstalled("dense retrieval needs faiss-cpu: pip install 'agentgym-rl[dense]'") from None
     return faiss
 
 
@@ -145,7 +145,7 @@ class E5Encoder:
             from transformers import AutoModel, AutoTokenizer
         except ImportError:
             raise DependencyNotInstalled("the dense encoder needs transformers and torch: "
-                                         "pip install 'agentgym[dense]'") from None
+                                         "pip install 'agentgym-rl[dense]'") from None
         self.name = str(model)
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(self.name)

@@ -56,7 +56,12 @@ _RENAMED_KWARGS = _RenamedKwargs("SearchQAEnv kwarg", {"questions": "tasks"})
 alias("SearchQAEnv attribute", "protocol", "action_format")
 alias("SearchQAEnv kwarg", "protocol", "action_format")
 AnswerJudge = Callable[[str, str, Sequence[str]], "float | None"]
+_PUBLIC_METADATA = ("answer_type", "type", "data_source")
+"""The metadata keys ``describe_task`` shows: short form or long, the question's kind, its dataset."""
 _INFO_ANSWER_CHARS = 2000  # info keeps logs small; the model's own text has the whole answer
+SEARCH_R1_QUERY_CHARS = 10_000
+"""The longest query ``search-r1`` sends (``max_query_chars``): a 500-token turn (Search-R1's
+``max_response_length``) rarely holds more, and e5 reads only 256 tokens of a query."""
 
 
 class SearchQAEnv(TextEnv):
@@ -74,7 +79,9 @@ class SearchQAEnv(TextEnv):
     (docs/searchqa.md lists the rules and the quirks): its prompt (or a Search-R1 row's own);
     the turn cut after the first ``</search>`` (else ``</answer>``), ``<think>`` being plain
     text, and the first case-sensitive ``<search>``/``<answer>`` acted on; no size limit on a
-    turn or a query; its fixed invalid-action observation; an empty answer ends the episode;
+    turn; the query sent to the retriever cut to ``max_query_chars`` (10,000 characters: the one
+    difference from Search-R1, which sends it whole); its fixed invalid-action observation; an
+    empty answer ends the episode;
     ``max_turns`` turns with searches, then one final turn in which a search is not run;
     passages rendered from the corpus's raw ``contents``; an empty ``<information></information>``
     on no hits; observations cut to ``max_observation_tokens`` tokens of ``tokenizer`` (an
@@ -86,7 +93,8 @@ class SearchQAEnv(TextEnv):
 
     ``action_format="tags"`` (Search-R1's tags): ``<search>query</search>`` searches and
     ``<answer>text</answer>`` answers; ``<think>`` blocks are allowed and ignored. The first
-    complete tag decides the action; an answer is the last well-formed ``<answer>`` block.
+    complete tag decides the action; a turn with more than one well-formed ``<answer>`` block is an
+    invalid action (``multiple_answers``), so a hedge never counts as solved.
     ``action_format="json"``: ``<tool_call>{"name": "search", "arguments": {"query": ...}}</tool_call>``
     with the schema in ``env.unwrapped.tools.schemas()``, and ``<answer>...</answer>``
     (or the ``finish`` tool); ``give_up`` ends the episode.
@@ -115,9 +123,11 @@ class SearchQAEnv(TextEnv):
     ``StepInfo.to_info()``: ``action`` (``tool``, ``answer``, ``give_up``, ``invalid``), the
     search as ``tool_call`` and ``tool_result`` (rows = passages), ``error.code``
     (``empty_action``, ``unparseable_action``, ``invalid_argument`` for an empty or too long
-    query, ``search_limit``, ``retriever_failed``, ``action_too_long``, ``unknown_tool``...), and
+    query, ``search_limit``, ``retriever_failed``, ``multiple_answers``, ``action_too_long``,
+    ``unknown_tool``...), and
     in ``extra``: ``query``, ``passage_ids``, ``scores``, ``searches_used``, ``answer``,
-    ``answer_blocks``, ``parse_notes``, ``retriever_error``.
+    ``answer_blocks``, ``parse_notes``, ``retriever_error``, ``query_cut_from`` (``search-r1``: the
+    length of a query cut to ``max_query_chars``).
 
     ## Arguments
     * ``tasks``: a FlashRAG/Search-R1 question file (jsonl, json, parquet), rows, ``QATask``
@@ -137,7 +147,8 @@ class SearchQAEnv(TextEnv):
     * ``reward``: a reward preset name or spec (None: the ``metric`` is the reward).
     * ``top_k`` (3), ``max_searches`` (4), ``max_turns`` (10; 4 with ``search-r1``, whose meaning differs:
       see Action formats), ``passage_chars`` (1000, per passage text), ``max_query_chars`` (1000, per
-      search string; not with ``search-r1``), ``max_action_chars`` (1,000,000; none with ``search-r1``
+      search string, a longer one refused; with ``search-r1`` 10,000, a longer one cut to it before
+      it is sent), ``max_action_chars`` (1,000,000; none with ``search-r1``
       unless given).
     * ``synthetic_size`` (``small``, ``default``, ``large`` or an int of passages) and
       ``synthetic_seed`` (0): the embedded world. ``index_dir``, ``cache_dir``: where the BM25
@@ -160,12 +171,13 @@ class SearchQAEnv(TextEnv):
     """Where a generated turn ends (the tag format's closing tags; each instance sets its own:
     ``search-r1`` stops at ``</search>`` only and declares Search-R1's cut in ``stop_priority``)."""
     reward_provides: ClassVar[frozenset[str]] = frozenset({"task_text", "gold_answers"})
+    reward_lab: ClassVar[str] = "agentgym.envs.searchqa.lab"
     renamed_kwargs: ClassVar[RenamedKeys] = _RENAMED_KWARGS
     renamed_options: ClassVar[RenamedKeys] = TASK_OPTION_RENAMES
 
     def __init__(self, *, tasks: Any = None, corpus: Any = None, retriever: Retriever | str | None = None,
                  action_format: str = "tags", metric: str = "em", top_k: int = 3, max_searches: int = 4,
-                 max_turns: int | None = None, passage_chars: int = 1000, max_query_chars: int = 1000,
+                 max_turns: int | None = None, passage_chars: int = 1000, max_query_chars: int | None = None,
                  max_action_chars: int | None = None, tokenizer: Any = None, max_observation_tokens: int = 500,
                  scoring: str | None = None,
                  synthetic_size: str | int = "default", synthetic_seed: int = 0, bm25: str = "bm25s",
@@ -178,6 +190,8 @@ class SearchQAEnv(TextEnv):
         require_positive_int("max_turns", max_turns)
         if max_action_chars is None:  # Search-R1 reads a turn of any length (in one linear pass)
             max_action_chars = sys.maxsize if search_r1 else 1_000_000
+        if max_query_chars is None:  # search-r1 cuts instead of refusing: an 8 MB query costs seconds of BM25
+            max_query_chars = SEARCH_R1_QUERY_CHARS if search_r1 else 1000
         # Search-R1's max_turns=N: N turns that act, then a final turn in which a search is not run.
         super().__init__(max_turns=max_turns + 1 if search_r1 else max_turns,
                          max_action_chars=max_action_chars, render_mode=render_mode)
@@ -320,8 +334,9 @@ class SearchQAEnv(TextEnv):
             error = ActionError(code=ErrorCode.SEARCH_LIMIT, message="The final turn's search is not run.")
             return "search", ("", 0.0, False, self._info(action="tool", error=error,
                                                          extra={"query": clip(parsed.query, 300)}))
-        if isinstance(parsed, Search):
-            return "search", self._search(parsed.query, {})  # the whole query, as Search-R1 sends it
+        if isinstance(parsed, Search):  # the query as Search-R1 sends it, up to max_query_chars
+            cut = {"query_cut_from": len(parsed.query)} if len(parsed.query) > self.max_query_chars else {}
+            return "search", self._search(parsed.query[:self.max_query_chars], cut)
         self._answer = parsed.text
         extra = {"answer": clip(parsed.text, _INFO_ANSWER_CHARS), "answer_blocks": 1}
         return "answer", ("", 0.0, True, self._info(action="answer", terminated_reason="answer", answer=parsed.text,
@@ -430,6 +445,12 @@ class SearchQAEnv(TextEnv):
             scored = self._r1.scored_answer() if self.scoring == "transcript" else self._answer
             context["outcome"] = 0.0 if scored is None else exact_match(scored, task.golden_answers)
         return context
+
+    def describe_task(self, task: QATask) -> dict[str, Any]:
+        """The task's id and text, and its kind from its metadata: never its gold answers, nor the rest
+        of its metadata (supporting passage ids point at them)."""
+        kind = {key: task.metadata[key] for key in _PUBLIC_METADATA if key in task.metadata}
+        return {"id": task.id, "text": task.text, **kind}
 
     # -- helpers -----------------------------------------------------------------------------
     def _info(self, **fields: Any) -> StepInfo:

@@ -101,7 +101,7 @@ def _load(name: str) -> Any:
     try:
         from transformers import AutoTokenizer
     except ImportError:
-        raise DependencyNotInstalled("tokenizer= by name needs transformers: pip install 'agentgym[dense]'") from None
+        raise DependencyNotInstalled("tokenizer= by name needs transformers: pip install 'agentgym-rl[dense]'") from None
     try:
         return AutoTokenizer.from_pretrained(name)
     except (OSError, ValueError) as exc:

@@ -14,6 +14,7 @@ observation, never an exception.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -26,7 +27,10 @@ from agentgym import _http
 from agentgym.envs.searchqa.data import split_contents
 from agentgym.errors import ConfigError, RetrieverError
 
-__all__ = ["Hit", "Retriever", "RetrieverError", "HttpRetriever", "document_to_hit"]
+__all__ = ["Hit", "Retriever", "RetrieverError", "HttpRetriever", "document_to_hit", "TOKEN_ENV_VAR"]
+
+TOKEN_ENV_VAR = "AGENTGYM_RETRIEVER_TOKEN"
+"""The bearer token ``HttpRetriever`` sends (an env's ``retriever=URL`` too), for a server with tokens."""
 
 
 @dataclass(frozen=True)
@@ -87,6 +91,8 @@ class HttpRetriever:
     carries at most ``batch_size`` queries. A connection error, a timeout (``timeout`` seconds
     per attempt), HTTP 429 or 5xx is retried ``retries`` times with exponential backoff from
     ``backoff`` seconds; other failures and malformed replies raise ``RetrieverError`` at once.
+    ``$AGENTGYM_RETRIEVER_TOKEN``, when set, is sent as a bearer token (unless ``headers`` has an
+    ``Authorization``), for a ``serve-retriever --token`` server.
     """
 
     def __init__(self, url: str, *, timeout: float = 10.0, retries: int = 2, backoff: float = 0.25,
@@ -100,6 +106,9 @@ class HttpRetriever:
         self.url = url if parts.path not in ("", "/") else url.rstrip("/") + "/retrieve"
         self.timeout, self.retries, self.backoff, self.batch_size = timeout, retries, backoff, batch_size
         self.headers = dict(headers or {})
+        token = os.environ.get(TOKEN_ENV_VAR, "").strip()
+        if token and not any(name.lower() == "authorization" for name in self.headers):
+            self.headers["Authorization"] = f"Bearer {token}"
         self._client: httpx.Client | None = None
 
     def search(self, query: str, k: int) -> list[Hit]:
@@ -132,8 +141,9 @@ class HttpRetriever:
             if reply.status == 429 or reply.status >= 500:
                 failure = f"HTTP {reply.status}"
                 continue
-            if reply.status != 200:
-                raise RetrieverError(f"the retriever at {self.url} refused the request: HTTP {reply.status}")
+            if reply.status != 200:  # the server's reason names the limit a request passed
+                raise RetrieverError(f"the retriever at {self.url} refused the request: HTTP {reply.status} "
+                                     f"{_http.clip(reply.text, 300)}")
             return _parse_result(reply, len(queries))
         raise RetrieverError(f"the retriever at {self.url} failed after {self.retries + 1} attempt(s): {failure}")
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import threading
+import warnings
 from typing import Any
 
 from agentgym._toolbox import clip
@@ -42,7 +43,9 @@ def literal_eval(text: str, *, max_chars: int = LITERAL_MAX_CHARS, max_items: in
     if items > max_items:
         raise LiteralError(f"more than {max_items:,} items ({items:,} separators)")
     try:
-        with _LOCK:
+        with _LOCK, warnings.catch_warnings():
+            # model text is data: an invalid escape ("\d") is the model's, not a warning for the user
+            warnings.simplefilter("ignore", (DeprecationWarning, SyntaxWarning))
             return ast.literal_eval(text)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError, SystemError) as exc:
         raise LiteralError(f"not a Python literal ({type(exc).__name__}: {clip(str(exc), 80)})") from None

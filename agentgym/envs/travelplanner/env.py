@@ -110,6 +110,7 @@ class TravelPlannerEnv(TextEnv):
     """
 
     reward_provides: ClassVar[frozenset[str]] = frozenset({"travelplanner"})
+    reward_lab: ClassVar[str] = "agentgym.envs.travelplanner.lab"
     renamed_kwargs: ClassVar[RenamedKeys] = _RENAMED_KWARGS
     renamed_options: ClassVar[RenamedKeys] = TASK_OPTION_RENAMES
 
@@ -218,6 +219,11 @@ class TravelPlannerEnv(TextEnv):
                 "evaluate": lambda plan, evaluator: evaluate(
                     plan if isinstance(plan, ParsedPlan) else parse_plan(plan), task, world, evaluator=evaluator
                 ).model_dump(mode="json")}
+
+    def describe_task(self, task: TravelTask) -> dict[str, Any]:
+        """The task's fields (its text, cities, dates, budget, constraints, level), without its gold plan
+        and its sole-planning notes (up to a megabyte)."""
+        return task.model_dump(mode="json", exclude={"annotated_plan", "reference_information"})
 
     # -- helpers -----------------------------------------------------------------------------
     def _info(self, **fields: Any) -> StepInfo:

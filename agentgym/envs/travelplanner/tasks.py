@@ -287,7 +287,7 @@ def _read_parquet(path: Path) -> list[tuple[str, Any]]:
         import pyarrow as pa
         import pyarrow.parquet as pq
     except ImportError:
-        raise DependencyNotInstalled("reading parquet task files needs `pip install 'agentgym[parquet]'`") from None
+        raise DependencyNotInstalled("reading parquet task files needs `pip install 'agentgym-rl[parquet]'`") from None
     try:
         rows = pq.read_table(path).to_pylist()
     except (pa.ArrowException, OSError, ValueError) as exc:
@@ -303,7 +303,7 @@ def _from_hub(split: str) -> list[TravelTask]:
     try:
         import datasets
     except ImportError:
-        raise DependencyNotInstalled("loading tasks from the hub needs `pip install 'agentgym[hf]'`") from None
+        raise DependencyNotInstalled("loading tasks from the hub needs `pip install 'agentgym-rl[hf]'`") from None
     # The hub repo, or a local copy of it (same layout) named by the environment variable.
     repo = os.environ.get(HF_DATASET_ENV_VAR) or HF_DATASET
     rows = datasets.load_dataset(repo, split)[split]

@@ -1,7 +1,7 @@
 """agentgym on TRL: any agentgym env as a multi-turn ``GRPOTrainer`` rollout, by the turn rules
 the verl agent loop uses too (``agentgym.integrations.turns``).
 
-    pip install 'agentgym[trl]'
+    pip install 'agentgym-rl[trl]'
     agentgym train trl_searchqa            # a tiny model learns SearchQA-v0 on CPU in minutes
 
 ``rollout_func`` plays episodes for ``GRPOTrainer(rollout_func=...)`` over prompts from
@@ -18,7 +18,7 @@ from agentgym.integrations.trl._guard import TRL_VERSION, require_trl
 __all__ = ["TRL_VERSION", "require_trl", "rollout_func", "AgentGymRollout", "task_dataset", "TurnConstraint",
            "schedule_clock", "agentgym_reward", "term_reward", "TagConstraint", "ReactConstraint", "TemplateConstraint",
            "SearchTool",
-           "TravelPlannerTools", "word_tokenizer", "tiny_qwen2", "shuffle_rewards"]
+           "TravelPlannerTools", "word_tokenizer", "tiny_qwen2", "shuffle_rewards", "AgentGymRolloutWorker"]
 
 _LAZY = {
     "rollout_func": "agentgym.integrations.trl.rollout",
@@ -36,6 +36,7 @@ _LAZY = {
     "word_tokenizer": "agentgym.integrations.trl.tiny",
     "tiny_qwen2": "agentgym.integrations.trl.tiny",
     "shuffle_rewards": "agentgym.integrations.trl.controls",
+    "AgentGymRolloutWorker": "agentgym.integrations.trl.async_worker",
 }
 
 # Lazy so that listing recipes and `--help` work without importing TRL and torch.

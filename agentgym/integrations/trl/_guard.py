@@ -7,7 +7,7 @@ from agentgym.errors import DependencyNotInstalled
 __all__ = ["require_trl", "TRL_VERSION"]
 
 TRL_VERSION = "1.16.0"
-"""The TRL release this bridge is tested against (pinned by the ``agentgym[trl]`` extra)."""
+"""The TRL release this bridge is tested against (pinned by the ``agentgym-rl[trl]`` extra)."""
 
 
 def require_trl() -> None:
@@ -18,4 +18,4 @@ def require_trl() -> None:
     except ImportError as exc:
         raise DependencyNotInstalled(
             f"the TRL integration needs trl {TRL_VERSION} ({exc.name or exc} is missing); "
-            "pip install 'agentgym[trl]'") from exc
+            "pip install 'agentgym-rl[trl]'") from exc

@@ -15,6 +15,7 @@ drag the baseline down.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -24,21 +25,25 @@ __all__ = ["agentgym_reward", "term_reward", "METRIC_PREFIX"]
 
 METRIC_PREFIX = "agentgym"
 """Metric names: ``agentgym/term/<name>``, ``agentgym/outcome``, ``agentgym/stop/<reason>``,
-``agentgym/failed/<reason>``."""
+``agentgym/failed/<reason>``, and the reward lab's ``agentgym/reward/...`` (``group_metrics``)."""
 
 
 def agentgym_reward(completions: Sequence[Any], shaped_reward: Sequence[float | None] | None = None,
                     reward_terms: Sequence[Mapping[str, float | None]] | None = None,
                     outcome: Sequence[float] | None = None, episode: Sequence[Mapping[str, Any]] | None = None,
+                    reward_signal: Sequence[Mapping[str, float]] | None = None,
                     log_metric: Callable[[str, float], None] | None = None, **_: Any) -> list[float | None]:
-    """The env's shaped reward per completion (None when the rollout is left out); per-term means go
-    to TRL's metrics."""
+    """The env's shaped reward per completion (None when the rollout is left out); per-term means and
+    the batch's reward-lab figures go to TRL's metrics."""
     if shaped_reward is None:
         raise ConfigError("rollout_func", None, "agentgym.integrations.trl.rollout_func(...): this reward reads "
                           "its 'shaped_reward' field")
     rewards = [None if r is None else float(r) for r in shaped_reward]
     if log_metric is not None and rewards:
         _log_means(log_metric, reward_terms or [], outcome or [], episode or [])
+        for name, value in (reward_signal[0] if reward_signal else {}).items():
+            if math.isfinite(value):  # an undefined figure (no group with a spread) is left out of the mean
+                log_metric(name, value)
     return rewards
 
 

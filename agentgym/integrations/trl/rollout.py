@@ -22,11 +22,16 @@ the tokens are the chat template's own, ``chat_layout``). It returns:
     outcome           1.0 iff the env says the task was solved
     report            the env's ``info["report"]`` of the last step ({} when none)
     episode           env id, task id, stop reason, actions taken, why it was left out, training step
+    reward_signal     the batch's reward-lab figures (``agentgym.rewards.lab.group_metrics``: zero-variance
+                      share, within-group std, rank correlation with the outcome, abstention and failure
+                      shares per term), the same dict on every row; ``agentgym_reward`` logs it
 
 TRL hands the extra keys to every reward function by name (``rewards.py`` reads them).
 With ``layout="search-r1"`` the completion is Search-R1's token layout instead of chat turns
 (``search_r1_layout``: re-tokenized cut turns and raw observation tokens, no end-of-turn token).
 Scheduled rewards are shaped at TRL's ``global_step`` of ``max_steps`` (``schedule_clock``).
+With ``log_dir``, every rollout's record (``agentgym.rewards.lab.rollout_record``) is appended to
+``log_dir/rollouts-<process>.jsonl``, which ``agentgym rewards compare`` reads.
 The failure budget (``max_failed_share`` over ``failure_window`` rollouts) stops training with
 ``TrainingAborted`` when too many rollouts are left out.
 """
@@ -35,7 +40,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any, Protocol
 
 import gymnasium
@@ -54,6 +61,7 @@ from agentgym.integrations.rollouts import (
     play_rollout,
 )
 from agentgym.integrations.turns import RolloutResult, TokenStream, TurnRules, episode_summary, score_episode
+from agentgym.rewards.lab.rollouts import RecordedEnv, RecordingPool
 
 __all__ = ["AgentGymRollout", "rollout_func", "task_dataset", "TurnConstraint", "schedule_clock", "TASK_KEY"]
 
@@ -83,7 +91,8 @@ class AgentGymRollout:
                  unfinished_reward: float = 0.0, train_on_observations: bool = False, failures_as_zeros: bool = False,
                  layout: str = "chat",
                  max_observation_tokens: int = 500, env_max_idle: int = 512, max_failed_share: float = 0.5,
-                 failure_window: int = 256, env_threads: int | None = None) -> None:
+                 failure_window: int = 256, env_threads: int | None = None,
+                 log_dir: str | os.PathLike[str] | None = None) -> None:
         if not isinstance(env_id, str) or not env_id:
             raise ConfigError("env_id", env_id, "a registered env id, e.g. 'SearchQA-v0'")
         require_choice("layout", layout, _LAYOUTS)
@@ -108,6 +117,8 @@ class AgentGymRollout:
         share of each reason rollouts were left out for."""
         self._pool = EnvPool(max_idle_per_key=env_max_idle)
         self._layouts: dict[int, ChatLayout] = {}
+        self.log_dir = None if log_dir is None else Path(log_dir)
+        self._recorded: dict[int, RecordingPool] = {}
 
     # -- the TRL entry point ---------------------------------------------------------------
     def __call__(self, prompts: Sequence[Any], trainer: Any) -> dict[str, list[Any]]:
@@ -123,11 +134,15 @@ class AgentGymRollout:
         rules = TurnRules(response_length=self.response_length or int(trainer.args.max_completion_length),
                           stop_ids=layout.stop_ids, end_of_turn=layout.end_of_turn, max_turns=self.max_turns)
         tasks = [self._task(task_of(prompt)) for prompt in prompts]
+        self._recorded.clear()
         played = asyncio.run(self._play_all(sampler, layout, rules, tasks, clock))
         fatal = next((result for _, result in played if result.fatal), None)
         if fatal is not None:  # the user's configuration: stop with its own error, not a masked zero
             raise fatal.cause if fatal.cause is not None else TrainingAborted(str(fatal.error))
         output = self._output(played, clock.training_step, layout)
+        output["reward_signal"] = [_signal(played, output, trainer)] * len(played)
+        if self.log_dir is not None:
+            self._log(played, output, clock, trainer)
         reasons = [result.left_out_reason for _, result in played]
         first_error = next((r.error or (r.failure.message if r.failure else None) for _, r in played if r.masked), None)
         failed = self.budget.record(reasons, clock.training_step, first_error=first_error)
@@ -164,8 +179,11 @@ class AgentGymRollout:
     async def _play(self, sampler: Any, layout: ChatLayout, rules: TurnRules, task: EnvTask,
                     clock: Clock) -> tuple[TokenStream, RolloutResult]:
         episode, result = TokenStream(messages=[]), RolloutResult()
+        pool: Any = self._pool
+        if self.log_dir is not None:
+            pool = self._recorded[id(episode)] = RecordingPool(self._pool)
         try:
-            await play_rollout(_Host(sampler), task, episode, result, pool=self._pool,
+            await play_rollout(_Host(sampler), task, episode, result, pool=pool,
                                layout=RolloutLayout(layout, self.layout, self.max_observation_tokens), rules=rules,
                                clock=clock, stop_at_action=self.stop_at_action, env_threads=self.env_threads)
         finally:
@@ -203,6 +221,26 @@ class AgentGymRollout:
                                    "left_out": result.left_out_reason, "training_step": step})
         return out
 
+    def _log(self, played: list[tuple[TokenStream, RolloutResult]], output: Mapping[str, Any], clock: Clock,
+             trainer: Any) -> None:
+        """Append each rollout's record to ``log_dir/rollouts-<process>.jsonl``. A group is one prompt's
+        ``num_generations`` copies, numbered over the whole batch as TRL groups them for its advantages
+        (its processes hold consecutive slices of it), so a group split across processes stays one."""
+        size = max(1, int(getattr(trainer.args, "num_generations", 1) or 1))
+        process = int(getattr(getattr(trainer, "accelerator", None), "process_index", 0) or 0)
+        lines = []
+        for i, (episode, result) in enumerate(played):
+            recorded = self._recorded.pop(id(episode)).env or RecordedEnv(None)
+            place = process * len(played) + i
+            record = recorded.record(group=f"{clock.training_step}-{place // size}", sample=place % size,
+                                     task_id=result.task_id, env_id=self.env_id, env_kwargs=self.env_kwargs,
+                                     training_step=clock.training_step, total_steps=clock.total_steps,
+                                     total=output["shaped_reward"][i])
+            lines.append(json.dumps(record, ensure_ascii=False, default=str) + "\n")
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        with (self.log_dir / f"rollouts-{process}.jsonl").open("a", encoding="utf-8") as f:
+            f.write("".join(lines))
+
     def _note(self, output: Mapping[str, Any], step: int | None, failed: Mapping[str, float]) -> None:
         n = max(1, len(output["shaped_reward"]))
         sequences: dict[str, float] = {}
@@ -212,8 +250,9 @@ class AgentGymRollout:
         scored = [r for r in output["shaped_reward"] if r is not None]
         terms = {name: _mean([t[name] for t in output["reward_terms"] if t[name] is not None])
                  for name in self.term_names}
+        signal = output["reward_signal"][0] if output.get("reward_signal") else {}
         self.history.append({"step": step, "reward": _mean(scored), "outcome": sum(output["outcome"]) / n,
-                             "terms": terms, "actions": sequences, "failed": dict(failed)})
+                             "terms": terms, "actions": sequences, "failed": dict(failed), "signal": dict(signal)})
 
 
 def rollout_func(env_id: str, **kwargs: Any) -> AgentGymRollout:
@@ -245,6 +284,8 @@ def rollout_func(env_id: str, **kwargs: Any) -> AgentGymRollout:
             rollouts left out of training raises ``TrainingAborted`` (1.0: never).
         failure_window: the rollouts the failure budget looks back over, across training steps.
         env_threads: threads of the process's env pool (``agentgym._env_threads``), when it is first made.
+        log_dir: a folder to append every rollout's record to (``rollouts-<process>.jsonl``), for the
+            reward lab (``agentgym rewards compare log_dir``); None (default) writes nothing.
     """
     return AgentGymRollout(env_id, **kwargs)
 
@@ -323,6 +364,16 @@ class _Host:
 
     def decode(self, tokens: Sequence[int]) -> str:
         return self.sampler.decode(tokens)
+
+
+def _signal(played: list[tuple[TokenStream, RolloutResult]], output: Mapping[str, Any], trainer: Any) -> dict:
+    """The reward lab's figures of the batch (``agentgym.rewards.lab.group_metrics``): a group is one
+    prompt's ``num_generations`` rollouts, every rollout counted (a failed one shows as failed)."""
+    from agentgym.rewards.lab import group_metrics
+
+    size = int(getattr(trainer, "num_generations", None) or trainer.args.num_generations)
+    return group_metrics((i // size, info["score"], info["outcome"], result.breakdown)
+                         for i, ((_, result), info) in enumerate(zip(played, output["reward_info"])))
 
 
 def _end_token(layout: ChatLayout) -> int:

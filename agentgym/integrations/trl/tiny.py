@@ -98,11 +98,12 @@ def tiny_qwen2(tokenizer: Any, *, hidden_size: int = 64, layers: int = 2, heads:
                          num_hidden_layers=layers, num_attention_heads=heads, num_key_value_heads=heads,
                          max_position_embeddings=2048, tie_word_embeddings=True,
                          eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id,
-                         bos_token_id=tokenizer.eos_token_id)
+                         bos_token_id=tokenizer.bos_token_id)  # None: the tokenizer's (trainers align them, warning)
     torch.manual_seed(seed)
     model = Qwen2ForCausalLM(config)
     model.generation_config.eos_token_id = tokenizer.eos_token_id
     model.generation_config.pad_token_id = tokenizer.pad_token_id
+    model.generation_config.bos_token_id = tokenizer.bos_token_id
     return model
 
 

@@ -1,6 +1,6 @@
 """agentgym on verl 0.9.x: run any agentgym env as a verl agent loop, train with GRPO or VSPO.
 
-    pip install 'agentgym[verl]'
+    pip install 'agentgym-rl[verl]'
     agentgym verl prepare TravelPlanner-v0 --split validation --out tp_train.parquet
     agentgym train planner_r1 data.train_files=tp_train.parquet data.val_files=tp_val.parquet --dry-run
 

@@ -7,9 +7,9 @@ from agentgym.errors import DependencyNotInstalled
 __all__ = ["require_verl", "VERL_VERSION"]
 
 VERL_VERSION = "0.9.1"
-"""The verl release this bridge is tested against (pinned by the ``agentgym[verl]`` extra)."""
+"""The verl release this bridge is tested against (pinned by the ``agentgym-rl[verl]`` extra)."""
 
-_HINT = "pip install 'agentgym[verl]'"
+_HINT = "pip install 'agentgym-rl[verl]'"
 
 
 def require_verl() -> None:

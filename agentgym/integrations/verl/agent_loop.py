@@ -12,7 +12,9 @@ the reset with verl's schedule clock, env calls on the env threads, typed failur
 * ``reward_score`` is the env's reward (its shaper's total with ``reward=``), so verl's reward
   loop is skipped; verl pays it on the last response token, which is always one the model
   produced (the rules never end a stream on an added token); ``extra_fields["reward_extra_info"]``
-  has the fixed-key breakdown (``reward_info``) and ``extra_fields["agentgym"]`` says how the
+  has the fixed-key breakdown (``reward_info``; with ``trainer.rollout_data_dir`` or
+  ``validation_data_dir`` set, also ``agentgym_record``: the rollout record the reward lab reads
+  back from verl's dump) and ``extra_fields["agentgym"]`` says how the
   episode ended;
 * a rollout that failed for a reason outside the model (the env raised, a retriever or judge did
   not answer, a timeout) keeps its tokens with loss mask 0 and reports ``failed=1`` and its
@@ -28,6 +30,7 @@ the reset with verl's schedule clock, env calls on the env threads, typed failur
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from dataclasses import dataclass, field
@@ -60,6 +63,8 @@ from agentgym.integrations.turns import (  # noqa: E402
 from agentgym.integrations.reward_info import term_names_for  # noqa: E402
 from agentgym.integrations.verl.config import AgentGymConfig, EnvTask, decode_json_field  # noqa: E402
 from agentgym.integrations.stops import sampling_stop_params  # noqa: E402
+from agentgym.rewards.lab.readers import VERL_COLUMN as RECORD_COLUMN  # noqa: E402
+from agentgym.rewards.lab.rollouts import RecordedEnv, RecordingPool  # noqa: E402
 
 __all__ = ["AgentGymAgentLoop"]
 
@@ -95,6 +100,10 @@ class AgentGymAgentLoop(AgentLoopBase):
         self.rollout_name = str(self.rollout_config.get("name", "") or "")
         self.full_determinism = bool(self.rollout_config.get("full_determinism", False))
         self.layout = self._chat_layout()
+        trainer = self.config.get("trainer", None) if hasattr(self.config, "get") else None
+        # The reward lab reads verl's dumps: every trajectory carries its record when one is written.
+        self.records = trainer is not None and bool(trainer.get("rollout_data_dir", None)
+                                                    or trainer.get("validation_data_dir", None))
 
     def _chat_layout(self) -> ChatLayout:
         template_kwargs = _as_dict(self.apply_chat_template_kwargs)
@@ -111,6 +120,7 @@ class AgentGymAgentLoop(AgentLoopBase):
         request_id = f"det-{kwargs.get('priority', 0)}" if self.full_determinism else uuid4().hex
         rollout = _Rollout(messages=[dict(m) for m in (kwargs.get("raw_prompt") or [])], request_id=request_id)
         result, task = RolloutResult(), None
+        pool = RecordingPool(ENV_POOL) if self.records else ENV_POOL
         extra_info = row_extra_info(kwargs)  # a Search-R1-prepared row is mapped onto SearchQA-v0
         try:
             if _FATAL:
@@ -124,7 +134,7 @@ class AgentGymAgentLoop(AgentLoopBase):
                               end_of_turn=self.layout.end_of_turn, max_turns=self.max_assistant_turns,
                               max_observations=self.max_user_turns)
             started = time.perf_counter()
-            await play_rollout(self, task, rollout, result, pool=ENV_POOL, layout=self._rollout_layout(), rules=rules,
+            await play_rollout(self, task, rollout, result, pool=pool, layout=self._rollout_layout(), rules=rules,
                                clock=clock_of(_as_int(kwargs.get("global_steps")), self.config, self.agentgym),
                                params=sampling_params, stop_at_action=self.agentgym.stop_at_action,
                                pass_training_step=self.agentgym.pass_training_step,
@@ -137,7 +147,12 @@ class AgentGymAgentLoop(AgentLoopBase):
         for key in ("min_global_steps", "max_global_steps"):  # verl's V1 trainer reads both as ints
             if rollout.extra_fields.get(key) is None and step is not None:
                 rollout.extra_fields[key] = step
-        return self._output(rollout, result, task, self._term_names(extra_info))
+        output = self._output(rollout, result, task, self._term_names(extra_info))
+        if self.records:
+            played = pool.env or RecordedEnv(None)  # none when the row could not be read
+            output.extra_fields["reward_extra_info"][RECORD_COLUMN] = _record(played, result, task, kwargs, step,
+                                                                               output.reward_score)
+        return output
 
     def _rollout_layout(self) -> RolloutLayout:
         return RolloutLayout(self.layout, self.agentgym.layout, self.agentgym.max_observation_tokens)
@@ -200,7 +215,8 @@ class AgentGymAgentLoop(AgentLoopBase):
         score, reward_extra_info = score_episode(result, terms, failure_reward=self.agentgym.failure_reward,
                                                  unfinished_reward=self.agentgym.unfinished_reward)
         extra = {**rollout.extra_fields, "reward_extra_info": reward_extra_info,
-                 "agentgym": episode_summary(result, task.env_id if task else None)}
+                 "agentgym": {**episode_summary(result, task.env_id if task else None),
+                              "breakdown": result.breakdown.to_dict() if result.breakdown is not None else None}}
         return AgentLoopOutput(
             prompt_ids=prompt_ids, response_ids=response_ids, response_mask=mask, response_logprobs=logprobs,
             # as verl's ToolAgentLoop counts: the prompt, then every model turn and observation
@@ -213,6 +229,18 @@ class AgentGymAgentLoop(AgentLoopBase):
             if isinstance(token, int):
                 return token
         return 0
+
+
+def _record(played: RecordedEnv, result: RolloutResult, task: EnvTask | None, kwargs: dict[str, Any],
+            step: int | None, score: Any) -> str:
+    """The trajectory's rollout record (``agentgym.rewards.lab``) as JSON text, a column of verl's dump:
+    its group is verl's ``uid``, its sample the V1 worker's ``session_id``."""
+    uid, session = plain(kwargs.get("uid")), _as_int(kwargs.get("session_id"))
+    record = played.record(group=str(uid) if uid is not None else uuid4().hex, sample=max(session or 0, 0),
+                           task_id=result.task_id, env_id=task.env_id if task else None,
+                           env_kwargs=task.env_kwargs if task else None, seed=task.seed if task else None,
+                           training_step=step, total=score)
+    return json.dumps(record, ensure_ascii=False, default=str)
 
 
 def _note_server_fields(rollout: _Rollout, output: Any) -> None:

@@ -179,7 +179,7 @@ def _pyarrow() -> tuple[Any, Any]:
         import pyarrow as pa
         import pyarrow.parquet as pq
     except ImportError as exc:
-        raise DependencyNotInstalled("writing verl parquet rows needs pyarrow: pip install 'agentgym[parquet]'") from exc
+        raise DependencyNotInstalled("writing verl parquet rows needs pyarrow: pip install 'agentgym-rl[parquet]'") from exc
     return pa, pq
 
 

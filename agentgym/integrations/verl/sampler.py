@@ -10,6 +10,9 @@
 * the failure budget (``rollouts.FailureBudget``): when more than ``agentgym.max_failed_share``
   (default 0.5) of the last ``agentgym.failure_window`` trajectories were left out, or are missing
   because verl failed their group, the run aborts with the reasons, their counts and the first error;
+* the reward lab's figures of the step's groups, ``agentgym/reward/...`` (``rewards.lab.group_metrics``:
+  the zero-variance share, within-group std, rank correlation with the outcome, abstention and
+  failure shares per term), the names TRL's rollout logs too;
 * per-step metrics ``agentgym/failed/<reason>`` (shares of the step), ``agentgym/failed_share``
   (over the window), ``agentgym/trajectories``, ``agentgym/masked``, ``agentgym/masked_share``,
   ``agentgym/env_failed``, ``agentgym/abstained``, ``agentgym/unfinished``, ``agentgym/failed_groups``,
@@ -158,6 +161,7 @@ def audit_batch(batch: KVBatchMeta, batch_size: int, global_steps: int,
                         if reason), None)
     metrics = budget.record(list(reasons.values()), global_steps, first_error=first_error,
                             extra={"group_failed_in_verl": missing_groups * per_group})
+    metrics.update(_signal(fields))
     kept = [(key, tag) for key, tag in zip(batch.keys, batch.tags or [{}] * len(batch.keys), strict=True)
             if not reasons.get(_source_key(key))]
     if not kept:
@@ -179,6 +183,17 @@ def audit_batch(batch: KVBatchMeta, batch_size: int, global_steps: int,
                     "agentgym/failed_groups": float(missing_groups)})
     return KVBatchMeta(partition_id=batch.partition_id, keys=[k for k, _ in kept], tags=[t for _, t in kept],
                        fields=batch.fields, extra_info=batch.extra_info), metrics
+
+
+def _signal(fields: dict[str, dict[str, Any]]) -> dict[str, float]:
+    """The reward lab's figures of the step's groups (``agentgym.rewards.lab.group_metrics``), every
+    trajectory counted (a failed one shows as failed); undefined figures are left out of the log."""
+    from agentgym.rewards.lab import group_metrics
+
+    rows = [(key.split("_")[0], float(info.get("score", 0.0)), float(info.get("outcome", 0.0)),
+             (extra.get("agentgym") or {}).get("breakdown"))
+            for key, extra in fields.items() for info in [extra.get("reward_extra_info") or {}]]
+    return {name: value for name, value in group_metrics(rows).items() if math.isfinite(value)}
 
 
 def _left_out(extra: dict[str, Any]) -> str | None:

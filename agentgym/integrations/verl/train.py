@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import sys
 from collections.abc import Iterator, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from agentgym._toolbox import require_choice
+from agentgym._toolbox import nearest_key, require_choice
+from agentgym.errors import ConfigError
 
 __all__ = ["RECIPES", "recipe_dir", "recipe_text", "compose_recipe", "resolved_yaml", "launch_command"]
 
@@ -28,6 +30,9 @@ two latter trained asynchronously (verl's colocate_async; Planner-R1 also separa
 VARIANTS = {"planner_r1_async": "planner_r1", "prs_vspo_async": "prs_vspo",
             "planner_r1_separate_async": "planner_r1_async"}
 """Each variant recipe and the recipe its overrides apply to."""
+
+_UNKNOWN_KEY = re.compile(r"Could not override '([^']+)'")
+"""Hydra's message for an override of a key the config does not have."""
 
 
 @contextlib.contextmanager
@@ -44,13 +49,34 @@ def recipe_text(name: str) -> str:
 
 
 def compose_recipe(name: str, overrides: Sequence[str] = ()) -> Any:
-    """The full verl config of a recipe with ``overrides`` applied (Hydra's rules: unknown keys fail)."""
+    """The full verl config of a recipe with ``overrides`` applied (Hydra's rules: unknown keys fail,
+    a misspelt one as a ``ConfigError`` naming the key it is closest to)."""
     _check_name(name)
     from hydra import compose, initialize_config_dir
+    from hydra.errors import ConfigCompositionException
 
     base, variant = _resolve(name)
     with recipe_dir() as folder, initialize_config_dir(config_dir=str(folder), version_base=None):
-        return compose(config_name=base, overrides=[*variant, *overrides])
+        try:
+            return compose(config_name=base, overrides=[*variant, *overrides])
+        except ConfigCompositionException as exc:
+            unknown = _UNKNOWN_KEY.match(str(exc))
+            if unknown is None:
+                raise
+            from omegaconf import OmegaConf
+
+            keys = OmegaConf.to_container(compose(config_name=base, overrides=variant))
+            raise _unknown_key(unknown.group(1), overrides, keys) from None
+
+
+def _unknown_key(key: str, overrides: Sequence[str], keys: dict[str, Any]) -> ConfigError:
+    """An override of a key verl's config does not have: "did you mean", not Hydra's "append it with +"."""
+    given = next((o for o in overrides if o.partition("=")[0].lstrip("+~") == key), key)
+    meant = nearest_key(key, keys)
+    if meant is not None:
+        return ConfigError("override", given, f"a key of the verl config: did you mean {meant}?")
+    return ConfigError("override", given, f"a key of the verl config, which has no {key} and none like it (a key "
+                       f"of your own takes a '+': +{given})")
 
 
 def resolved_yaml(config: Any) -> str:
@@ -68,11 +94,23 @@ def launch_command(name: str, overrides: Sequence[str], folder: Path) -> list[st
 
 
 def launch(name: str, overrides: Sequence[str]) -> None:
-    """Replace this process with verl's trainer (Ray starts, or joins ``RAY_ADDRESS``)."""
-    _check_name(name)
+    """Replace this process with verl's trainer (Ray starts, or joins ``RAY_ADDRESS``), once the
+    overrides compose here: a misspelt key is one line, before anything starts."""
+    _check_keys(name, overrides)
     with recipe_dir() as folder:
         command = launch_command(name, overrides, folder)
         os.execv(command[0], command)
+
+
+def _check_keys(name: str, overrides: Sequence[str]) -> None:
+    """``ConfigError`` for an override of a key verl's config does not have. Anything else Hydra
+    refuses (and its own flags, ``--cfg job``) is left to verl's entry point, which reports it."""
+    try:
+        compose_recipe(name, [o for o in overrides if not o.startswith("-")])
+    except ConfigError:
+        raise
+    except Exception:  # noqa: S110  (verl's Hydra says it again, in its own words)
+        pass
 
 
 def _resolve(name: str) -> tuple[str, list[str]]:

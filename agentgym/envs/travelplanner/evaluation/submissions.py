@@ -169,6 +169,7 @@ def _nearby_world(tasks: str | None, submission: Path) -> Path | None:
 
 
 def print_metrics(console: Console, metrics: Metrics, database: str) -> None:
+    """The metrics tables; ``database`` (how the world is named, under the first) is shown as given."""
     title = f"TravelPlanner ({metrics.evaluator} evaluator, {metrics.n_tasks} tasks)"
     table = Table(title=title, caption=database)
     table.add_column("metric")

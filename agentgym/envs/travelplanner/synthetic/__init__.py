@@ -53,8 +53,8 @@ to hold a feasible query raises ``agentgym.errors.DataError``.
 
 from __future__ import annotations
 
-from agentgym.envs.travelplanner.synthetic._default import default_world_path, open_world
+from agentgym.envs.travelplanner.synthetic._default import default_world_path, open_world, world_label
 from agentgym.envs.travelplanner.synthetic._generate import generate_world
 from agentgym.envs.travelplanner.synthetic._scale import SCALE_PRESETS, WorldScale
 
-__all__ = ["WorldScale", "SCALE_PRESETS", "generate_world", "default_world_path", "open_world"]
+__all__ = ["WorldScale", "SCALE_PRESETS", "generate_world", "default_world_path", "open_world", "world_label"]

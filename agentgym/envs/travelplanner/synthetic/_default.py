@@ -5,11 +5,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from agentgym.envs.travelplanner.world.cache import install, is_valid
+from agentgym.envs.travelplanner.world.cache import install, is_valid, kind_of
 from agentgym.envs.travelplanner.synthetic._generate import generate_world
 from agentgym.envs.travelplanner.world import DATABASE_ENV_VAR, World, cache_base
 
-__all__ = ["default_world_path", "open_world"]
+__all__ = ["default_world_path", "open_world", "world_label"]
 
 _VERSION = "6"  # of the embedded synthetic world: bump when generation changes
 _KIND = "agentgym-synthetic-world"
@@ -34,3 +34,11 @@ def open_world(path: str | os.PathLike[str] | None = None, *,
     if path is None:
         path = os.environ.get(DATABASE_ENV_VAR) or default_world_path(cache_dir)
     return World.open(path, cache_dir=cache_dir)
+
+
+def world_label(root: str | os.PathLike[str] | None) -> str:
+    """How tables and figures name a world, with no absolute path (they are shared beyond this
+    machine): the embedded synthetic world (also for None), or ``database <its folder's name>/``."""
+    if root is None or kind_of(Path(root)) == _KIND:
+        return "embedded synthetic world"
+    return f"database {Path(root).name}/"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 
@@ -25,19 +26,26 @@ from agentgym.envs.travelplanner.synthetic._vocab import STATES
 from agentgym.envs.travelplanner.synthetic._write import write_database, write_queries
 
 
-def generate_world(out_dir: str | Path, *, seed: int = 0, scale: str | WorldScale = "default") -> Path:
-    """Write a synthetic world under out_dir in the official layout and return out_dir."""
+def generate_world(out_dir: str | Path, *, seed: int = 0, scale: str | WorldScale = "default",
+                   progress: Callable[[str], None] | None = None) -> Path:
+    """Write a synthetic world under out_dir in the official layout and return out_dir.
+
+    ``progress`` is called with a line as each stage starts (the full scale takes tens of seconds)."""
     sc = resolve_scale(scale)
     rng = np.random.default_rng(check_seed(seed))
     out = Path(out_dir)
-    world = _build_world(rng, sc)
+    say = progress or (lambda line: None)
+    world = _build_world(rng, sc, say)
+    say(f"writing the database ({len(world.flights.number):,} flights)")
     write_database(out / "database", world, rng)
-    write_queries(out / "queries", make_splits(out, sc, rng))
+    write_queries(out / "queries", make_splits(out, sc, rng, say))
     return out
 
 
-def _build_world(rng: np.random.Generator, sc: WorldScale) -> DrawnWorld:
+def _build_world(rng: np.random.Generator, sc: WorldScale, say: Callable[[str], None]) -> DrawnWorld:
     """Every table in memory; the draw order is part of the output format (do not reorder)."""
+    say(f"drawing {sc.n_cities} cities in {sc.n_states} states, their listings, restaurants, attractions "
+        "and roads")
     states = pick_states(rng, sc.n_states)
     counts = cities_per_state(rng, sc, states)
     xy = place_cities(rng, states, counts)
@@ -49,6 +57,7 @@ def _build_world(rng: np.random.Generator, sc: WorldScale) -> DrawnWorld:
     restaurants = make_restaurants(rng, sc, len(names))
     attractions = make_attractions(rng, sc, names, abbr, lat, lon)
     road_rows = make_roads(rng, sc, xy, city_state)
+    say("drawing the flights")
     flights = make_flights(rng, sc, xy, city_state)
     dates = [(sc.first_date + timedelta(days=i)).isoformat() for i in range(sc.n_days)]
     world = DrawnWorld(

@@ -7,13 +7,15 @@ to the running vocabulary. One column (the flight number) is unique per row; it 
 fixed-width bytes instead.
 
 Rows are filtered as the official loader's ``pd.read_csv(...).dropna()`` does: a row is dropped when
-any of its cells, in any column, is one of pandas' missing-value strings. A short row is padded
-with missing cells by pandas, so it is dropped too; a long row makes pandas fail, and here it is a
-:class:`DataError`.
+any of its cells, in any column, is one of pandas' missing-value strings. Each block is checked as
+``_integrity`` describes while it is encoded (a row wider or narrower than the header, a cell over
+the size limits, a ``numeric`` column cell that is not a number, a quote left open at the end):
+each is a :class:`DataError` naming the line, found by re-reading the file only then.
 """
 
 from __future__ import annotations
 
+import codecs
 import csv
 from collections import deque
 from collections.abc import Sequence
@@ -23,8 +25,9 @@ from pathlib import Path
 
 import numpy as np
 
-from agentgym.envs.travelplanner.world._csv import NA_STRINGS
-from agentgym.errors import DataError, DependencyNotInstalled
+from agentgym.envs.travelplanner.world._csv import NA_STRINGS, NUMBER, csv_problem, width_problem
+from agentgym.envs.travelplanner.world._integrity import MAX_CELL_CHARS, damaged, not_utf8, unreadable
+from agentgym.errors import DataError, DependencyNotInstalled, short_repr
 
 __all__ = ["EncodedColumns", "encode_csv"]
 
@@ -60,14 +63,15 @@ class EncodedColumns:
     codes: dict[str, np.ndarray]  # column -> uint16/uint32 codes into ``vocab[column]``
     vocab: dict[str, list[str]]  # column -> distinct present cells (of every row, kept or not)
     with_na: set[str]  # columns with a missing cell in some row: pandas types them as if kept
-    short_cells: dict[str, set[str]]  # cells of short rows (skipped here): pandas types columns with them too
     keys: np.ndarray  # the key column as fixed-width bytes
     n_file_rows: int
 
 
-def encode_csv(path: Path, columns: Sequence[str], *, key: str, shared: Sequence[str] = ()) -> EncodedColumns:
-    """Dictionary-encode ``columns`` of ``path`` and keep ``key`` as bytes; ``shared`` columns share
-    one vocabulary (so their codes compare)."""
+def encode_csv(path: Path, columns: Sequence[str], *, key: str, key_bytes: int, shared: Sequence[str] = (),
+               numeric: Sequence[str] = ()) -> EncodedColumns:
+    """Dictionary-encode ``columns`` of ``path`` and keep ``key`` as bytes (at most ``key_bytes``
+    each); ``shared`` columns share one vocabulary (so their codes compare); ``numeric`` columns
+    must hold numbers (or missing cells)."""
     pa, pc, pcsv = _pyarrow()
     header = _header(path)
     for name in (*columns, key):
@@ -77,9 +81,9 @@ def encode_csv(path: Path, columns: Sequence[str], *, key: str, shared: Sequence
     vocabs = {c: shared_vocab if c in shared else _Vocabulary() for c in columns}
     out = {c: _Growing() for c in (*columns, key)}
     with_na: set[str] = set()
-    short_cells: dict[str, set[str]] = {}
     n_rows = 0
-    for table, share in _tables(path, header, set(vocabs), pa, pcsv, with_na, short_cells):
+    for table, share in _tables(path, header, set(vocabs), pa, pcsv):
+        _check_block(path, table, header, n_rows, key, key_bytes, numeric, pc)
         n_rows += table.num_rows
         na = None  # rows with a missing cell in any column: dropna() drops them
         for name, col in zip(header, table.columns):
@@ -98,10 +102,53 @@ def encode_csv(path: Path, columns: Sequence[str], *, key: str, shared: Sequence
         codes={c: out[c].array() for c in columns},
         vocab={c: list(v.values) for c, v in vocabs.items()},
         with_na=with_na,
-        short_cells=short_cells,
         keys=out[key].array(),
         n_file_rows=n_rows,
     )
+
+
+def _check_block(path: Path, table, header: list[str], before: int, key: str, key_bytes: int,
+                 numeric: Sequence[str], pc) -> None:
+    """Refuse a block with a cell over the size limits or a non-number in a ``numeric`` column
+    (before anything is built from it: a long key would widen the whole key column)."""
+    for name, col in zip(header, table.columns):
+        # Flight numbers are stored at one width: their bound is in bytes (and far smaller).
+        measure, limit, unit = ((pc.binary_length, key_bytes, "bytes") if name == key
+                                else (pc.utf8_length, MAX_CELL_CHARS, "characters"))
+        at = 0  # rows of this column's earlier chunks
+        for chunk in col.chunks:
+            size, row = _longest(chunk, measure)
+            if size > limit:
+                if hasattr(chunk, "dictionary"):
+                    row = _first_row_of(chunk, row)
+                raise damaged(path, _line_of(path, before + at + row),
+                              f"column {name!r} holds a value of {size:,} {unit}; the most allowed is {limit:,}")
+            if name in numeric and len(chunk.dictionary):
+                ok = pc.match_substring_regex(chunk.dictionary, f"^(?:{NUMBER})$")
+                if not pc.all(ok).as_py():
+                    bad = ok.to_pylist().index(False)
+                    raise damaged(path, _line_of(path, before + at + _first_row_of(chunk, bad)),
+                                  f"column {name!r} holds {short_repr(chunk.dictionary[bad].as_py())}, which is not "
+                                  f"a number (the evaluator computes with this column)")
+            at += len(chunk)
+
+
+def _longest(chunk, measure) -> tuple[int, int]:
+    """``(size, position)`` of the chunk's longest cell by ``measure`` (a pyarrow length kernel);
+    the position is the dictionary entry's in a dictionary chunk."""
+    values = chunk.dictionary if hasattr(chunk, "dictionary") else chunk
+    if not len(values):
+        return 0, 0
+    lengths = _int32s(measure(values))
+    if values.null_count:  # what lies under a null is unspecified
+        lengths = np.where(_valid(values), lengths, 0)
+    i = int(lengths.argmax())
+    return int(lengths[i]), i
+
+
+def _first_row_of(chunk, entry: int) -> int:
+    """The first row of a dictionary chunk that holds dictionary entry ``entry``."""
+    return int(np.flatnonzero((_int32s(chunk.indices) == entry) & _valid(chunk))[0])
 
 
 def _codes(col, vocab: _Vocabulary, pa, pc) -> np.ndarray:
@@ -160,33 +207,27 @@ def _pyarrow():
 def _header(path: Path) -> list[str]:
     try:
         with open(path, newline="", encoding="utf-8-sig") as f:
-            header = next(csv.reader(f), None)
-    except FileNotFoundError:
-        raise DataError(f"missing database file {path}") from None
-    except (UnicodeDecodeError, csv.Error) as exc:
-        raise DataError(f"{path} is not a readable CSV file: {exc}") from None
+            header = next(csv.reader(f, strict=True), None)
+    except OSError as exc:
+        raise unreadable(path, exc) from None
+    except UnicodeDecodeError:
+        raise _bad_utf8(path) from None
+    except csv.Error as exc:
+        raise damaged(path, 1, csv_problem(exc)) from None
     if not header:
         raise DataError(f"{path} is empty; expected a header row")
     return header
 
 
-def _tables(path: Path, header: list[str], categorical: set[str], pa, pcsv, padded: set[str],
-            short_cells: dict[str, set[str]]):
+def _tables(path: Path, header: list[str], categorical: set[str], pa, pcsv):
     """The file's records as pyarrow tables of about ``_CHUNK_BYTES`` each (header skipped), each with
-    the number of rows the whole file is expected to hold. A short row is skipped, but pandas parses
-    it before dropna() drops it, and it types the columns with its cells: the columns it lacks go
-    into ``padded`` (NaN makes an int column float), its cells into ``short_cells``."""
-    long_rows: list[str] = []
+    the number of rows the whole file is expected to hold. A row wider or narrower than the header
+    is refused (pandas would pad a short one and drop it without a word)."""
+    bad_widths: list[str] = []
 
     def invalid(row) -> str:
-        if row.actual_columns > row.expected_columns:
-            long_rows.append(f"a row has {row.actual_columns} fields, the header has {row.expected_columns}: "
-                             f"{row.text[:200]!r}")
-            return "error"
-        padded.update(header[row.actual_columns:])
-        for name, cell in zip(header, next(csv.reader([row.text]), [])):
-            short_cells.setdefault(name, set()).add(cell)
-        return "skip"  # pandas pads a short row with missing cells, so dropna() drops it
+        bad_widths.append(width_problem(row.actual_columns, row.expected_columns))
+        return "error"
 
     # One block per chunk; _PARSERS chunks are parsed at once in worker threads (pyarrow releases
     # the GIL) while the caller encodes the oldest one.
@@ -215,7 +256,55 @@ def _tables(path: Path, header: list[str], categorical: set[str], pa, pcsv, padd
             while pending:
                 yield pending.popleft().result()
     except pa.ArrowInvalid as exc:
-        raise DataError(f"{path}: {long_rows[0] if long_rows else exc}") from None
+        if bad_widths:
+            width = len(header)
+            raise damaged(path, _line_of(path, None, width=width), bad_widths[0]) from None
+        if "UTF8" in str(exc) or "UTF-8" in str(exc):
+            raise _bad_utf8(path) from None
+        raise damaged(path, None, f"not valid CSV ({exc})") from None
+    except OSError as exc:
+        raise unreadable(path, exc) from None
+
+
+def _line_of(path: Path, record: int | None, *, width: int = 0) -> int | None:
+    """The line that row ``record`` (0: the first after the header), or the first row whose width
+    is not ``width``, starts on. Only errors need it, so it re-reads the file (with the process's
+    CSV field limit lifted meanwhile)."""
+    limit = csv.field_size_limit()
+    csv.field_size_limit(2**31 - 1)  # the row may hold the cell that was too long
+    try:
+        with open(path, newline="", encoding="utf-8-sig", errors="replace") as f:
+            reader = csv.reader(f)
+            next(reader, None)
+            start, i = reader.line_num + 1, 0
+            for r in reader:
+                if r:
+                    if i == record or (record is None and len(r) != width):
+                        return start
+                    i += 1
+                start = reader.line_num + 1
+    except (OSError, csv.Error):
+        pass
+    finally:
+        csv.field_size_limit(limit)
+    return None
+
+
+def _bad_utf8(path: Path) -> DataError:
+    """The error for a file that is not UTF-8, naming the line and byte (found by re-reading it)."""
+    decoder = codecs.getincrementaldecoder("utf-8-sig")()
+    line = 1
+    try:
+        with open(path, "rb") as f:
+            while block := f.read(1 << 20):
+                try:
+                    decoder.decode(block)
+                except UnicodeDecodeError as exc:
+                    return not_utf8(path, bytes(exc.object), exc, first_line=line)
+                line += block.count(b"\n")
+    except OSError as exc:
+        return unreadable(path, exc)
+    return damaged(path, None, "a cell is not UTF-8 text")
 
 
 def _record_chunks(path: Path, buffers: int):
@@ -242,6 +331,9 @@ def _record_chunks(path: Path, buffers: int):
                     continue
                 start, first = (end if head < 0 else head), False
             cut = _last_record_end(buf, start, end) if n else end
+            if not n and buf.count(b'"', start, end) % 2:
+                raise damaged(path, None, "the last row's quoted value runs to the end of the file "
+                                          "(a file cut short, or a stray quote)")
             if cut > start:
                 yield view[start:cut]
                 # The unfinished record moves to the next buffer; this one stays as it is.
@@ -328,11 +420,13 @@ def _fixed_bytes(strings) -> np.ndarray:
     data = np.empty(0, dtype=np.uint8) if values is None else np.frombuffer(values, dtype=np.uint8)
     if int(lengths.min()) == width:  # the common case: one width, so the values lie back to back
         return data[int(offsets[0]) : int(offsets[0]) + n * width].view(f"S{width}")  # a view: the caller copies
-    out = np.zeros((n, width), dtype=np.uint8)
-    cols = np.arange(width)
-    inside = cols[None, :] < lengths[:, None]
-    out[inside] = data[(offsets[:-1, None].astype(np.int64) + cols[None, :])[inside]]
-    return out.view(f"S{width}").reshape(n)
+    # Scatter each value's bytes to its row's slot: memory grows with the bytes, not rows x width.
+    start = int(offsets[0])
+    rows = np.repeat(np.arange(n, dtype=np.int64), lengths)
+    dest = rows * width + np.arange(len(rows), dtype=np.int64) - (offsets[:-1].astype(np.int64) - start)[rows]
+    out = np.zeros(n * width, dtype=np.uint8)
+    out[dest] = data[start : start + len(rows)]
+    return out.view(f"S{width}")
 
 
 def _concat(parts: list[np.ndarray], empty_dtype) -> np.ndarray:

@@ -16,6 +16,7 @@ import gc
 import hashlib
 import json
 import os
+import stat
 import threading
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -25,8 +26,17 @@ from typing import Any, NamedTuple
 from agentgym.envs.travelplanner.world.cache import install, is_valid
 from agentgym.envs.travelplanner.world._csv import read_table
 from agentgym.envs.travelplanner.world._flights import FlightTable, build_flight_table
+from agentgym.envs.travelplanner.world._integrity import (
+    MAX_CELL_CHARS,
+    NUMERIC,
+    RULES,
+    damaged,
+    not_a_file,
+    not_utf8,
+    unreadable,
+)
 from agentgym.envs.travelplanner.world._render import render_table
-from agentgym.errors import DataError
+from agentgym.errors import DataError, short_repr
 
 __all__ = [
     "World",
@@ -42,7 +52,7 @@ __all__ = [
 
 DATABASE_ENV_VAR = "AGENTGYM_TRAVELPLANNER_DB"
 CACHE_ENV_VAR = "AGENTGYM_CACHE_DIR"
-_TABLES_VERSION = "7"  # of the parsed-tables cache
+_TABLES_VERSION = "8"  # of the parsed-tables cache (8: built by a checked open)
 _TABLES_KIND = "agentgym-world-tables"
 _OPEN: dict[Path, World] = {}
 _OPEN_LOCK = threading.Lock()  # two threads opening one world would build it twice
@@ -246,9 +256,12 @@ def _cache_folder(root: Path, cache_dir: str | os.PathLike[str] | None) -> Path:
     digest = hashlib.sha256(f"{_TABLES_VERSION}|{root}".encode())
     for rel in _SOURCES.values():
         p = root / rel
-        if not p.exists():
-            raise DataError(f"missing database file {p}")
-        st = p.stat()
+        try:
+            st = p.stat()
+        except OSError as exc:
+            raise unreadable(p, exc) from None
+        if not stat.S_ISREG(st.st_mode):
+            raise not_a_file(p, "a folder" if stat.S_ISDIR(st.st_mode) else "not a regular file")
         digest.update(f"|{rel}|{st.st_size}|{st.st_mtime_ns}".encode())
     return cache_base(cache_dir) / "tables" / digest.hexdigest()[:24]
 
@@ -310,27 +323,62 @@ _SMALL_KEYS = {"city_set", "state_set", "city_states", "restaurant_labels", "dis
 def _load_small_tables(root: Path) -> dict[str, Any]:
     """Every table but the flights, as plain JSON-ready values (lists, dicts, str, int, float, None)."""
     src = {k: root / v for k, v in _SOURCES.items()}
-    city_states = [line.split("\t") for line in _lines(src["city_states"])]
-    bad = [i for i, cs in enumerate(city_states) if len(cs) != 2]
-    if bad:
-        raise DataError(f"{src['city_states']}: line {bad[0] + 1} is not 'city<TAB>state'")
-    restaurants, restaurant_labels = _by_city(read_table(src["restaurants"], Restaurant.COLUMNS, dropna=True))
-    accommodations = _by_city(read_table(src["accommodations"], Accommodation.COLUMNS, dropna=True))[0]
-    attractions = _by_city(read_table(src["attractions"], Attraction.COLUMNS, dropna=True))[0]
+
+    def table(name: str, row_type, *, dropna: bool = True):
+        return read_table(src[name], row_type.COLUMNS, dropna=dropna, numeric=NUMERIC.get(name, ()),
+                          rules=RULES.get(name), require_rows=name in _ROW_TYPES)
+
+    city_states = [line.split("\t") for line in _lines(src["city_states"], pairs=True)]
+    city_set, state_set = _lines(src["city_set"]), _lines(src["state_set"])
+    _check_states(src, city_set, state_set, city_states)
+    restaurants, restaurant_labels = _by_city(table("restaurants", Restaurant))
     return {
-        "city_set": _lines(src["city_set"]),
-        "state_set": _lines(src["state_set"]),
+        "city_set": city_set,
+        "state_set": state_set,
         "city_states": city_states,
-        "accommodations": accommodations,
+        "accommodations": _by_city(table("accommodations", Accommodation))[0],
         "restaurants": restaurants,
         "restaurant_labels": restaurant_labels,
-        "attractions": attractions,
-        "distances": _first_per_pair(read_table(src["distances"], Distance.COLUMNS, dropna=False)),
+        "attractions": _by_city(table("attractions", Attraction))[0],
+        "distances": _first_per_pair(table("distances", Distance, dropna=False)),
     }
 
 
-def _lines(path: Path) -> list[str]:
-    return [line.rstrip("\r") for line in path.read_text(encoding="utf-8").split("\n") if line.strip()]
+def _lines(path: Path, *, pairs: bool = False) -> list[str]:
+    """The non-blank lines of a list file (citySet.txt and the like); ``pairs``: each is ``city<TAB>state``."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise unreadable(path, exc) from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise not_utf8(path, data, exc) from None
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        if len(line) > MAX_CELL_CHARS:
+            raise damaged(path, i + 1, f"the line holds more than {MAX_CELL_CHARS:,} characters")
+        if pairs and line.strip() and line.count("\t") != 1:
+            raise damaged(path, i + 1, f"the line is not 'city<TAB>state': {short_repr(line)}")
+    kept = [line.rstrip("\r") for line in lines if line.strip()]
+    if not kept:
+        raise damaged(path, None, "the file holds no lines")
+    return kept
+
+
+def _check_states(src: dict[str, Path], city_set: list[str], state_set: list[str],
+                  city_states: list[list[str]]) -> None:
+    """Each city has a state, and each state is listed: the evaluator looks a plan's cities up in them
+    (a list cut short in the middle of a name fails here)."""
+    state_of = {city: state for city, state in city_states}
+    city = next((c for c in city_set if c not in state_of), None)
+    if city is not None:
+        raise damaged(src["city_set"], None, f"the city {short_repr(city)} has no state in {src['city_states']}")
+    known = set(state_set)
+    city, state = next(((c, s) for c, s in city_states if s not in known), (None, None))
+    if city is not None:
+        raise damaged(src["city_states"], None,
+                      f"the state {short_repr(state)} of {short_repr(city)} is not in {src['state_set']}")
 
 
 def _by_city(rows: Iterable[tuple[Any, ...]]):

@@ -18,6 +18,7 @@ import numpy as np
 
 from agentgym.envs.travelplanner.world._columnar import encode_csv
 from agentgym.envs.travelplanner.world._csv import column_converter
+from agentgym.envs.travelplanner.world._integrity import MAX_FLIGHT_NUMBER_BYTES, NUMERIC
 
 __all__ = ["FLIGHT_COLUMNS", "FlightTable", "build_flight_table"]
 
@@ -104,11 +105,11 @@ class FlightTable:
 
 def build_flight_table(csv_path: Path, folder: Path) -> None:
     """Parse the official flights CSV into the column files under ``folder`` (streaming, via pyarrow)."""
-    enc = encode_csv(csv_path, FLIGHT_COLUMNS[1:], key=FLIGHT_COLUMNS[0],
-                     shared=(FLIGHT_COLUMNS[_ORIGIN], FLIGHT_COLUMNS[_DEST]))
+    enc = encode_csv(csv_path, FLIGHT_COLUMNS[1:], key=FLIGHT_COLUMNS[0], key_bytes=MAX_FLIGHT_NUMBER_BYTES,
+                     shared=(FLIGHT_COLUMNS[_ORIGIN], FLIGHT_COLUMNS[_DEST]), numeric=NUMERIC["flights"])
     vocabs = [[]] + [enc.vocab[c] for c in FLIGHT_COLUMNS[1:]]
-    # What pandas also saw in each column before dropna(): a missing cell, the cells of short rows.
-    seen_too = [[""] * (c in enc.with_na) + sorted(enc.short_cells.get(c, ())) for c in FLIGHT_COLUMNS]
+    # What pandas also saw in each column before dropna(): a missing cell makes an int column float.
+    seen_too = [[""] * (c in enc.with_na) for c in FLIGHT_COLUMNS]
     codes = [enc.keys] + [enc.codes.pop(c) for c in FLIGHT_COLUMNS[1:]]
     del enc
     n = len(codes[0])

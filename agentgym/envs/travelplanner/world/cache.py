@@ -6,8 +6,9 @@ manifest against the files byte for byte; a folder that fails (truncated, corrup
 extra or a missing file) is rebuilt. Nothing in a cache is code: numpy arrays are read with
 ``allow_pickle=False`` and everything else is JSON, so a planted file can at worst be rejected.
 
-A folder is replaced only when it carries agentgym's manifest: anything else at the cache path
-(a user's folder, a file, a symlink) is left alone and reported as a :class:`DataError`.
+A write that fails (a full disk, permissions, an I/O error) is a :class:`StorageError` naming the
+cache folder. A folder is replaced only when it carries agentgym's manifest: anything else at the
+cache path (a user's folder, a file, a symlink) is left alone and reported as a :class:`DataError`.
 """
 
 from __future__ import annotations
@@ -23,9 +24,10 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from agentgym.errors import DataError
+from agentgym.envs.travelplanner.world._integrity import cache_unwritable
+from agentgym.errors import AgentGymError, DataError
 
-__all__ = ["MANIFEST", "checksum", "is_valid", "install"]
+__all__ = ["MANIFEST", "checksum", "is_valid", "install", "kind_of"]
 
 MANIFEST = "manifest.json"
 _MANIFEST_MAX_BYTES = 1 << 20
@@ -68,6 +70,12 @@ def _manifest(folder: Path) -> dict[str, Any] | None:
     return body
 
 
+def kind_of(folder: Path) -> str | None:
+    """The kind of agentgym cache ``folder`` says it is (its manifest's format; not checked), else None."""
+    body = _manifest(folder)
+    return None if body is None else str(body["format"])
+
+
 def is_valid(folder: Path, kind: str, version: str) -> bool:
     """Whether ``folder`` is a complete cache of this kind and version whose files match the manifest."""
     body = _manifest(folder)
@@ -95,7 +103,9 @@ def install(target: Path, kind: str, version: str, fill: Callable[[Path], Any]) 
     """Build the cache ``target`` with ``fill(tmp)`` and rename it into place; returns what ``fill`` returned.
 
     An existing valid cache (another process may have won the race) is kept. An invalid one is
-    replaced only if it is agentgym's; anything else at ``target`` raises :class:`DataError`.
+    replaced only if it is agentgym's; anything else at ``target`` raises :class:`DataError`. A
+    failed write (a full disk, permissions, an I/O error) raises :class:`StorageError`; ``fill``
+    turns its own read failures into errors that are not ``OSError``.
     """
     _check_replaceable(target)
     try:
@@ -103,8 +113,7 @@ def install(target: Path, kind: str, version: str, fill: Callable[[Path], Any]) 
         _remove_stale(target)
         tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
     except OSError as exc:
-        raise DataError(f"cannot write the cache folder {target.parent} ({exc.strerror or exc}); "
-                        f"set AGENTGYM_CACHE_DIR (or cache_dir=) to a writable folder") from None
+        raise cache_unwritable(target.parent, exc) from None
     try:
         result = fill(tmp)
         _write_manifest(tmp, kind, version)
@@ -119,6 +128,10 @@ def install(target: Path, kind: str, version: str, fill: Callable[[Path], Any]) 
                 if not target.exists():
                     raise
         raise DataError(f"could not install the cache {target}: it keeps being replaced by another process")
+    except OSError as exc:
+        if isinstance(exc, AgentGymError):
+            raise
+        raise cache_unwritable(target.parent, exc) from None
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)

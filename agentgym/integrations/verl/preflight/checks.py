@@ -203,7 +203,7 @@ def _check_entry_point() -> list[str]:
     names = {ep.name for ep in entry_points(group="verl.plugins")}
     policy = os.environ.get("VERL_USE_EXTERNAL_PLUGINS", "auto").strip().lower()
     if "agentgym" not in names:
-        return ["the verl.plugins entry point 'agentgym' is not installed (reinstall agentgym[verl])"]
+        return ["the verl.plugins entry point 'agentgym' is not installed (reinstall agentgym-rl[verl])"]
     if policy == "none" or (policy != "auto" and "agentgym" not in {p.strip() for p in policy.split(",")}):
         return [f"VERL_USE_EXTERNAL_PLUGINS={policy!r} keeps verl from loading the agentgym plugin in Ray workers"]
     return []
