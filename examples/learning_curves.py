@@ -115,8 +115,10 @@ FIGURES: dict[str, Figure] = {
     "travelplanner": Figure(
         "TravelPlanner-v0, trl_travelplanner as shipped (ReAct, 4 actions)", 12, 3,
         {"real": "GRPO", "shuffled": "control: rewards shuffled", "observations": "control: observations trained on"},
-        {"reward": reward, "valid_calls": term("tool_call_validity")},
-        (("reward", "mean shaped reward"), ("valid_calls", "share of tool calls the env could run")),
+        {"reward": reward, "valid_calls": term("tool_call_validity"), "every_call_ran": every_call_ran},
+        # The reward is the valid-call share here: the second panel shows another behaviour.
+        (("reward", "mean shaped reward (= share of tool calls that ran)"),
+         ("every_call_ran", "share of episodes whose every call ran")),
         _recipe_run("trl_travelplanner")),
     "answers": Figure(
         "SearchQA-v0, every gold a word of the passage a search returns (one-word answers)", 100, 10,
@@ -154,9 +156,12 @@ def main() -> None:
     parser.add_argument("--replot", action="store_true", help="redraw the figures from their JSON in --out, no training")
     args = parser.parse_args()
     if args.replot:
-        for name in FIGURES if args.figure == "all" else (args.figure,):
+        for name in (*FIGURES, "verl") if args.figure == "all" else (args.figure,):
             data = json.loads((args.out / f"learning-{name}.json").read_text())
-            plot(data["curves"], FIGURES[name], len(data["seeds"]), args.out / f"learning-{name}.png")
+            if name == "verl":
+                _verl().plot(data, args.out / "learning-verl.png")
+            else:
+                plot(data["curves"], FIGURES[name], len(data["seeds"]), args.out / f"learning-{name}.png")
         return
 
     import torch
@@ -165,12 +170,18 @@ def main() -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     for name in (*FIGURES, "verl") if args.figure == "all" else (args.figure,):
         if name == "verl":
-            sys.path.insert(0, str(Path(__file__).resolve().parent))
-            import learning_curves_verl
-
-            learning_curves_verl.figure(args.seeds, args.steps or learning_curves_verl.STEPS, args.out)
+            verl = _verl()
+            verl.figure(args.seeds, args.steps or verl.STEPS, args.out)
         else:
             curves(name, FIGURES[name], args.seeds, args.steps or FIGURES[name].steps, args.out)
+
+
+def _verl():
+    """``learning_curves_verl.py`` beside this script (it needs the verl extra)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import learning_curves_verl
+
+    return learning_curves_verl
 
 
 def curves(name: str, figure: Figure, seeds: list[int], steps: int, out: Path) -> None:
@@ -206,14 +217,17 @@ def summarize(runs: dict[str, list[list[dict]]], metrics: dict[str, Callable[[di
 
 
 def plot(curves: dict[str, dict[str, list[list[float]]]], figure: Figure, seeds: int, path: Path) -> None:
-    """``curves``: run name -> metric -> one curve per seed."""
+    """``curves``: run name -> metric -> one curve per seed. The mean over seeds thick, each seed
+    thin; whole-number steps; the legend below the panels, clear of every curve."""
     from agentgym._plotting import COLORS, PLOT_HINT, pyplot
 
     plt = pyplot()
     if plt is None:
         print(PLOT_HINT)
         return
-    fig, axes = plt.subplots(1, len(figure.plots), figsize=(5 * len(figure.plots), 3.8))
+    from matplotlib.ticker import MaxNLocator
+
+    fig, axes = plt.subplots(1, len(figure.plots), figsize=(5 * len(figure.plots), 4.2))
     for axis, (metric, title) in zip(axes, figure.plots):
         for color, arm in zip(COLORS, figure.arms):
             series = curves[arm][metric]
@@ -224,13 +238,16 @@ def plot(curves: dict[str, dict[str, list[list[float]]]], figure: Figure, seeds:
                       label=figure.arms[arm], linestyle="--" if "control" in figure.arms[arm] else "-")
         axis.set_title(title, fontsize=10)
         axis.set_xlabel("GRPO step")
+        axis.xaxis.set_major_locator(MaxNLocator(integer=True))
         axis.grid(alpha=0.3)
-    axes[0].legend(fontsize=8)
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=9, frameon=False)
     smooth = f"; every curve a trailing mean over {figure.window} steps" if figure.window > 3 else ""
-    fig.suptitle(f"{figure.title}\ntiny random Qwen2 on CPU via TRL's GRPOTrainer: {seeds} seeds (thin), their mean (thick)"
-                 f"{smooth}", fontsize=10)
-    fig.tight_layout()
+    fig.suptitle(f"{figure.title}\ntiny random Qwen2 on CPU via TRL's GRPOTrainer: {seeds} seed{'s' if seeds != 1 else ''} "
+                 f"(thin), their mean (thick){smooth}", fontsize=10)
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
     fig.savefig(path, dpi=110)
+    plt.close(fig)
     print(f"wrote {path}")
 
 

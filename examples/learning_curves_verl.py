@@ -62,16 +62,19 @@ def summary(runs: dict[str, list[Curve]], seeds: list[int], steps: int) -> dict:
     return out
 
 
-def plot(runs: dict[str, list[Curve]], out: Path, steps: int) -> None:
+def plot(data: dict, out: Path) -> None:
+    """The curves of ``data`` (``summary``'s): the mean over seeds thick, each seed thin; whole-number
+    steps; the legend below the panels, clear of every curve."""
     plt = pyplot()
     if plt is None:
         raise SystemExit(PLOT_HINT)
-    seeds = len(next(iter(runs.values())))
-    fig, axes = plt.subplots(1, len(PANELS), figsize=(15, 3.8), sharex=True)
-    x = list(range(1, steps + 1))
+    from matplotlib.ticker import MaxNLocator
+
+    fig, axes = plt.subplots(1, len(PANELS), figsize=(15, 4.2), sharex=True)
+    x = list(range(1, data["steps"] + 1))
     for ax, (key, ylabel) in zip(axes, PANELS):
-        for color, (name, curves) in zip(COLORS, runs.items()):
-            rows = [c.series(key) for c in curves]
+        for color, name in zip(COLORS, ARMS):
+            rows = data[name][key]
             mean = [sum(v) / len(v) for v in zip(*rows)]
             label = ARMS[name][2]
             ax.plot(x, mean, color=color, label=label, linewidth=2, linestyle="--" if "control" in label else "-")
@@ -80,13 +83,16 @@ def plot(runs: dict[str, list[Curve]], out: Path, steps: int) -> None:
         ax.set_xlabel(f"training step ({GROUPS} tasks x {N} trajectories)")
         ax.set_title(ylabel, fontsize=10)
         ax.set_ylim(-0.02, 1.02)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.grid(alpha=0.3)
-    axes[0].legend(fontsize=8, loc="upper left")
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=9, frameon=False)
     fig.suptitle(f"SearchQA-v0 through verl's agent loop and update math: tiny random Qwen2 on CPU "
-                 f"({seeds} seeds, thin; mean thick)", fontsize=10)
-    fig.tight_layout()
+                 f"({len(data['seeds'])} seeds, thin; mean thick)", fontsize=10)
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
     out.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(out, dpi=110)
+    plt.close(fig)
     print(f"wrote {out}")
 
 
@@ -97,7 +103,7 @@ def figure(seeds: list[int], steps: int, out: Path) -> None:
     (out / "learning-verl.json").write_text(json.dumps(data, indent=1))
     print(json.dumps({name: {k: v for k, v in arm.items() if k not in dict(PANELS)} if isinstance(arm, dict) else arm
                       for name, arm in data.items()}, indent=1))
-    plot(runs, out / "learning-verl.png", steps)
+    plot(data, out / "learning-verl.png")
 
 
 def main() -> None:
