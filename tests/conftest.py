@@ -36,3 +36,19 @@ def real_world(real_travelplanner: Path):
     from agentgym.envs.travelplanner.world import World
 
     return World.open(real_travelplanner)
+
+
+
+# -- learning tests' seeds (learning_helpers.py): the extra ones run only when asked for -------------
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "extra_seed: a learning test's seed beyond the first (learning_helpers.py)")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Deselect the learning tests' extra seeds unless ``-m`` names ``learning_slow``."""
+    if "learning_slow" in (config.getoption("markexpr") or ""):
+        return
+    extra = [item for item in items if item.get_closest_marker("extra_seed")]
+    if extra:
+        config.hook.pytest_deselected(items=extra)
+        items[:] = [item for item in items if not item.get_closest_marker("extra_seed")]

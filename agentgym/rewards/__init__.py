@@ -21,7 +21,7 @@ from agentgym.rewards._registry import INPUTS, Abstain, abstain
 from agentgym.rewards.bleu import length_aware_bleu
 from agentgym.rewards.episode import Episode
 from agentgym.rewards.judge import RUBRIC, Judge, JudgeResult, judge_for, parse_score
-from agentgym.rewards.monitor import RewardMonitor, zero_variance_share
+from agentgym.rewards.monitor import RewardMonitor, stages_in_force, zero_variance_share
 from agentgym.rewards._load import load_preset, load_spec, override_preset
 from agentgym.rewards.presets import PRESETS, preset_text
 from agentgym.rewards.shaper import RewardBreakdown, Shaper, TermValue, build_shaper
@@ -44,6 +44,7 @@ __all__ = [
     *(spec.__name__ for spec in TERM_SPECS),
     # helpers
     "length_aware_bleu", "Judge", "JudgeResult", "judge_for", "RUBRIC", "parse_score", "RewardMonitor", "zero_variance_share",
+    "stages_in_force",
     # the reward lab
     *_LAB,
 ]

@@ -19,9 +19,9 @@ from typing import Any
 
 from agentgym._toolbox import is_number
 from agentgym.errors import ConfigError
-from agentgym.rewards.shaper import RewardBreakdown, TermValue
+from agentgym.rewards.shaper import RewardBreakdown, TermValue, build_shaper
 
-__all__ = ["RewardMonitor", "zero_variance_share"]
+__all__ = ["RewardMonitor", "zero_variance_share", "stages_in_force"]
 
 
 def zero_variance_share(values: Sequence[float], groups: Sequence[Hashable], tolerance: float = 1e-9) -> float:
@@ -35,6 +35,33 @@ def zero_variance_share(values: Sequence[float], groups: Sequence[Hashable], tol
         return 0.0
     flat = sum(max(v) - min(v) <= tolerance for v in by_group.values())
     return flat / len(by_group)
+
+
+def stages_in_force(reward: Any, rewards: Sequence[float], term_means: Mapping[str, Sequence[float]],
+                    tolerance: float = 1e-6) -> list[str | None]:
+    """Which stage of a staged reward paid each logged step, read back from the logs alone: the
+    stage whose weights turn the step's mean term values (``term_means[name][step]``, raw values)
+    into its mean reward (``rewards[step]``), or None when no stage, or more than one, does.
+
+    The mean of a weighted sum is the weighted sum of the means, so this holds for stages of
+    constant weights without gates, caps or penalties, whose terms never abstain; any other spec
+    is refused (``ConfigError``)."""
+    spec = build_shaper(reward).spec
+    if not spec.stages:
+        raise ConfigError("reward", "a spec without stages", "a staged reward (stages: [...])")
+    weights: dict[str, dict[str, float]] = {}
+    for stage in spec.stages:
+        for term in stage.terms:
+            if not is_number(term.weight) or term.gate is not None or term.cap is not None or term.penalty:
+                raise ConfigError(f"stages[{stage.name}].terms[{term.key}]", term.kind,
+                                  "a constant weight without gate, cap or penalty (the logged means then add up)")
+        weights[stage.name] = {term.key: float(term.weight) for term in stage.terms}
+    found: list[str | None] = []
+    for step, reward_mean in enumerate(rewards):
+        paid = [name for name, w in weights.items()
+                if abs(sum(v * term_means[t][step] for t, v in w.items()) - reward_mean) <= tolerance]
+        found.append(paid[0] if len(paid) == 1 else None)
+    return found
 
 
 class RewardMonitor:

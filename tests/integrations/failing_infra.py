@@ -2,10 +2,12 @@
 127.0.0.1 that drops connections, and a SearchQA env that raises.
 
 * ``DroppingRetriever``: the Search-R1 ``/retrieve`` API over the small embedded world's BM25; it
-  closes the connection without a reply for a query containing ``drop``, or for every
-  ``drop_every``-th request;
+  closes the connection without a reply for a query containing ``drop``, for every
+  ``drop_every``-th request, or for the queries a hash picks (``drop_share`` of them: the same
+  query always fails, whatever order concurrent requests arrive in);
 * ``FlakySearchQA-v0``: ``SearchQA-v0`` whose step raises ``RuntimeError`` for an action containing
-  ``crash``, or on every ``crash_every``-th step of the process (a counter shared by its instances).
+  ``crash``, on every ``crash_every``-th step of the process (a counter shared by its instances),
+  or for the actions a hash picks (``crash_share`` of them).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import itertools
 import json
 import threading
+import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -29,9 +32,9 @@ class FlakySearchQA(SearchQAEnv):
     _steps = itertools.count(1)
     _lock = threading.Lock()
 
-    def __init__(self, *, crash_every: int | None = None, **kwargs: Any) -> None:
+    def __init__(self, *, crash_every: int | None = None, crash_share: float = 0.0, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.crash_every = crash_every
+        self.crash_every, self.crash_share = crash_every, crash_share
 
     @classmethod
     def restart_count(cls) -> None:
@@ -41,7 +44,7 @@ class FlakySearchQA(SearchQAEnv):
     def on_step(self, action: str) -> Any:
         with FlakySearchQA._lock:
             count = next(FlakySearchQA._steps)
-        if "crash" in action or (self.crash_every and count % self.crash_every == 0):
+        if "crash" in action or (self.crash_every and count % self.crash_every == 0) or picked(action, self.crash_share):
             raise RuntimeError("the env broke")
         return super().on_step(action)
 
@@ -50,12 +53,17 @@ if ENV_ID not in gymnasium.registry:
     gymnasium.register(ENV_ID, entry_point=f"{__name__}:FlakySearchQA")
 
 
+def picked(text: str, share: float) -> bool:
+    """Whether ``text`` is among the ``share`` of texts a fixed hash picks."""
+    return share > 0 and zlib.crc32(text.encode()) % 1000 < share * 1000
+
+
 class DroppingRetriever:
     """A loopback Search-R1 retriever that drops some requests (module docstring)."""
 
-    def __init__(self, *, drop_every: int | None = None) -> None:
+    def __init__(self, *, drop_every: int | None = None, drop_share: float = 0.0) -> None:
         self.backend = SearchQAEnv(synthetic_size="small").retriever
-        self.drop_every, self.requests, self.dropped = drop_every, 0, 0
+        self.drop_every, self.drop_share, self.requests, self.dropped = drop_every, drop_share, 0, 0
         lock = threading.Lock()
         outer = self
 
@@ -65,7 +73,7 @@ class DroppingRetriever:
                 queries = [str(q) for q in body.get("queries", [])]
                 with lock:
                     outer.requests += 1
-                    drop = any("drop" in q for q in queries) or bool(
+                    drop = any("drop" in q or picked(q, outer.drop_share) for q in queries) or bool(
                         outer.drop_every and outer.requests % outer.drop_every == 0)
                     outer.dropped += drop
                 if drop:  # hang up without a reply, as a crashed or overloaded server does

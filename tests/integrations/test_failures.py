@@ -4,7 +4,8 @@ retriever that drops connections, an env that raises) never enters a group basel
 30% of the rollouts fail; the advantages of the others equal those of the same batch without the
 failed rows, under verl's GRPO and agentgym's VSPO (through agentgym's replay buffers) and under
 TRL's GRPO; counting the failures as zeros, as before, biases them. A 100% failure rate stops
-training. Every member of a group plays the same task from the same reset."""
+training. Every member of a group plays the same task from the same reset (the resets themselves
+are recorded: same seed and options, once per member)."""
 
 from __future__ import annotations
 
@@ -46,10 +47,34 @@ def _rows(retriever, count=GROUPS):
     return rows
 
 
-def _play_groups(tokenizer, rows, fails):
+class _Resets:
+    """Records every reset a rollout makes (seed and options), in the order the resets happen."""
+
+    def __init__(self):
+        self.seen = []
+
+    def __call__(self, task, clock, **kwargs):
+        options = self.reset_options(task, clock, **kwargs)
+        self.seen.append((task.env_id, task.seed, json.dumps(options, sort_keys=True)))
+        return options
+
+    def __enter__(self):
+        from agentgym.integrations import rollouts
+
+        self.reset_options, rollouts.reset_options = rollouts.reset_options, self
+        return self
+
+    def __exit__(self, *exc):
+        from agentgym.integrations import rollouts
+
+        rollouts.reset_options = self.reset_options
+
+
+def _play_groups(tokenizer, rows, fails, resets=None):
     """Each row's group of N through the real agent loop over the vLLM stand-in; trajectory k (in
     the order the groups run) searches with ``drop`` (the retriever hangs up), ``crash`` (the env
-    raises) or a plain query, then answers gold for even members and a wrong answer for odd ones."""
+    raises) or a plain query, then answers gold for even members and a wrong answer for odd ones.
+    ``resets`` gets each group's recorded resets."""
     outputs, seen = [], [0]
     for row in rows:
         gold, members = row["reward_model"]["ground_truth"]["target"][0], {}
@@ -65,13 +90,21 @@ def _play_groups(tokenizer, rows, fails):
 
         server = h.FakeServer(tokenizer, script)
         config = h.trainer_config(rollout_name="vllm", agentgym={"max_turns": 2})
-        outputs.append(h.run_rows(tokenizer, server, config, [row], n=N))
+        with _Resets() as recorded:
+            outputs.append(h.run_rows(tokenizer, server, config, [row], n=N))
+        if resets is not None:
+            resets.append(recorded.seen)
     return outputs
 
 
 @pytest.fixture(scope="module")
-def played(tokenizer, retriever):
-    return _play_groups(tokenizer, _rows(retriever), FAILS)
+def verl_resets():
+    return []
+
+
+@pytest.fixture(scope="module")
+def played(tokenizer, retriever, verl_resets):
+    return _play_groups(tokenizer, _rows(retriever), FAILS, verl_resets)
 
 
 def _failed(out):
@@ -150,10 +183,13 @@ def test_a_100_percent_failure_rate_stops_training(monkeypatch, tokenizer, retri
         h.make_buffer("AgentGymReplayBuffer").sample(1, "train", 2)
 
 
-def test_every_member_of_a_verl_group_plays_the_same_task(played):
-    for group in played:
+def test_every_member_of_a_verl_group_plays_the_same_task(played, verl_resets):
+    """Same task, same prompt, and one reset (seed and options) made once per member."""
+    assert len(verl_resets) == len(played)
+    for group, resets in zip(played, verl_resets):
         assert len({o.extra_fields["agentgym"]["task_id"] for o in group if not _failed(o)}) == 1
         assert len({tuple(o.prompt_ids) for o in group}) == 1
+        assert len(resets) == N and len(set(resets)) == 1, resets
 
 
 def test_a_verl_row_that_does_not_pin_its_task_is_refused(tokenizer, retriever):
@@ -192,12 +228,22 @@ def trl_run(tmp_path_factory, retriever):
     trainer, rollout = build_run(recipe, tokenizer=tokenizer, model=model, max_failed_share=1.0,
                                  grpo={"output_dir": str(tmp_path_factory.mktemp("trl")), "max_steps": 1,
                                        "per_device_train_batch_size": 16, "num_generations": 4, "disable_tqdm": True})
-    captured = []
+    captured, resets = [], []
     play = trainer.rollout_func
     trainer.rollout_func = lambda prompts, t: captured.append(play(prompts, t)) or captured[-1]
     inputs = [trainer.train_dataset[i // 4] for i in range(16)]
-    scored = trainer._generate_and_score_completions(inputs)
-    yield trainer, captured[-1], scored, dropping
+    with pytest.MonkeyPatch.context() as patch:  # each rollout's reset, in the order of TRL's prompts
+        from agentgym.integrations import rollouts
+        from agentgym.integrations.trl import rollout as trl_rollout
+
+        async def recorded(host, task, stream, result, **kwargs):
+            options = rollouts.reset_options(task, kwargs["clock"])
+            resets.append((task.env_id, task.seed, json.dumps(options, sort_keys=True)))
+            return await rollouts.play_rollout(host, task, stream, result, **kwargs)
+
+        patch.setattr(trl_rollout, "play_rollout", recorded)
+        scored = trainer._generate_and_score_completions(inputs)
+    yield trainer, captured[-1], scored, dropping, resets
     dropping.close()
 
 
@@ -205,7 +251,7 @@ def test_trl_gets_none_for_failed_rollouts_and_leaves_them_out_of_the_baseline(t
     import torch
     from trl.trainer.utils import nanstd
 
-    _, output, scored, dropping = trl_run
+    _, output, scored, dropping, _ = trl_run
     rewards = output["shaped_reward"]
     left_out = [e["left_out"] for e in output["episode"]]
     assert "env_error" in left_out and 0 < left_out.count("retriever_unreachable") <= dropping.dropped
@@ -222,11 +268,16 @@ def test_trl_gets_none_for_failed_rollouts_and_leaves_them_out_of_the_baseline(t
 
 
 def test_every_member_of_a_trl_group_plays_the_same_task(trl_run):
-    _, output, _, _ = trl_run
+    """TRL's groups are ``num_generations`` consecutive completions: each holds one task, one
+    prompt, and one reset (seed and options), made once per member."""
+    _, output, _, _, resets = trl_run
+    assert len(resets) == len(output["episode"]) == 16
     for g in range(0, len(output["episode"]), 4):
         group = output["episode"][g:g + 4]
         assert len({e["task_id"] for e in group if e["task_id"]}) == 1
         assert len({tuple(p) for p in output["prompt_ids"][g:g + 4]}) == 1
+        assert len(set(resets[g:g + 4])) == 1, resets[g:g + 4]
+    assert len(set(resets)) == 4  # and the groups differ
 
 
 def test_trl_task_dataset_pins_the_task_its_reset_drew():

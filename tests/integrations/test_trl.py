@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from types import SimpleNamespace
@@ -315,6 +316,21 @@ def test_train_dry_run_from_the_cli():
     assert bad.returncode == 1 and "top_k" in bad.stdout
 
 
+def test_fewer_tasks_than_a_step_samples_is_refused_not_trained_for_0_steps(tmp_path):
+    """TRL drops an incomplete batch of prompts: 3 tasks for a step of 4 prompts x 8 trained 0
+    steps and exited 0. The run, and the dry run, refuse it naming tasks.count."""
+    # In subprocesses: a second GRPOConfig in this process would reset accelerate's state under the
+    # module's trainer.
+    env = {**os.environ, "PYTHONPATH": os.getcwd()}
+    out = subprocess.run([sys.executable, "-m", "agentgym.cli", "train", "trl_searchqa", "tasks.count=3",
+                          f"grpo.output_dir={tmp_path}"], capture_output=True, text=True, timeout=300, env=env)
+    assert out.returncode == 2, (out.returncode, out.stderr[-2000:])
+    assert re.search(r"tasks.count=3 .* at least 4: each step samples 4 tasks x 8", out.stderr), out.stderr[-2000:]
+    dry = subprocess.run([sys.executable, "-m", "agentgym.cli", "train", "trl_searchqa", "--dry-run", "tasks.count=3"],
+                         capture_output=True, text=True, timeout=300, env=env)
+    assert dry.returncode == 1 and "tasks.count=3" in dry.stdout
+
+
 # -- action_format="search-r1": the env's declared turn cut, and Search-R1's token layout -------------
 CORPUS = [
     {"id": "0", "contents": '"Evan Morris"\nEvan Morris (1977 - 2015) was a lobbyist for Genentech.\nHe lived in DC.'},
@@ -492,6 +508,34 @@ def test_generate_returns_the_log_probs_it_sampled_from(run):
     assert logprobs == pytest.approx(expected, abs=1e-4)
 
 
+def test_what_an_episode_samples_does_not_depend_on_the_order_episodes_join_the_batch(run):
+    """Defect: episodes join a round in the order their env calls finish on the env threads, and
+    row k of ``generate`` got the k-th draws: the same seed sampled different turns run to run, so
+    no learning run was reproducible. Each prefix now gets the same turn whatever the order."""
+    import asyncio
+
+    import torch
+
+    from agentgym.integrations.trl._sampler import TurnSampler
+
+    trainer, _ = run
+    tokenizer = trainer.processing_class
+    prefixes = [tokenizer.apply_chat_template(trainer.train_dataset[i]["prompt"], add_generation_prompt=True,
+                                              tokenize=True, return_dict=False) for i in range(3)]
+
+    def sampled(order):
+        torch.manual_seed(0)
+        sampler = TurnSampler(trainer, [tokenizer.eos_token_id])
+        sampler.live = len(order)
+
+        async def all_of():
+            return await asyncio.gather(*(sampler.sample(prefixes[i], 16, ()) for i in order))
+
+        return dict(zip(order, asyncio.run(all_of())))
+
+    assert sampled([0, 1, 2]) == sampled([2, 0, 1]) == sampled([1, 2, 0])
+
+
 def test_a_turn_ends_at_every_end_of_turn_id_the_model_lists(run):
     """Defect: the sampler stopped on ``tokenizer.eos_token_id`` only; TRL's ``eos_token_ids`` holds every
     id of the generation config (Qwen2.5-Instruct lists two)."""
@@ -508,6 +552,68 @@ def test_a_turn_ends_at_every_end_of_turn_id_the_model_lists(run):
     assert tokens == [other]
     tokens, _ = _sampled(trainer, [tokenizer.eos_token_id], prefix, constraint=First(), max_tokens=6)
     assert tokens[0] == other and len(tokens) > 1  # not an end-of-turn id here: the turn goes on
+
+
+_SLOT = ("go to Skei", "go to Skei city", "go to Vehaethuin", "stay home")
+
+
+def _template_tokenizer():
+    """A tokenizer trained on the prompts and on every part of the templates below, as written."""
+    from agentgym.integrations.trl.tiny import word_tokenizer
+
+    return word_tokenizer(["Plan for Skei:", "Plan for Mathford:", "Plan for Vehaethuin:", "[", ", ",
+                           "] then done.", "rest", *_SLOT])
+
+
+def test_template_constraint_writes_the_template_with_one_text_per_slot():
+    from agentgym.integrations.trl.constraints import TemplateConstraint
+
+    tokenizer = _template_tokenizer()
+    ids = lambda text: tokenizer(text, add_special_tokens=False)["input_ids"]  # noqa: E731
+    constraint = TemplateConstraint(tokenizer, {"for Skei": ["[", ("go to Skei", "go to Skei city", "stay home"),
+                                                              "] then done."],
+                                                "for Mathford": [("rest",)]})
+    prefix = ids("Plan for Skei:")
+    assert constraint.allowed(prefix, []) == ids("[")
+    assert sorted(constraint.allowed(prefix, ids("["))) == sorted(ids("go") + ids("stay"))
+    after = ids("[") + ids("go to Skei")  # a complete text that another one continues: both ways open
+    assert sorted(constraint.allowed(prefix, after)) == sorted(ids(" city") + ids("] then done.")[:1])
+    done = after + ids("] then done.")
+    assert constraint.allowed(prefix, after + ids("]")) == ids("] then done.")[1:2]
+    assert constraint.allowed(prefix, done) == [tokenizer.eos_token_id]
+    assert constraint.allowed(ids("Plan for Mathford:"), []) == ids("rest")
+    assert constraint.allowed(ids("Plan for Vehaethuin:"), []) is None  # no marker: not constrained
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.integers(0, 10**6), min_size=30, max_size=30))
+def test_template_constraint_only_ever_writes_a_text_of_the_template(picks):
+    from agentgym.integrations.trl.constraints import TemplateConstraint
+
+    tokenizer = _template_tokenizer()
+    slot = _SLOT
+    constraint = TemplateConstraint(tokenizer, {"Skei": ["[", slot, ", ", slot, "] then done."]})
+    prefix = tokenizer("Plan for Skei:", add_special_tokens=False)["input_ids"]
+    turn = []
+    for pick in picks:
+        allowed = constraint.allowed(prefix, turn)
+        turn.append(allowed[pick % len(allowed)])
+        if turn[-1] == tokenizer.eos_token_id:
+            break
+    assert turn[-1] == tokenizer.eos_token_id
+    assert tokenizer.decode(turn[:-1]) in {f"[{a}, {b}] then done." for a in slot for b in slot}
+
+
+def test_template_constraint_refuses_templates_it_could_not_follow():
+    from agentgym.integrations.trl.constraints import TemplateConstraint
+
+    tokenizer = _template_tokenizer()
+    with pytest.raises(ConfigError, match="writes exactly"):
+        TemplateConstraint(tokenizer, {"Skei": ["go to Zzyzx"]})  # a word the tokenizer does not know
+    with pytest.raises(ConfigError, match="mistaken"):  # after "go to Skei", " city" could be either
+        TemplateConstraint(tokenizer, {"Skei": [("go to Skei", "go to Skei city"), " city"]})
+    with pytest.raises(ConfigError, match="templates"):
+        TemplateConstraint(tokenizer, {})
 
 
 def test_the_rollout_logs_the_reward_labs_figures_of_its_groups(run):

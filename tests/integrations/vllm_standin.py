@@ -12,7 +12,10 @@ rollout depends on it:
 * ``sync_weights`` is counted (the model is shared, so there is nothing to copy).
 
 ``shift`` adds a constant to every reported log-prob: a control that must move TRL's importance
-sampling ratio.
+sampling ratio. ``constraint_factory(tokenizer)``, when set, builds a ``TurnConstraint`` applied as
+a logits processor configured at engine start (vLLM V1's custom logits processors), so a tiny
+random model writes well-formed actions; the log-probs are then the processed ones, as TRL's
+colocated vLLM (``logprobs_mode="processed_logprobs"``) reports them.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import torch
 
 class VLLMStandIn:
     shift = 0.0
+    constraint_factory = None
 
     def __init__(self, *, model: Any, processing_class: Any, temperature: float = 1.0,
                  max_completion_length: int = 64, generation_kwargs: Any = None, **_: Any) -> None:
@@ -31,6 +35,8 @@ class VLLMStandIn:
         self.temperature, self.max_completion_length = temperature or 1.0, max_completion_length
         self.generation_kwargs = dict(generation_kwargs or {})
         self.synced, self.calls, self.finished = 0, 0, []
+        factory = type(self).constraint_factory
+        self.constraint = factory(self.tokenizer) if factory is not None else None
         eos = model.generation_config.eos_token_id
         self.eos_ids = set([eos] if isinstance(eos, int) else list(eos or [])) | {self.tokenizer.eos_token_id}
 
@@ -57,6 +63,11 @@ class VLLMStandIn:
         try:
             while len(ids) < self.max_completion_length:
                 logits = self.model(torch.tensor([prompt + ids])).logits[0, -1].float() / self.temperature
+                allowed = self.constraint.allowed(prompt, ids) if self.constraint is not None else None
+                if allowed:
+                    keep = logits[allowed].clone()
+                    logits = torch.full_like(logits, float("-inf"))
+                    logits[allowed] = keep
                 dist = torch.log_softmax(logits, dim=-1)
                 token = int(torch.multinomial(dist.exp(), 1))
                 ids.append(token)

@@ -16,7 +16,8 @@ from agentgym._lazy import lazy_names as _lazy_names
 from agentgym.integrations.trl._guard import TRL_VERSION, require_trl
 
 __all__ = ["TRL_VERSION", "require_trl", "rollout_func", "AgentGymRollout", "task_dataset", "TurnConstraint",
-           "schedule_clock", "agentgym_reward", "term_reward", "TagConstraint", "ReactConstraint", "SearchTool",
+           "schedule_clock", "agentgym_reward", "term_reward", "TagConstraint", "ReactConstraint", "TemplateConstraint",
+           "SearchTool",
            "TravelPlannerTools", "word_tokenizer", "tiny_qwen2", "shuffle_rewards", "AgentGymRolloutWorker"]
 
 _LAZY = {
@@ -29,6 +30,7 @@ _LAZY = {
     "term_reward": "agentgym.integrations.trl.rewards",
     "TagConstraint": "agentgym.integrations.trl.constraints",
     "ReactConstraint": "agentgym.integrations.trl.constraints",
+    "TemplateConstraint": "agentgym.integrations.trl.constraints",
     "SearchTool": "agentgym.integrations.trl.tools",
     "TravelPlannerTools": "agentgym.integrations.trl.tools",
     "word_tokenizer": "agentgym.integrations.trl.tiny",

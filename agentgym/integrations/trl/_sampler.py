@@ -78,7 +78,9 @@ class TurnSampler:
     def _flush_if_ready(self) -> None:
         if not self._pending or len(self._pending) < self.live:
             return
-        batch, self._pending = self._pending, []
+        # Episodes join in the order their env calls finish (thread timing); sampled in a fixed
+        # order (by their tokens), each gets the same draws every run.
+        batch, self._pending = sorted(self._pending, key=lambda item: item[0]), []
         try:
             outputs = self._generate(batch)
         except BaseException as exc:  # every waiting episode sees the error

@@ -88,7 +88,8 @@ class AgentGymRollout:
     def __init__(self, env_id: str, *, env_kwargs: Mapping[str, Any] | None = None, reward: Any = None,
                  max_turns: int | None = None, response_length: int | None = None,
                  observation_role: str = "user", stop_at_action: bool = True, constraint: TurnConstraint | None = None,
-                 unfinished_reward: float = 0.0, train_on_observations: bool = False, layout: str = "chat",
+                 unfinished_reward: float = 0.0, train_on_observations: bool = False, failures_as_zeros: bool = False,
+                 layout: str = "chat",
                  max_observation_tokens: int = 500, env_max_idle: int = 512, max_failed_share: float = 0.5,
                  failure_window: int = 256, env_threads: int | None = None,
                  log_dir: str | os.PathLike[str] | None = None) -> None:
@@ -107,7 +108,7 @@ class AgentGymRollout:
         self.observation_role, self.stop_at_action, self.constraint = observation_role, stop_at_action, constraint
         self.unfinished_reward = unfinished_reward
         self.layout, self.max_observation_tokens = layout, max_observation_tokens
-        self.train_on_observations = train_on_observations
+        self.train_on_observations, self.failures_as_zeros = train_on_observations, failures_as_zeros
         self.term_names = term_names_for(reward)
         self.budget = FailureBudget(max_failed_share, failure_window, setting="max_failed_share")
         self.env_threads = env_threads
@@ -202,14 +203,15 @@ class AgentGymRollout:
                 completion, mask, logprobs = [_end_token(layout)], [0], [0.0]
             if self.train_on_observations:  # a control (``controls``): what a trainer without the mask does
                 mask = [1] * len(mask)
-            if result.masked:  # out of training, and (a None reward) out of its group's baseline
+            left_out = result.masked and not self.failures_as_zeros  # the control trains on a 0.0
+            if left_out:  # out of training, and (a None reward) out of its group's baseline
                 mask = [0] * len(mask)
             report = result.report
             out["prompt_ids"].append(episode.token_ids[: episode.prompt_length])
             out["completion_ids"].append(completion)
             out["logprobs"].append(logprobs)
             out["env_mask"].append(mask)
-            out["shaped_reward"].append(None if result.masked else score)
+            out["shaped_reward"].append(None if left_out else score)
             out["reward_terms"].append({n: None if result.masked or info[f"term/{n}/abstained"] else info[f"term/{n}"]
                                         for n in self.term_names})
             out["reward_info"].append(info)
@@ -271,6 +273,8 @@ def rollout_func(env_id: str, **kwargs: Any) -> AgentGymRollout:
             answer) is paid None, which TRL leaves out of the group's baseline, and its mask is 0; a
             configuration error (``ConfigError``, ``DataError``) stops training with its own message.
         train_on_observations: a control that must learn less (``controls``): ``env_mask`` 1 everywhere.
+        failures_as_zeros: a control (``controls``): a rollout that failed is paid 0.0 and trained on,
+            as a trainer that counts failures as zeros does.
         layout: ``"chat"`` (each observation a chat message, a cut turn closed by the end-of-turn
             token) or ``"search-r1"``: Search-R1's token layout (``search_r1_layout``; envs playing
             ``action_format="search-r1"`` only, any other is a ``ConfigError``).

@@ -343,6 +343,7 @@ def build_run(recipe: TrlRecipe, *, grpo: Mapping[str, Any] | None = None,
     from agentgym.integrations.trl.rollout import task_dataset
 
     args = grpo_config(recipe, grpo)
+    _check_tasks_fill_a_step(recipe, args)
     tokenizer = tokenizer if tokenizer is not None else load_tokenizer(recipe)
     rollout = _rollout(recipe, build_constraint(recipe, tokenizer), **rollout_kwargs)
     dataset = task_dataset(recipe.env.id, options=_task_options(recipe), env_kwargs=recipe.env.kwargs)
@@ -350,6 +351,17 @@ def build_run(recipe: TrlRecipe, *, grpo: Mapping[str, Any] | None = None,
     trainer = GRPOTrainer(model=model, processing_class=tokenizer, reward_funcs=list(reward_funcs or [agentgym_reward]),
                           args=args, train_dataset=dataset, rollout_func=rollout)
     return trainer, rollout
+
+
+def _check_tasks_fill_a_step(recipe: TrlRecipe, args: Any) -> None:
+    """TRL's sampler drops an incomplete batch of prompts: fewer tasks than one step samples would
+    train 0 steps and exit cleanly."""
+    prompts = int(args.generation_batch_size) // int(args.num_generations)
+    if recipe.tasks.count < prompts:
+        raise ConfigError("tasks.count", recipe.tasks.count,
+                          f"at least {prompts}: each step samples {prompts} tasks x {args.num_generations} generations "
+                          f"(grpo.per_device_train_batch_size={args.per_device_train_batch_size}); TRL would train 0 "
+                          "steps on fewer")
 
 
 def _env_text(recipe: TrlRecipe) -> list[str]:
@@ -607,9 +619,12 @@ def _grpo_here(recipe: TrlRecipe) -> tuple[Any, str | None]:
     import torch
 
     if torch.cuda.is_available() or recipe.grpo.get("use_cpu"):
-        return grpo_config(recipe), None
-    return (grpo_config(recipe, {"use_cpu": True, "bf16": False}),
-            "grpo: no GPU here; the GRPOConfig fields were checked with use_cpu=true, bf16=false")
+        args, note = grpo_config(recipe), None
+    else:
+        args, note = (grpo_config(recipe, {"use_cpu": True, "bf16": False}),
+                      "grpo: no GPU here; the GRPOConfig fields were checked with use_cpu=true, bf16=false")
+    _check_tasks_fill_a_step(recipe, args)
+    return args, note
 
 
 def _check_model(recipe: TrlRecipe) -> Any:

@@ -4,10 +4,13 @@ The path is the selftest's (``selftest``): a random 2-layer Qwen2 built from a c
 byte-level BPE tokenizer trained here on the env's text and a Qwen2.5-style chat template; an
 in-process server with verl's ``generate`` signature stands in for vLLM/SGLang (they need a GPU);
 verl's own ``AgentLoopWorker.generate_sequences`` drives the ``agentgym`` agent loop
-(``AgentGymAgentLoop``) over SearchQA-v0's embedded world. Each step then runs verl's
-``compute_advantage`` (``grpo``, or ``vspo`` after the VSPO replay buffer's batch plan) and the
-actor's update: verl's policy loss through the real ``ActorConfig`` of the ``grpo`` recipe, over its
-PPO epochs and mini-batches, gradient clipping and AdamW, on the same model.
+(``AgentGymAgentLoop``) over SearchQA-v0's embedded world. Each step then takes the rewards as
+verl's trainer does (the agent loop's ``rm_scores``: the reward on the last response token), runs
+verl's ``compute_advantage`` (``grpo``, ``reinforce_plus_plus``, or ``vspo`` after the VSPO replay
+buffer's batch plan) and the actor's update: verl's policy loss through the real ``ActorConfig`` of
+the ``grpo`` recipe, over its PPO epochs and mini-batches, gradient clipping and AdamW, on the same
+model. REINFORCE++ is per token: its returns run back from where the reward sits and skip tokens
+outside the loss mask, so a reward placed on an untrained token would reach nothing.
 
 **Constrained sampling.** A random model never writes a well-formed ``<search>``, so the stand-in
 server samples only the tokens valid at each position of a tags action, from the model's own
@@ -17,11 +20,12 @@ ends as vLLM's stop strings end it. It returns the model's unconstrained log-pro
 actor recomputes. On a GPU this would be a vLLM logits processor; the agent loop runs unchanged.
 No SFT warm start. What is learnt is the model's choice among valid tokens: search, then answer.
 
-**The reward** (``LEARNING_REWARD``): 0.5 x valid searches (``tool_call_validity``, gated on
+**The rewards.** ``SEARCH_REWARD`` (the learning tests'): 1 when the episode searched and then
+answered, else 0; binary, so a group whose trajectories all did the same has zero variance, which
+is what VSPO replaces. ``LEARNING_REWARD``: 0.5 x valid searches (``tool_call_validity``, gated on
 ``format``: paid only when the episode ends with an answer) + 0.2 x ``format`` + 1.0 x
-``exact_match``. Without the search term answering at once is the best policy (as in the issue's
-trial); without the gate, searching on every turn is a trap the tiny model falls into, since its
-two turns look alike to it.
+``exact_match``. Without the search term answering at once is the best policy; without the gate,
+searching on every turn is a trap the tiny model falls into, since its two turns look alike to it.
 """
 
 from __future__ import annotations
@@ -40,15 +44,23 @@ from agentgym._toolbox import require_choice
 from agentgym.integrations.verl._guard import require_verl
 from agentgym.integrations.verl.preflight.selftest import TinyModelServer, build_tiny_model
 
-__all__ = ["LEARNING_REWARD", "ENV_KWARGS", "Curve", "ConstrainedServer", "run_learning", "policy_loss",
+__all__ = ["SEARCH_REWARD", "LEARNING_REWARD", "ESTIMATORS", "ENV_KWARGS", "Curve", "ConstrainedServer", "run_learning", "policy_loss",
            "rollout_batch", "LearningSetup", "make_setup", "format_curves"]
 
+SEARCH_REWARD = {"terms": [{"kind": "tool_call_validity", "weight": 1.0, "gate": {"term": "format"}},
+                            {"kind": "format", "weight": 0.0}, {"kind": "exact_match", "weight": 0.0}]}
+"""1 when the episode searched (every search valid) and then answered, else 0: a binary reward,
+so a group of trajectories that all did the same has zero variance (format and exact match are
+logged, not paid)."""
 LEARNING_REWARD = {"terms": [{"kind": "tool_call_validity", "weight": 0.5, "gate": {"term": "format"}},
                              {"kind": "format", "weight": 0.2}, {"kind": "exact_match", "weight": 1.0}]}
 ENV_KWARGS = {"synthetic_size": "small", "top_k": 1, "passage_chars": 160, "max_searches": 2}
 """The small embedded world; one short passage per search keeps sequences under 300 tokens."""
 MAX_TURNS = 2
 """Model turns per episode: search, then answer."""
+ESTIMATORS = ("grpo", "vspo", "reinforce_plus_plus")
+"""verl's GRPO, agentgym's VSPO (after the VSPO batch plan), and verl's REINFORCE++: a per-token
+estimator, whose returns lose a reward that sits on a token outside the loss mask."""
 _WORD = re.compile(r"[A-Za-z0-9]+")  # no backtracking: one character class, linear
 _HEADER = "<|im_start|>"
 
@@ -173,8 +185,9 @@ def _last_line(chat: str) -> str:
 
 @dataclass
 class Curve:
-    """Per-step figures of one run: the batch's mean reward, the share of episodes that searched and
-    then answered, and the exact-match rate, before that step's update."""
+    """Per-step figures of one run, read from what verl logs of the step's batch (before its update):
+    the mean reward, the share of episodes that searched and then answered, the exact-match rate,
+    each reward term's mean, and how much of the batch carries a learning signal."""
 
     estimator: str
     seed: int
@@ -182,15 +195,25 @@ class Curve:
     reward: list[float] = field(default_factory=list)
     search_then_answer: list[float] = field(default_factory=list)
     exact_match: list[float] = field(default_factory=list)
+    zero_variance: list[float] = field(default_factory=list)
+    """Share of the step's groups whose rewards are all equal (``agentgym.rewards.zero_variance_share``)."""
+    gradient_share: list[float] = field(default_factory=list)
+    """Share of the trajectories trained on (after VSPO's batch plan) with a non-zero advantage."""
+    terms: dict[str, list[float]] = field(default_factory=dict)
+    """Per reward term, the mean of its logged raw value (``term/<name>``) per step."""
     seconds: float = 0.0
     """CPU seconds of the run (``time.process_time``), the setup excluded when it was passed in."""
 
+    def series(self, key: str) -> list[float]:
+        """A figure per step: an attribute (``reward``, ``zero_variance``...) or ``term/<name>``."""
+        return self.terms[key[5:]] if key.startswith("term/") else getattr(self, key)
+
     def start(self, key: str = "reward", window: int = 3) -> float:
-        values = getattr(self, key)
+        values = self.series(key)
         return sum(values[:window]) / min(window, len(values))
 
     def end(self, key: str = "reward", window: int = 3) -> float:
-        values = getattr(self, key)
+        values = self.series(key)
         return sum(values[-window:]) / min(window, len(values))
 
     def gain(self, key: str = "reward", window: int = 3) -> float:
@@ -221,19 +244,24 @@ class LearningSetup:
         self.server.forget()
 
 
-def make_setup(folder: Path, *, seed: int = 0, n: int = 8, tasks: int = 16) -> LearningSetup:
-    """Build everything a run needs in ``folder`` (the model and tokenizer are saved there for verl)."""
+def make_setup(folder: Path, *, seed: int = 0, n: int = 8, tasks: int = 16, reward: Any = None,
+               total_steps: int | None = None) -> LearningSetup:
+    """Build everything a run needs in ``folder`` (the model and tokenizer are saved there for verl);
+    ``reward`` is the rows' reward spec (default ``LEARNING_REWARD``). ``total_steps`` is the run
+    length a scheduled reward is shaped by, written where verl's trainer writes it (the actor's
+    ``optim.total_training_steps``), for the agent loop to read."""
     require_verl()
     from verl.experimental.agent_loop.agent_loop import AgentLoopWorker
 
     from agentgym.integrations.verl import agent_loop  # noqa: F401  (registers the agentgym loop)
     from agentgym.integrations.verl.prepare import prepare_rows
 
-    rows = prepare_rows("SearchQA-v0", split="train", limit=tasks, env_kwargs=ENV_KWARGS, reward=LEARNING_REWARD)
+    rows = prepare_rows("SearchQA-v0", split="train", limit=tasks, env_kwargs=ENV_KWARGS,
+                        reward=LEARNING_REWARD if reward is None else reward)
     model_dir = folder / "tiny-qwen2"
     model, tokenizer = build_tiny_model(model_dir, _corpus(rows), seed=seed)
     server = ConstrainedServer(model, tokenizer, seed=seed)
-    config = _config(model_dir, n)
+    config = _config(model_dir, n, total_steps)
     initial = {key: value.clone() for key, value in model.state_dict().items()}
     return LearningSetup(model, tokenizer, server, AgentLoopWorker(config, llm_client=server), config, rows, n,
                          initial)
@@ -256,21 +284,23 @@ def _corpus(rows: list[dict[str, Any]]) -> list[str]:
     return texts * 3
 
 
-def _config(model_dir: Path, n: int) -> Any:
+def _config(model_dir: Path, n: int, total_steps: int | None = None) -> Any:
     from agentgym.integrations.verl.train import compose_recipe
 
+    length = [f"actor_rollout_ref.actor.optim.total_training_steps={total_steps}"] if total_steps else []
     return compose_recipe("grpo", [
         f"actor_rollout_ref.model.path={model_dir}", "actor_rollout_ref.rollout.name=vllm",
         f"actor_rollout_ref.rollout.n={n}", "actor_rollout_ref.rollout.calculate_log_probs=true",
         "actor_rollout_ref.model.use_remove_padding=false", "data.max_prompt_length=256",
         "data.max_response_length=256", f"agentgym.max_turns={MAX_TURNS}", "trainer.n_gpus_per_node=1",
         "actor_rollout_ref.rollout.tensor_model_parallel_size=1", "actor_rollout_ref.actor.ppo_mini_batch_size=2",
-        "actor_rollout_ref.actor.ppo_epochs=2"])
+        "actor_rollout_ref.actor.ppo_epochs=2", *length])
 
 
 def rollout_batch(setup: LearningSetup, rows: list[dict[str, Any]], step: int) -> Any:
     """``n`` trajectories per row through verl's ``AgentLoopWorker.generate_sequences``, one call per
-    trajectory so that the server's draws come in a fixed order (a run is reproducible)."""
+    trajectory so that the server's draws come in a fixed order (a run is reproducible). Each row
+    carries verl's global step (``step + 1``), which the agent loop reads as the schedule clock."""
     import numpy as np
     from verl.protocol import DataProto
 
@@ -282,6 +312,8 @@ def rollout_batch(setup: LearningSetup, rows: list[dict[str, Any]], step: int) -
             non_tensors["raw_prompt"] = np.array([row["prompt"]], dtype=object)
             non_tensors["index"] = np.array([row["extra_info"]["index"]], dtype=object)
             non_tensors["uid"] = np.array([f"s{step}g{g}"], dtype=object)
+            # the row's own field, as verl's V1 trainer hands it to the agent loop (the schedule clock)
+            non_tensors["global_steps"] = np.array([step + 1], dtype=object)
             batch = DataProto.from_dict(non_tensors=non_tensors,
                                         meta_info={"global_steps": step + 1, "validate": False})
             outputs.append(asyncio.run(setup.worker.generate_sequences(batch)))
@@ -315,30 +347,31 @@ def policy_loss(model: Any, data: Any, actor: Any) -> tuple[Any, Any]:
 
 
 def run_learning(estimator: str = "grpo", *, steps: int = 12, seed: int = 0, groups: int = 4, n: int = 8,
-                 lr: float = 1e-2, shuffle_rewards: bool = False, setup: LearningSetup | None = None,
-                 echo: Any = None) -> Curve:
-    """``steps`` steps of rollout, advantage (``grpo`` or ``vspo``), verl's policy loss and AdamW on the
-    tiny model; ``shuffle_rewards`` permutes the rewards across the batch's trajectories (a control
-    that must learn less). ``setup`` (``make_setup``, whose ``n`` then wins) is restarted from its
+                 lr: float = 1e-2, shuffle_rewards: bool = False, frozen_clock: bool = False,
+                 setup: LearningSetup | None = None, echo: Any = None) -> Curve:
+    """``steps`` steps of rollout, advantage (``ESTIMATORS``), verl's policy loss and AdamW on the tiny
+    model; ``shuffle_rewards`` permutes the rewards across the batch's trajectories (a control that
+    must learn less); ``frozen_clock`` hands the agent loop verl's first global step at every step
+    (a control: a scheduled reward then stays in its first stage). ``setup`` (``make_setup``, whose ``n`` then wins) is restarted from its
     initial weights; without one, a setup is built for ``seed`` in a temporary folder. Torch runs on one thread meanwhile:
     the model is tiny, and on a shared machine more threads only wait for each other."""
     import torch
 
-    require_choice("estimator", estimator, ("grpo", "vspo"))
+    require_choice("estimator", estimator, ESTIMATORS)
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
         if setup is not None:
-            return _run(setup, estimator, steps, seed, groups, lr, shuffle_rewards, echo)
+            return _run(setup, estimator, steps, seed, groups, lr, shuffle_rewards, frozen_clock, echo)
         with tempfile.TemporaryDirectory(prefix="agentgym-learning-") as folder:
             return _run(make_setup(Path(folder), seed=seed, n=n), estimator, steps, seed, groups, lr,
-                        shuffle_rewards, echo)
+                        shuffle_rewards, frozen_clock, echo)
     finally:
         torch.set_num_threads(threads)
 
 
 def _run(setup: LearningSetup, estimator: str, steps: int, seed: int, groups: int, lr: float,
-         shuffle_rewards: bool, echo: Any) -> Curve:
+         shuffle_rewards: bool, frozen_clock: bool, echo: Any) -> Curve:
     import numpy as np
     import torch
     from verl.trainer.config import AlgoConfig
@@ -352,29 +385,32 @@ def _run(setup: LearningSetup, estimator: str, steps: int, seed: int, groups: in
     n = setup.n
     curve = Curve(estimator, seed, shuffle_rewards)
     actor = omega_conf_to_dataclass(setup.config.actor_rollout_ref.actor)
-    algo = omega_conf_to_dataclass(setup.config.algorithm, AlgoConfig) if estimator == "grpo" \
-        else setup.config.algorithm
+    algo = setup.config.algorithm if estimator == "vspo" else \
+        omega_conf_to_dataclass(setup.config.algorithm, AlgoConfig)
     optimizer = torch.optim.AdamW(setup.model.parameters(), lr=lr)
     # one stream per use, so every arm of a seed sees the same tasks in the same order
     tasks, shuffles, plans = (np.random.default_rng([seed, stream]) for stream in range(3))
     seen_max = -math.inf
     for step in range(steps):
         picked = tasks.choice(len(setup.rows), size=groups, replace=False)
-        data = rollout_batch(setup, [setup.rows[i] for i in picked], step)
-        _record(curve, data)
+        data = rollout_batch(setup, [setup.rows[i] for i in picked], 0 if frozen_clock else step)
         scores = data.batch["rm_scores"].sum(-1)
-        if shuffle_rewards:
+        if shuffle_rewards:  # each trajectory paid another's reward, where verl pays it
             scores = scores[torch.from_numpy(shuffles.permutation(len(scores)))]
-        data.batch["token_level_rewards"] = _at_last_token(scores, data.batch["response_mask"])
+            data.batch["token_level_rewards"] = _placed_as_verl(scores, data)
+        else:  # as verl's trainer does: the rewards are the agent loop's rm_scores, untouched
+            data.batch["token_level_rewards"] = data.batch["rm_scores"].clone()
+        _record(curve, data, scores)
         if estimator == "vspo":
             seen_max = max(seen_max, float(scores.max()))
             data = _vspo_plan(data, setup.config, seen_max, groups, plans)
         data = compute_advantage(data, adv_estimator=estimator, num_repeat=n, config=algo)
+        curve.gradient_share.append(float((data.batch["advantages"].abs().sum(-1) > 0).float().mean()))
         _update(setup.model, optimizer, data, actor, n)
         if echo:
             echo(f"{estimator}{' (shuffled)' if shuffle_rewards else ''} step {step + 1:2d}: reward "
                  f"{curve.reward[-1]:.3f}, search-then-answer {curve.search_then_answer[-1]:.2f}, "
-                 f"EM {curve.exact_match[-1]:.2f}")
+                 f"EM {curve.exact_match[-1]:.2f}, zero-variance groups {curve.zero_variance[-1]:.2f}")
     curve.seconds = time.process_time() - started
     return curve
 
@@ -385,8 +421,8 @@ def format_curves(curves: Sequence[Curve], key: str = "reward") -> str:
     width = max(12, *(len(name) + 2 for name in names))
     lines = [f"{key} per step (seed {curves[0].seed if curves else '-'})",
              "step" + "".join(name.rjust(width) for name in names)]
-    for step in range(max((len(getattr(c, key)) for c in curves), default=0)):
-        values = [getattr(c, key) for c in curves]
+    for step in range(max((len(c.series(key)) for c in curves), default=0)):
+        values = [c.series(key) for c in curves]
         lines.append(f"{step + 1:4d}" + "".join((f"{v[step]:.3f}" if step < len(v) else "").rjust(width)
                                                for v in values))
     lines.append("start" + "".join(f"{c.start(key):.3f}".rjust(width) for c in curves)[1:])
@@ -413,24 +449,33 @@ def _update(model: Any, optimizer: Any, data: Any, actor: Any, n: int) -> None:
     model.eval()
 
 
-def _record(curve: Curve, data: Any) -> None:
+def _record(curve: Curve, data: Any, scores: Any) -> None:
+    """The step's figures from the batch verl built (its ``reward_extra_info`` columns, ``term/<name>``)."""
     import numpy as np
 
+    from agentgym.rewards import zero_variance_share
+
     extra = data.non_tensor_batch
-    searched = np.asarray(extra["term/tool_call_validity"], dtype=float) > 0
-    answered = np.asarray(extra["term/format"], dtype=float) > 0
+    column = lambda key: np.asarray(extra[key], dtype=float)  # noqa: E731
+    searched = column("num_turns") >= 2  # model turns: the first did not end the episode, so it searched
+    answered = column("truncated") == 0  # ended by the agent's answer
     curve.reward.append(float(data.batch["rm_scores"].sum(-1).mean()))
     curve.search_then_answer.append(float((searched & answered).mean()))
-    curve.exact_match.append(float(np.asarray(extra["term/exact_match"], dtype=float).mean()))
+    curve.exact_match.append(float(column("term/exact_match").mean()))
+    curve.zero_variance.append(zero_variance_share(scores.tolist(), list(extra["uid"])))
+    for key in extra:
+        if key.startswith("term/") and not key.endswith("/abstained"):
+            curve.terms.setdefault(key[5:], []).append(float(np.asarray(extra[key], dtype=float).mean()))
 
 
-def _at_last_token(scores: Any, mask: Any) -> Any:
-    """One reward per trajectory, on its last trained token (the estimators read only the row's sum)."""
+def _placed_as_verl(scores: Any, data: Any) -> Any:
+    """One reward per trajectory where verl's agent loop pays ``reward_score``: the last response
+    token (the last position of the response's attention mask), whatever its loss mask."""
     import torch
 
-    rewards = torch.zeros_like(mask, dtype=torch.float32)
-    positions = torch.arange(mask.shape[1]).expand_as(mask)
-    last = (positions * (mask > 0)).max(dim=-1).values
+    response = data.batch["responses"].shape[1]
+    last = data.batch["attention_mask"][:, -response:].sum(-1) - 1
+    rewards = torch.zeros(data.batch["responses"].shape, dtype=torch.float32)
     rewards[torch.arange(len(scores)), last] = scores.float()
     return rewards
 
