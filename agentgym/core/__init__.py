@@ -10,11 +10,13 @@ _WHERE = {
     "ActionError": "types", "ErrorCode": "types",
     "Failure": "types", "FailureReason": "types", "Tool": "tools", "Param": "tools", "ToolBox": "tools",
     "parse_action": "parsing", "Call": "parsing", "Answer": "parsing", "GiveUp": "parsing",
+    "TurnCut": "turn_cut",
 }
 
 __all__ = [
     "TextEnv", "TextSpace", "StepInfo", "ToolCall", "ToolResult", "ActionError", "ErrorCode",
     "Failure", "FailureReason", "Tool", "Param", "ToolBox", "parse_action", "Call", "Answer", "GiveUp",
+    "TurnCut",
 ]
 
 

@@ -29,7 +29,8 @@ from typing import Any, ClassVar
 import gymnasium
 
 from agentgym.core.spaces import TextSpace
-from agentgym.core.tasks import SCHEDULE_OPTIONS
+from agentgym.core.tasks import SCHEDULE_OPTIONS, TASK_OPTIONS
+from agentgym.core.turn_cut import RetiredCutNames, TurnCut
 from agentgym.core.types import ActionError, ErrorCode, StepInfo
 from agentgym._deprecated import RenamedKeys
 from agentgym._toolbox import require_choice, require_int, require_positive_int
@@ -38,7 +39,7 @@ from agentgym.errors import ActionTypeError, ConfigError, ResetNeeded
 __all__ = ["TextEnv", "allowed_kwargs", "check_kwargs", "require_choice", "require_positive_int"]
 
 
-class TextEnv(gymnasium.Env[str, str], abc.ABC):
+class TextEnv(RetiredCutNames, gymnasium.Env[str, str], abc.ABC):
     """A Gymnasium env whose observations and actions are text; subclasses implement ``on_reset``
     and ``on_step``."""
 
@@ -47,16 +48,19 @@ class TextEnv(gymnasium.Env[str, str], abc.ABC):
     """What the env gives reward terms beyond steps, actions, prompt, task, answer and outcome:
     ``travelplanner`` (plans and TravelPlanner evaluation reports), ``task_text``, ``gold_answers``.
     ``make(..., reward=...)`` refuses a term that needs something else."""
-    stop_strings: tuple[str, ...] = ()
-    """Strings that end a complete action (e.g. ``</answer>``): a trainer may stop generation there.
-    Empty when no string safely marks the end of every action of the env's format."""
-    stop_priority: tuple[str, ...] = ()
-    """How the env cuts a finished turn, when not at the earliest stop string: at the first
-    occurrence of the first of these strings the turn contains (Search-R1: ``</search>``, else
-    ``</answer>``). Empty: at the earliest of ``stop_strings``."""
-    stops_in_thoughts: bool = False
-    """Whether a stop string inside a ``<think>`` block ends the action (Search-R1: yes); by
-    default thoughts are not actions (``agentgym.core.thoughts``)."""
+    turn_cut: TurnCut = TurnCut()
+    """Where a model turn's action ends (``TurnCut``): the stop strings a trainer passes to its
+    rollout server, and how the env reads a finished turn. Set it in the class body, or per instance
+    when it depends on a kwarg (``self.turn_cut = TurnCut(stops=...)``)."""
+    client_kwargs: ClassVar[tuple[str, ...]] = ()
+    """The kwargs an env server's client may set, beyond ``max_turns``, ``render_mode`` and
+    ``reward``: choices the env checks itself (a short string, a number) or inline ``tasks`` rows.
+    Paths, URLs and secrets are the operator's: never list them. Their retired spellings
+    (``renamed_kwargs``) are allowed with them."""
+    task_splits: ClassVar[tuple[str, ...]] = ()
+    """Names a client may give as ``tasks`` that pick the operator's own data (``train``, ...)."""
+    reset_options: ClassVar[tuple[str, ...]] = TASK_OPTIONS
+    """The reset options the env reads (besides a reward schedule's); an env server refuses others."""
 
     reward_lab: ClassVar[str | None] = None
     """The module of the env's reward-lab kit, imported on use: ``passing_actions(env)``,
@@ -177,6 +181,29 @@ class TextEnv(gymnasium.Env[str, str], abc.ABC):
         what the agent is told, never how it is graded. Default: its ``id`` and ``text``. Override in envs."""
         return {"id": str(getattr(task, "id", "")), "text": str(getattr(task, "text", ""))}
 
+    def describe(self) -> dict[str, Any]:
+        """What an env server's client needs to know of this env (the session description)."""
+        tools = getattr(self, "tools", None)
+        return {
+            "max_action_chars": self.action_space.max_length,
+            "max_observation_chars": self.observation_space.max_length,
+            "render_modes": list(self.metadata.get("render_modes", [])),
+            "action_format": getattr(self, "action_format", None),
+            "tools": tools.schemas() if hasattr(tools, "schemas") else None,
+            "turn_cut": self.turn_cut.to_json(),
+        }
+
+    # -- step results (dm_env's constructors): what on_step and on_invalid_action return --------
+    @staticmethod
+    def transition(observation: str, reward: float = 0.0, *, info: StepInfo) -> tuple[str, float, bool, StepInfo]:
+        """A step after which the episode goes on."""
+        return observation, reward, False, info
+
+    @staticmethod
+    def termination(observation: str, reward: float = 0.0, *, info: StepInfo) -> tuple[str, float, bool, StepInfo]:
+        """A step that ends the episode (the base class decides truncation, at ``max_turns``)."""
+        return observation, reward, True, info
+
     # -- hooks for subclasses ----------------------------------------------------------------
     @abc.abstractmethod
     def on_reset(self, options: dict[str, Any]) -> tuple[str, StepInfo]:
@@ -202,7 +229,7 @@ class TextEnv(gymnasium.Env[str, str], abc.ABC):
 
         Called by ``step`` for an action over ``max_action_chars``, and by ``on_step`` for any
         action it cannot use. Override it to add the env's own info (task id, ...)."""
-        return error.message, 0.0, False, StepInfo(turn=self._turn, action="invalid", error=error)
+        return self.transition(error.message, info=StepInfo(turn=self._turn, action="invalid", error=error))
 
 
 def _without_schedule(options: dict[str, Any] | None) -> dict[str, Any]:

@@ -33,6 +33,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentgym import errors
+from agentgym.core.turn_cut import TurnCut
 
 __all__ = [
     "API_PREFIX", "CreateSession", "SessionDescription", "ResetRequest", "StepRequest", "ResetReply",
@@ -74,12 +75,8 @@ class SessionDescription(_Reply):
     """The env's ``action_format`` attribute, when it has one."""
     tools: list[dict[str, Any]] | None = None
     """``env.unwrapped.tools.schemas()``: OpenAI function schemas, when the env has tools."""
-    stop_strings: list[str] = Field(default_factory=list)
-    """The env's ``stop_strings``: where a trainer may stop a model turn (empty: nowhere safely)."""
-    stop_priority: list[str] = Field(default_factory=list)
-    """The env's ``stop_priority``: how it cuts a finished turn (empty: at the earliest stop string)."""
-    stops_in_thoughts: bool = False
-    """The env's ``stops_in_thoughts``: whether a stop string inside ``<think>`` ends the turn."""
+    turn_cut: TurnCut = TurnCut()
+    """The env's ``turn_cut``: where a trainer may stop a model turn, and how the env cuts a finished one."""
     ttl_s: float
     """Idle seconds after which the server closes the session."""
     max_request_bytes: int

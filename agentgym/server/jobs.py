@@ -15,6 +15,7 @@ import gymnasium
 
 from agentgym import errors
 from agentgym._toolbox import clip
+from agentgym.core.turn_cut import TurnCut
 from agentgym.remote.protocol import STATUS_OF, encode, error_body
 
 __all__ = ["make_env", "reset_reply", "step_reply", "tasks_reply", "close_quietly", "env_error", "error_reply"]
@@ -55,17 +56,11 @@ def make_env(env_id: str, kwargs: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
     if not (hasattr(act, "max_length") and hasattr(obs, "max_length")):
         close_quietly(env)
         raise _ApiError("ConfigError", f"{env_id} is not a text env (its spaces are {act} and {obs})")
-    unwrapped = env.unwrapped
-    tools = getattr(unwrapped, "tools", None)
-    description = {
-        "env_id": env_id, "max_action_chars": act.max_length, "max_observation_chars": obs.max_length,
-        "render_modes": list(env.metadata.get("render_modes", [])),
-        "action_format": getattr(unwrapped, "action_format", None),
-        "tools": tools.schemas() if hasattr(tools, "schemas") else None,
-        "stop_strings": [str(s) for s in getattr(unwrapped, "stop_strings", ()) or () if s],
-        "stop_priority": [str(s) for s in getattr(unwrapped, "stop_priority", ()) or () if s],
-        "stops_in_thoughts": bool(getattr(unwrapped, "stops_in_thoughts", False)),
-    }
+    describe = getattr(env.unwrapped, "describe", None)
+    # A TextEnv describes itself; a text env of another kind is known by its spaces and cut.
+    declared = describe() if callable(describe) else {"turn_cut": TurnCut.of(env).to_json()}
+    description = {"max_action_chars": act.max_length, "max_observation_chars": obs.max_length, **declared,
+                   "env_id": env_id, "render_modes": list(env.metadata.get("render_modes", []))}
     return env, description
 
 

@@ -84,7 +84,21 @@ def test_reset_options_are_bounded():
         with pytest.raises(ConfigError) as refused:
             gate.check_options("TravelPlanner-v0", options)
         assert refused.value.field == field
-    gate.check_options("AgentGymTest/Sleepy-v0", {"anything": 1})  # third-party envs: their own options
+
+
+
+@pytest.mark.parametrize("options, field", [
+    ({"task": {"date": "[" + "0," * 6000 + "0]"}}, "options.task"),  # past one inline task's bytes
+    ({"task": {"a": {"b": {"c": {"d": {"e": {"f": {"g": 1}}}}}}}}, "options.task"),  # nested too deep
+    ({"task_index": "3"}, "options.task_index"),
+    ({"anything": 1}, "options.anything"),  # not among the env's reset_options
+])
+def test_reset_options_of_a_third_party_env_are_bounded_too(options, field):
+    """The boundary used to return early for an env id it did not list: a served third-party env's
+    clients could send an inline task of any size or depth."""
+    with pytest.raises(ConfigError) as refused:
+        boundary().check_options("AgentGymTest/Sleepy-v0", options)
+    assert refused.value.field == field
 
 
 @pytest.mark.parametrize("env_id, old, new", [("TravelPlanner-v0", "queries", "tasks"),

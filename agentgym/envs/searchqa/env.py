@@ -5,12 +5,13 @@ from __future__ import annotations
 import math
 import os
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, ClassVar
 
 from agentgym._deprecated import RenamedKeys, alias, module_aliases, renamed_attribute, warn_renamed
 from agentgym.core.env import TextEnv, require_choice, require_positive_int
 from agentgym.core.tasks import TASK_OPTION_RENAMES, pick_task
+from agentgym.core.turn_cut import TurnCut
 from agentgym.core.parsing import GiveUp
 from agentgym.core.tools import ToolBox
 from agentgym.core.types import ActionError, ErrorCode, Failure, FailureReason, StepInfo, ToolCall, ToolResult
@@ -38,6 +39,10 @@ STOP_STRINGS = ("</search>", "</answer>")
 class _RenamedKwargs(RenamedKeys):
     """``questions=`` is ``tasks=``; ``protocol=`` folds into ``action_format``: ``"search-r1"`` is
     that action format, ``"agentgym"`` keeps the one given."""
+
+    def retired(self, names: Iterable[str]) -> tuple[str, ...]:
+        names = set(names)
+        return (*super().retired(names), *(("protocol",) if "action_format" in names else ()))
 
     def apply(self, given: Mapping[str, Any] | None, *, stacklevel: int = 4) -> dict[str, Any]:
         out = super().apply(given, stacklevel=stacklevel + 1)
@@ -167,9 +172,12 @@ class SearchQAEnv(TextEnv):
     """
 
     long_form: ClassVar[bool] = False
-    stop_strings: ClassVar[tuple[str, ...]] = STOP_STRINGS
+    turn_cut: TurnCut = TurnCut(STOP_STRINGS)
     """Where a generated turn ends (the tag format's closing tags; each instance sets its own:
-    ``search-r1`` stops at ``</search>`` only and declares Search-R1's cut in ``stop_priority``)."""
+    ``search-r1`` stops at ``</search>`` only and cuts as Search-R1 does)."""
+    client_kwargs: ClassVar[tuple[str, ...]] = ("action_format", "metric", "bm25", "top_k", "max_searches",
+                                                "max_observation_tokens", "tasks")
+    task_splits: ClassVar[tuple[str, ...]] = ("train", "validation", "test")
     reward_provides: ClassVar[frozenset[str]] = frozenset({"task_text", "gold_answers"})
     reward_lab: ClassVar[str] = "agentgym.envs.searchqa.lab"
     renamed_kwargs: ClassVar[RenamedKeys] = _RENAMED_KWARGS
@@ -201,10 +209,10 @@ class SearchQAEnv(TextEnv):
         self.scoring = scoring
         if search_r1:  # Search-R1 generates to the end of the turn and keeps it up to its first </search>,
             # else its first </answer>; tags inside <think> count (a later </answer> may still be scored)
-            self.stop_strings, self.stops_in_thoughts = ("</search>",), True
-            self.stop_priority = ("</search>", "</answer>")
+            self.turn_cut = TurnCut(("</search>",), priority=("</search>", "</answer>"), in_thoughts=True)
         else:
-            self.stop_strings = ("</search>", "</answer>") if action_format == "tags" else ("</tool_call>", "</answer>")
+            self.turn_cut = TurnCut(("</search>", "</answer>") if action_format == "tags" else
+                                    ("</tool_call>", "</answer>"))
         require_choice("metric", metric, METRICS)
         for name, value in (("top_k", top_k), ("max_searches", max_searches), ("passage_chars", passage_chars),
                             ("max_query_chars", max_query_chars), ("max_observation_tokens", max_observation_tokens)):

@@ -76,7 +76,7 @@ class AgentGymConfig(BaseModel):
     """Run length for scheduled rewards; None: verl's own count (``trainer.total_training_steps``,
     else epochs x steps per epoch, which verl's trainer writes into the config before the workers start)."""
     stop_at_action: bool = True
-    """Stop each model turn at the env's first complete action (``TextEnv.stop_strings``): passed to
+    """Stop each model turn at the env's first complete action (``TextEnv.turn_cut``): passed to
     the rollout server as stop strings, and any tokens after the action are cut before training."""
     layout: Literal["chat", "search-r1"] = "chat"
     """How turns become tokens. ``chat``: each observation is a chat message (the template's turn
