@@ -29,7 +29,7 @@ from typing import Any, ClassVar
 import gymnasium
 
 from agentgym.core.spaces import TextSpace
-from agentgym.core.tasks import SCHEDULE_OPTIONS, TASK_OPTIONS
+from agentgym.core.tasks import SCHEDULE_OPTIONS, TASK_OPTIONS, task_field
 from agentgym.core.turn_cut import RetiredCutNames, TurnCut
 from agentgym.core.types import ActionError, ErrorCode, StepInfo
 from agentgym._deprecated import RenamedKeys
@@ -179,7 +179,7 @@ class TextEnv(RetiredCutNames, gymnasium.Env[str, str], abc.ABC):
     def describe_task(self, task: Any) -> dict[str, Any]:
         """What a server's clients may read of one of this env's ``tasks`` (OpenEnv's task discovery):
         what the agent is told, never how it is graded. Default: its ``id`` and ``text``. Override in envs."""
-        return {"id": str(getattr(task, "id", "")), "text": str(getattr(task, "text", ""))}
+        return {"id": task_field(task, "id"), "text": task_field(task, "text")}
 
     def describe(self) -> dict[str, Any]:
         """What an env server's client needs to know of this env (the session description)."""

@@ -15,6 +15,7 @@ import gymnasium
 
 from agentgym import errors
 from agentgym._toolbox import clip
+from agentgym.core.tasks import task_field
 from agentgym.core.turn_cut import TurnCut
 from agentgym.remote.protocol import STATUS_OF, encode, error_body
 
@@ -107,7 +108,7 @@ def tasks_reply(env: Any, start: int | None, stop: int | None, max_bytes: int, s
         for index in range(len(tasks))[start:stop]:
             row = encode({**describe(tasks[index]), "index": index, "split": split})
             if len(row) > TASK_BYTES:
-                row = encode({"id": clip(str(getattr(tasks[index], "id", "")), 200), "index": index, "split": split,
+                row = encode({"id": clip(task_field(tasks[index], "id"), 200), "index": index, "split": split,
                               "clipped": f"the task's description is over {TASK_BYTES} bytes"})
             size += len(row) + 1
             if size > max_bytes:
@@ -119,7 +120,7 @@ def tasks_reply(env: Any, start: int | None, stop: int | None, max_bytes: int, s
 
 
 def _task_id(task: Any) -> dict[str, Any]:
-    return {"id": str(getattr(task, "id", ""))}
+    return {"id": task_field(task, "id")}
 
 
 def close_quietly(env: Any) -> None:
