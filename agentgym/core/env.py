@@ -24,7 +24,7 @@ import difflib
 import functools
 import importlib
 import inspect
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 import gymnasium
 
@@ -36,7 +36,17 @@ from agentgym._deprecated import RenamedKeys
 from agentgym._toolbox import require_choice, require_int, require_positive_int
 from agentgym.errors import ActionTypeError, ConfigError, ResetNeeded
 
-__all__ = ["TextEnv", "allowed_kwargs", "check_kwargs", "require_choice", "require_positive_int"]
+__all__ = ["TextEnv", "StepResult", "allowed_kwargs", "check_kwargs", "require_choice", "require_positive_int"]
+
+
+class StepResult(NamedTuple):
+    """What ``on_step`` returns, as ``TextEnv.transition``/``termination`` build it (a plain
+    4-tuple works too)."""
+
+    observation: str
+    reward: float
+    terminated: bool
+    info: StepInfo
 
 
 class TextEnv(RetiredCutNames, gymnasium.Env[str, str], abc.ABC):
@@ -195,14 +205,14 @@ class TextEnv(RetiredCutNames, gymnasium.Env[str, str], abc.ABC):
 
     # -- step results (dm_env's constructors): what on_step and on_invalid_action return --------
     @staticmethod
-    def transition(observation: str, reward: float = 0.0, *, info: StepInfo) -> tuple[str, float, bool, StepInfo]:
+    def transition(observation: str, reward: float = 0.0, *, info: StepInfo) -> StepResult:
         """A step after which the episode goes on."""
-        return observation, reward, False, info
+        return StepResult(observation, reward, False, info)
 
     @staticmethod
-    def termination(observation: str, reward: float = 0.0, *, info: StepInfo) -> tuple[str, float, bool, StepInfo]:
+    def termination(observation: str, reward: float = 0.0, *, info: StepInfo) -> StepResult:
         """A step that ends the episode (the base class decides truncation, at ``max_turns``)."""
-        return observation, reward, True, info
+        return StepResult(observation, reward, True, info)
 
     # -- hooks for subclasses ----------------------------------------------------------------
     @abc.abstractmethod

@@ -183,7 +183,7 @@ class TravelPlannerEnv(TextEnv):
         return self._finish(parsed)
 
     def on_invalid_action(self, error: ActionError) -> tuple[str, float, bool, StepInfo]:
-        return error.message, 0.0, False, self._info(action="invalid", error=error)
+        return self.transition(error.message, info=self._info(action="invalid", error=error))
 
     def _call(self, call: Call) -> tuple[str, float, bool, StepInfo]:
         tool = call.tool
@@ -192,7 +192,7 @@ class TravelPlannerEnv(TextEnv):
         error = None if result.ok else ActionError(code=result.error, message=clip(result.content, 300))
         info = self._info(action="tool", tool_call=ToolCall(name=tool.action, arguments=call.arguments),
                           tool_result=_summary(result), error=error)
-        return result.content, 0.0, False, info
+        return self.transition(result.content, info=info)
 
     def _finish(self, parsed: Answer | GiveUp) -> tuple[str, float, bool, StepInfo]:
         gave_up = isinstance(parsed, GiveUp)
@@ -208,7 +208,7 @@ class TravelPlannerEnv(TextEnv):
         info = self._info(action="give_up" if gave_up else "answer", error=error, answer=self._answer,
                           terminated_reason="give_up" if gave_up else "answer",
                           report=report.model_dump(mode="json"))
-        return text, reward, True, info
+        return self.termination(text, reward, info=info)
 
     def terminal_reward(self, report: Any) -> float:
         """The reward for a submitted plan: 1.0 on final pass, else 0.0. Override to reshape."""
