@@ -45,7 +45,7 @@ def pick_task(options: Mapping[str, Any], tasks: Sequence[T], ids: Mapping[str, 
     if "task" in options:
         return read(options["task"])
     if not tasks:  # a draw, an index or an id needs loaded tasks (numpy would raise a bare ValueError)
-        raise ConfigError("tasks", "no tasks", "at least one loaded task, or options={'task': ...}")
+        raise ConfigError("tasks", [], "at least one loaded task, or options={'task': ...}")
     if "task_id" in options:
         return tasks[_position(options["task_id"], tasks, ids)]
     if "task_index" in options:
