@@ -36,7 +36,7 @@ from agentgym._deprecated import RenamedKeys
 from agentgym._toolbox import require_choice, require_int, require_positive_int
 from agentgym.errors import ActionTypeError, ConfigError, ResetNeeded
 
-__all__ = ["TextEnv", "StepResult", "allowed_kwargs", "check_kwargs", "require_choice", "require_positive_int"]
+__all__ = ["TextEnv", "StepResult", "describe_env", "allowed_kwargs", "check_kwargs", "require_choice", "require_positive_int"]
 
 
 class StepResult(NamedTuple):
@@ -192,16 +192,9 @@ class TextEnv(RetiredCutNames, gymnasium.Env[str, str], abc.ABC):
         return {"id": task_field(task, "id"), "text": task_field(task, "text")}
 
     def describe(self) -> dict[str, Any]:
-        """What an env server's client needs to know of this env (the session description)."""
-        tools = getattr(self, "tools", None)
-        return {
-            "max_action_chars": self.action_space.max_length,
-            "max_observation_chars": self.observation_space.max_length,
-            "render_modes": list(self.metadata.get("render_modes", [])),
-            "action_format": getattr(self, "action_format", None),
-            "tools": tools.schemas() if hasattr(tools, "schemas") else None,
-            "turn_cut": self.turn_cut.to_json(),
-        }
+        """What an env server's client needs to know of this env (the session description):
+        ``describe_env``'s fields. Override to add the env's own."""
+        return describe_env(self)
 
     # -- step results (dm_env's constructors): what on_step and on_invalid_action return --------
     @staticmethod
@@ -240,6 +233,20 @@ class TextEnv(RetiredCutNames, gymnasium.Env[str, str], abc.ABC):
         Called by ``step`` for an action over ``max_action_chars``, and by ``on_step`` for any
         action it cannot use. Override it to add the env's own info (task id, ...)."""
         return self.transition(error.message, info=StepInfo(turn=self._turn, action="invalid", error=error))
+
+
+def describe_env(env: Any) -> dict[str, Any]:
+    """A text env's limits, render modes, ``action_format``, tool schemas and turn cut, read from its
+    attributes: ``TextEnv.describe``'s default, and what an env server says of a text env of another kind."""
+    tools = getattr(env, "tools", None)
+    return {
+        "max_action_chars": env.action_space.max_length,
+        "max_observation_chars": env.observation_space.max_length,
+        "render_modes": list(env.metadata.get("render_modes", [])),
+        "action_format": getattr(env, "action_format", None),
+        "tools": tools.schemas() if hasattr(tools, "schemas") else None,
+        "turn_cut": TurnCut.of(env).to_json(),
+    }
 
 
 def _without_schedule(options: dict[str, Any] | None) -> dict[str, Any]:

@@ -30,10 +30,10 @@ import os
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agentgym import errors
-from agentgym.core.turn_cut import TurnCut
+from agentgym.core.turn_cut import RETIRED_NAMES as _RETIRED_CUT_FIELDS, TurnCut
 
 __all__ = [
     "API_PREFIX", "CreateSession", "SessionDescription", "ResetRequest", "StepRequest", "ResetReply",
@@ -77,6 +77,14 @@ class SessionDescription(_Reply):
     """``env.unwrapped.tools.schemas()``: OpenAI function schemas, when the env has tools."""
     turn_cut: TurnCut = TurnCut()
     """The env's ``turn_cut``: where a trainer may stop a model turn, and how the env cuts a finished one."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _cut_of_a_0_1_server(cls, data: Any) -> Any:
+        # A 0.1 server sent the cut as three fields; read them rather than train on uncut turns.
+        if isinstance(data, dict) and "turn_cut" not in data and any(k in data for k in _RETIRED_CUT_FIELDS):
+            data = {**data, "turn_cut": {new: data[old] for old, new in _RETIRED_CUT_FIELDS.items() if old in data}}
+        return data
     ttl_s: float
     """Idle seconds after which the server closes the session."""
     max_request_bytes: int

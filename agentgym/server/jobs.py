@@ -16,7 +16,7 @@ import gymnasium
 from agentgym import errors
 from agentgym._toolbox import clip
 from agentgym.core.tasks import task_field
-from agentgym.core.turn_cut import TurnCut
+from agentgym.core.env import TextEnv, describe_env
 from agentgym.remote.protocol import STATUS_OF, encode, error_body
 
 __all__ = ["make_env", "reset_reply", "step_reply", "tasks_reply", "close_quietly", "env_error", "error_reply"]
@@ -57,11 +57,11 @@ def make_env(env_id: str, kwargs: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
     if not (hasattr(act, "max_length") and hasattr(obs, "max_length")):
         close_quietly(env)
         raise _ApiError("ConfigError", f"{env_id} is not a text env (its spaces are {act} and {obs})")
-    describe = getattr(env.unwrapped, "describe", None)
-    # A TextEnv describes itself; a text env of another kind is known by its spaces and cut.
-    declared = describe() if callable(describe) else {"turn_cut": TurnCut.of(env).to_json()}
-    description = {"max_action_chars": act.max_length, "max_observation_chars": obs.max_length, **declared,
-                   "env_id": env_id, "render_modes": list(env.metadata.get("render_modes", []))}
+    inner = env.unwrapped  # a TextEnv describes itself; a text env of another kind is read by its attributes
+    declared = inner.describe() if isinstance(inner, TextEnv) else describe_env(inner)
+    # the outermost env's limits and modes: a wrapper may change them
+    description = {**declared, "env_id": env_id, "max_action_chars": act.max_length,
+                   "max_observation_chars": obs.max_length, "render_modes": list(env.metadata.get("render_modes", []))}
     return env, description
 
 

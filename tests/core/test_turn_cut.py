@@ -70,3 +70,30 @@ def test_the_cut_crosses_the_wire_unchanged(cut):
         session_id="s", env_id="E-v0", max_action_chars=1, max_observation_chars=1, ttl_s=1.0,
         max_request_bytes=1, turn_cut=cut.to_json()).model_dump_json())
     assert description.turn_cut == cut
+
+
+def test_a_0_1_server_s_three_fields_still_cut_turns():
+    """A trainer upgraded before its env server must not train on uncut turns."""
+    old = {"session_id": "s", "env_id": "SearchQA-v0", "max_action_chars": 1, "max_observation_chars": 1,
+           "ttl_s": 1.0, "max_request_bytes": 1, "stop_strings": ["</search>"],
+           "stop_priority": ["</search>", "</answer>"], "stops_in_thoughts": True}
+    assert SessionDescription.model_validate(old).turn_cut == TurnCut(
+        ("</search>",), priority=("</search>", "</answer>"), in_thoughts=True)
+
+
+def test_a_text_env_of_another_kind_is_described_by_its_attributes():
+    from agentgym.core import TextSpace
+    from agentgym.server.jobs import make_env
+
+    class Plain(gymnasium.Env):
+        action_space = observation_space = TextSpace(50)
+        action_format = "plain"
+        turn_cut = TurnCut(("</a>",))
+
+    gymnasium.register("AgentGymTest/Plain-v0", entry_point=Plain, disable_env_checker=True)
+    try:
+        env, description = make_env("AgentGymTest/Plain-v0", {})
+    finally:
+        gymnasium.registry.pop("AgentGymTest/Plain-v0")
+    assert description["action_format"] == "plain" and description["turn_cut"]["stops"] == ["</a>"]
+    assert description["max_action_chars"] == 50
