@@ -118,6 +118,23 @@ def test_the_client_and_the_server_are_peers_over_the_wire_protocol():
     assert arrows == []
 
 
+_DOORS = ("agentgym.server.app", "agentgym.server.mcp_app", "agentgym.server.openenv_app")
+
+
+def test_the_server_s_doors_sit_on_its_core_not_on_each_other():
+    """The MCP and OpenEnv doors borrowed the HTTP door's class (``server.app.EnvServer``): each door
+    now imports the core (``server.core``), no other door, and nothing the core loads is a door."""
+    known = modules()
+    graph = {name: imports(name, path, known) for name, path in known.items()}
+    assert [f"{door} -> {target}" for door in _DOORS for target in graph[door] if target in _DOORS] == []
+    assert all("agentgym.server.core" in graph[door] for door in _DOORS)
+    reached, todo = set(), ["agentgym.server.core"]
+    while todo:
+        for target in graph[todo.pop()] - reached:
+            reached.add(target)
+            todo.append(target)
+    assert reached.isdisjoint(_DOORS)
+
 
 def reached_private_modules(graph: dict[str, set[str]]) -> list[str]:
     """``importer -> module`` for each import of a private module (``pkg._mod``) from outside ``pkg``.

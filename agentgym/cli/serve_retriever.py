@@ -11,6 +11,7 @@ from typing import Annotated
 
 import typer
 
+from agentgym.cli._front_door import BodyTimeout, HeaderTimeout, Host, LogLevel, Port, serve_uvicorn
 from agentgym.envs.searchqa.retriever_app import TOKENS_ENV_VAR, RetrieverConfig, create_app, open_corpus_retriever
 from agentgym.errors import ConfigError, DependencyNotInstalled
 
@@ -20,8 +21,8 @@ __all__ = ["serve_retriever"]
 def serve_retriever(
     corpus: Annotated[str, typer.Argument(help="Passages: a .jsonl/.json/.parquet file (id + contents, or "
                                                 "id + title + text), or 'synthetic[:SIZE]' for the embedded world.")],
-    host: Annotated[str, typer.Option(help="Interface to bind; 0.0.0.0 to serve other machines.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="TCP port.")] = 8000,
+    host: Host = "127.0.0.1",
+    port: Port = 8000,
     topk: Annotated[int, typer.Option(help="Passages per query when a request sends no topk.")] = 3,
     index_dir: Annotated[Path | None, typer.Option(help="Where to keep the BM25 index: an empty folder or one "
                                                         "agentgym made (default: the agentgym cache).")] = None,
@@ -50,13 +51,13 @@ def serve_retriever(
         help="Requests of one token searched at once. Default: an equal share of --max-searches.")] = None,
     queue_timeout: Annotated[float, typer.Option(
         help="Seconds a request waits for a search slot before 429 (its token's share) or 503.")] = 5.0,
-    body_timeout: Annotated[float, typer.Option(help="Seconds a request's body has to arrive (408).")] = 15.0,
-    header_timeout: Annotated[float, typer.Option(help="Seconds a client has to send a request's headers.")] = 10.0,
-    log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "info",
+    body_timeout: BodyTimeout = 15.0,
+    header_timeout: HeaderTimeout = 10.0,
+    log_level: LogLevel = "info",
 ) -> None:
     """Serve a corpus over the Search-R1 /retrieve API, with BM25 or a dense e5 retriever."""
     try:
-        import uvicorn
+        import uvicorn  # noqa: F401
     except ImportError:
         raise DependencyNotInstalled("the retrieval server needs uvicorn: pip install 'agentgym-rl[server]'") from None
     try:
@@ -70,11 +71,8 @@ def serve_retriever(
         raise typer.BadParameter(str(exc)) from None
     retriever = open_corpus_retriever(corpus, index_dir=index_dir, stem=stem, bm25=bm25, dense_index=dense_index,
                                       encoder=encoder, fp16=fp16)  # agentgym's errors become one line in the CLI
-    from agentgym.server.http import uvicorn_config
-
     auth = f"{len(config.tokens)} token(s)" if config.tokens else "no token"
     typer.echo(f"serving {len(retriever):,} passages on http://{host}:{port}/retrieve ({auth})", err=True)
     app = create_app(retriever, config=config)
-    uvicorn.Server(uvicorn_config(app, header_timeout_s=header_timeout, host=host, port=port,
-                                  log_level=log_level)).run()
+    serve_uvicorn(app, header_timeout, host=host, port=port, log_level=log_level)
 

@@ -10,12 +10,9 @@ import signal
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["Alarm", "Interrupted"]
+from agentgym.server._signals import Interrupted
 
-
-class Interrupted(BaseException):
-    """The call reached its deadline. A BaseException, so env code catching Exception does not
-    swallow it."""
+__all__ = ["Alarm"]
 
 
 class Alarm:

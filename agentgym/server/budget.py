@@ -20,10 +20,14 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 from collections.abc import AsyncIterator, Callable
+from typing import TYPE_CHECKING
 
-from agentgym.server.jobs import _ApiError
+from agentgym.server._signals import ApiError
 
-__all__ = ["BodyBudget", "BodyHold", "read_body", "SMALL_BODY_BYTES"]
+if TYPE_CHECKING:
+    from agentgym.server.config import ServerConfig
+
+__all__ = ["BodyBudget", "BodyHold", "read_body", "read_request_body", "SMALL_BODY_BYTES"]
 
 SMALL_BODY_BYTES = 64 * 1024
 """Bodies up to this size skip the budget: they fit in uvicorn's per-connection buffer anyway."""
@@ -71,7 +75,7 @@ class BodyHold:
         """Claim ``size`` bytes of the client's share (all of it, for a body larger than the share)."""
         budget, size = self.budget, min(size, self.budget.share)
         if not await budget._room(lambda: budget.claimed[self.owner] + size <= budget.share):
-            raise _ApiError("TooManyRequests", f"this client's bodies in flight already claim its share of "
+            raise ApiError("TooManyRequests", f"this client's bodies in flight already claim its share of "
                             f"{budget.share} bytes (max_body_bytes_in_flight_per_client); retry shortly",
                             headers={"Retry-After": "1"})
         budget.claimed[self.owner] += size
@@ -83,7 +87,7 @@ class BodyHold:
         if need <= 0:
             return
         if not await budget._room(lambda: budget.used + need <= budget.limit):
-            raise _ApiError("ServerBusy", "the server is reading as many large bodies as its budget allows "
+            raise ApiError("ServerBusy", "the server is reading as many large bodies as its budget allows "
                             "(max_body_bytes_in_flight); retry shortly", headers={"Retry-After": "1"})
         budget.used += need
         self.held += need
@@ -105,7 +109,7 @@ async def read_body(chunks: AsyncIterator[bytes], declared: int | None, hold: Bo
     """The body from ``chunks``: at most ``limit`` bytes (413), within the pace and deadline (408),
     a large one within ``hold``'s claim and bytes (``hold.release()`` gives them back)."""
     if declared is not None and declared > limit:
-        raise _ApiError("RequestTooLarge", f"the body has {declared} bytes; the limit is {limit} (max_request_bytes)")
+        raise ApiError("RequestTooLarge", f"the body has {declared} bytes; the limit is {limit} (max_request_bytes)")
     loop = asyncio.get_running_loop()
     if declared is not None and declared > SMALL_BODY_BYTES:
         await hold.claim(declared)
@@ -116,7 +120,7 @@ async def read_body(chunks: AsyncIterator[bytes], declared: int | None, hold: Bo
             async for chunk in chunks:
                 received = len(body) + len(chunk)
                 if received > min(limit, declared if declared is not None else limit):
-                    raise _ApiError("RequestTooLarge", f"the body is over the limit of {min(limit, declared or limit)} "
+                    raise ApiError("RequestTooLarge", f"the body is over the limit of {min(limit, declared or limit)} "
                                     "bytes (max_request_bytes)")
                 if received > SMALL_BODY_BYTES:  # a wait for the budget is the server's, not the client's
                     deadline.reschedule(end)
@@ -131,11 +135,22 @@ async def read_body(chunks: AsyncIterator[bytes], declared: int | None, hold: Bo
                 deadline.reschedule(min(end, pace_due))
     except TimeoutError:
         if loop.time() >= end:
-            raise _ApiError("RequestTimeout", f"the body did not arrive within {timeout_s:g} s "
+            raise ApiError("RequestTimeout", f"the body did not arrive within {timeout_s:g} s "
                             "(body_timeout_s)") from None
-        raise _ApiError("RequestTimeout", f"the body arrived slower than {min_bytes_per_s} bytes/s "
+        raise ApiError("RequestTimeout", f"the body arrived slower than {min_bytes_per_s} bytes/s "
                         "(min_body_bytes_per_s)") from None
     return bytes(body) if len(body) <= SMALL_BODY_BYTES else body  # a large one stays a bytearray: no copy
+
+
+async def read_request_body(chunks: AsyncIterator[bytes], content_length: str | bytes | None, hold: BodyHold,
+                            config: ServerConfig) -> bytes | bytearray:
+    """A request's body within ``config``'s limits (``max_request_bytes``, ``body_timeout_s``,
+    ``min_body_bytes_per_s``) and ``hold``'s part of the budget; ``content_length`` is its header as sent."""
+    if content_length is not None and not content_length.isdigit():
+        raise ApiError("BadRequest", "Content-Length is not a number")
+    return await read_body(chunks, None if content_length is None else int(content_length), hold,
+                           limit=config.max_request_bytes, timeout_s=config.body_timeout_s,
+                           min_bytes_per_s=config.min_body_bytes_per_s)
 
 
 def return_large_blocks(threshold: int = 1 << 20) -> None:

@@ -19,19 +19,12 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from agentgym.server._alarm import Alarm, Interrupted
+from agentgym.server._alarm import Alarm
+from agentgym.server._signals import CallTimedOut, Interrupted
 
 __all__ = ["EnvCalls", "ENV_CALL_MODES"]
 
 ENV_CALL_MODES = ("auto", "inline", "threads")
-
-
-class _CallTimedOut(Exception):
-    """The call outlived its deadline. ``interrupted``: it was stopped (inline); else its thread runs on."""
-
-    def __init__(self, timeout: float, *, interrupted: bool) -> None:
-        self.interrupted = interrupted
-        super().__init__(f"the env call took longer than {timeout:g} s")
 
 
 class EnvCalls:
@@ -55,7 +48,8 @@ class EnvCalls:
 
     async def run(self, timeout: float, fn: Callable[..., Any], *args: Any, inline: bool = False,
                   on_late: Callable[[asyncio.Future], None] | None = None) -> tuple[Any, float]:
-        """``fn(*args)`` and its wall time; raises ``_CallTimedOut`` after ``timeout`` s.
+        """``fn(*args)`` and its wall time; raises ``CallTimedOut`` after ``timeout`` s
+        (``stopped="interrupted"`` inline; a thread runs on).
 
         ``inline=True`` asks for the event loop thread (granted when available). A thread cannot be
         stopped, so ``on_late(future)`` cleans up once a timed-out thread call finishes.
@@ -72,7 +66,7 @@ class EnvCalls:
                 raise
         if on_late is not None:
             future.add_done_callback(lambda done: self.background(on_late, done))
-        raise _CallTimedOut(timeout, interrupted=False)
+        raise CallTimedOut(timeout)
 
     def stays_inline(self, seconds: float) -> bool:
         """Whether a session whose inline call took ``seconds`` may keep running inline."""
@@ -92,4 +86,4 @@ class EnvCalls:
         try:
             return self._alarm.run(timeout, fn, *args)
         except Interrupted:
-            raise _CallTimedOut(timeout, interrupted=True) from None  # the session is then closed
+            raise CallTimedOut(timeout, stopped="interrupted") from None  # the session is then closed

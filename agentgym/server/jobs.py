@@ -1,25 +1,29 @@
 """The env calls the server makes: build an env, reset it, step it, close it.
 
-They run wherever the server puts env calls (a worker process, a thread or the event loop), so
-this module needs neither starlette nor an event loop. Replies are ``(status, JSON bytes)``,
-ready to send; errors an env raises on purpose keep their class name on the wire.
+They run wherever the server's executor puts env calls (a worker process, a thread or the event
+loop), so this module needs neither starlette nor an event loop. Replies are ``Reply``s (status,
+JSON bytes), ready to send; errors an env raises on purpose keep their class name on the wire.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
-from typing import Any
+from typing import Any, NamedTuple, TypeVar
 
 import gymnasium
+from pydantic import BaseModel
 
 from agentgym import errors
 from agentgym._toolbox import clip
-from agentgym.core.tasks import task_field
 from agentgym.core.env import TextEnv, describe_env
+from agentgym.core.tasks import task_field
 from agentgym.remote.protocol import STATUS_OF, encode, error_body
+from agentgym.server._signals import ApiError
 
-__all__ = ["make_env", "reset_reply", "step_reply", "tasks_reply", "close_quietly", "env_error", "error_reply"]
+__all__ = ["Reply", "make_env", "reset_reply", "step_reply", "tasks_reply", "close_quietly", "env_error",
+           "error_reply"]
 
 log = logging.getLogger("agentgym.server")
 _MAKE_LOCK = threading.Lock()
@@ -28,21 +32,25 @@ _MESSAGE_CHARS = 2000
 """An env's message may quote what it was given: never echo megabytes back."""
 TASK_BYTES = 64 << 10
 """The most one task's description takes in a reply (the size of one inline task a client may send)."""
+_Model = TypeVar("_Model", bound=BaseModel)
 
 
-class _ApiError(Exception):
-    """An error reply: its wire ``kind`` decides the status (``protocol.STATUS_OF``)."""
+class Reply(NamedTuple):
+    """An env call's reply as the wire carries it: the HTTP door sends it as it is, the other doors read it."""
 
-    def __init__(self, kind: str, message: str, *, headers: dict[str, str] | None = None, **details: Any) -> None:
-        self.kind, self.message, self.headers, self.details = kind, message, headers, details
-        super().__init__(message)
+    status: int
+    body: bytes
 
-    @property
-    def status(self) -> int:
-        return STATUS_OF[self.kind]
+    def read(self, model: type[_Model]) -> _Model:
+        """The reply as ``model`` (``ResetReply``, ``StepReply``): what a client over the wire would read,
+        whichever executor ran the call. An error reply raises its ``ApiError``."""
+        return model.model_validate(self.json())
 
-    def body(self) -> bytes:
-        return encode(error_body(self.kind, self.message, **self.details))
+    def json(self) -> Any:
+        """The reply's JSON; an error reply raises its ``ApiError``."""
+        if self.status >= 300:
+            raise ApiError.of_reply(self.body)
+        return json.loads(self.body)
 
 
 def make_env(env_id: str, kwargs: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
@@ -52,11 +60,11 @@ def make_env(env_id: str, kwargs: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
             env = _make(env_id, kwargs)
     except Exception as exc:
         kind, message, details = env_error(exc)
-        raise _ApiError(kind, message, **details) from None
+        raise ApiError(kind, message, **details) from None
     act, obs = env.action_space, env.observation_space
     if not (hasattr(act, "max_length") and hasattr(obs, "max_length")):
         close_quietly(env)
-        raise _ApiError("ConfigError", f"{env_id} is not a text env (its spaces are {act} and {obs})")
+        raise ApiError("ConfigError", f"{env_id} is not a text env (its spaces are {act} and {obs})")
     inner = env.unwrapped  # a TextEnv describes itself; a text env of another kind is read by its attributes
     declared = inner.describe() if isinstance(inner, TextEnv) else describe_env(inner)
     # the outermost env's limits and modes: a wrapper may change them
@@ -77,24 +85,24 @@ def _make(env_id: str, kwargs: dict[str, Any]) -> Any:
     return ShapeReward(gymnasium.make(env_id, **rest), reward, total_steps=kwargs.get("total_steps"))
 
 
-def reset_reply(env: Any, seed: int | None, options: dict[str, Any] | None) -> tuple[int, bytes]:
+def reset_reply(env: Any, seed: int | None, options: dict[str, Any] | None) -> Reply:
     try:
         observation, info = env.reset(seed=seed, options=options)
-        return 200, encode({"observation": observation, "info": info})
+        return Reply(200, encode({"observation": observation, "info": info}))
     except Exception as exc:
         return error_reply(exc)
 
 
-def step_reply(env: Any, action: str) -> tuple[int, bytes]:
+def step_reply(env: Any, action: str) -> Reply:
     try:
         observation, reward, terminated, truncated, info = env.step(action)
-        return 200, encode({"observation": observation, "reward": reward, "terminated": bool(terminated),
-                            "truncated": bool(truncated), "info": info})
+        return Reply(200, encode({"observation": observation, "reward": reward, "terminated": bool(terminated),
+                                  "truncated": bool(truncated), "info": info}))
     except Exception as exc:
         return error_reply(exc)
 
 
-def tasks_reply(env: Any, start: int | None, stop: int | None, max_bytes: int, split: str) -> tuple[int, bytes]:
+def tasks_reply(env: Any, start: int | None, stop: int | None, max_bytes: int, split: str) -> Reply:
     """The env's tasks ``[start:stop]`` (slice rules) as ``{"num_tasks": n, "tasks": [...]}``: as many
     whole tasks as fit in ``max_bytes``, each the env's ``describe_task`` (what a client may read of
     it) with its ``index`` and ``split``. ``num_tasks`` is null for an env without a ``tasks`` list."""
@@ -102,7 +110,7 @@ def tasks_reply(env: Any, start: int | None, stop: int | None, max_bytes: int, s
         unwrapped = env.unwrapped
         tasks = getattr(unwrapped, "tasks", None)
         if not hasattr(tasks, "__len__") or not hasattr(tasks, "__getitem__"):
-            return 200, b'{"num_tasks":null,"tasks":[]}'
+            return Reply(200, b'{"num_tasks":null,"tasks":[]}')
         describe = getattr(unwrapped, "describe_task", None) or _task_id
         rows, size = [], 0
         for index in range(len(tasks))[start:stop]:
@@ -114,7 +122,7 @@ def tasks_reply(env: Any, start: int | None, stop: int | None, max_bytes: int, s
             if size > max_bytes:
                 break
             rows.append(row)
-        return 200, b'{"num_tasks":%d,"tasks":[%s]}' % (len(tasks), b",".join(rows))
+        return Reply(200, b'{"num_tasks":%d,"tasks":[%s]}' % (len(tasks), b",".join(rows)))
     except Exception as exc:
         return error_reply(exc)
 
@@ -130,10 +138,10 @@ def close_quietly(env: Any) -> None:
         log.warning("closing an env failed", exc_info=True)
 
 
-def error_reply(exc: Exception) -> tuple[int, bytes]:
-    """The status and body answering ``exc``."""
+def error_reply(exc: Exception) -> Reply:
+    """The reply answering ``exc``."""
     kind, message, details = env_error(exc)
-    return STATUS_OF[kind], encode(error_body(kind, message, **details))
+    return Reply(STATUS_OF[kind], encode(error_body(kind, message, **details)))
 
 
 def env_error(exc: Exception) -> tuple[str, str, dict[str, Any]]:

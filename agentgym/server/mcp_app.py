@@ -9,7 +9,7 @@ trust boundary as ``agentgym serve``), gets the task, then calls the env's own t
 step of the env in its JSON action format) and the finishing tool (``submit_plan`` for
 TravelPlanner, ``answer`` otherwise), whose result carries the reward and the evaluation.
 Env calls run where ``agentgym serve`` runs them (worker processes by default), under its
-limits and deadlines (``agentgym.server.app.EnvServer``).
+limits and deadlines: the door sits on the same core (``agentgym.server.core.EnvServer``).
 
 An episode belongs to its MCP session: the stdio connection, or the ``Mcp-Session-Id`` of the
 HTTP transport. MCP's 2026-07-28 revision has no sessions on HTTP, so the HTTP server advertises
@@ -27,9 +27,10 @@ from typing import Any
 
 from agentgym._toolbox import clip, is_int
 from agentgym.errors import ConfigError, DependencyNotInstalled
-from agentgym.server.app import EnvServer
+from agentgym.remote.protocol import ResetReply, StepReply
+from agentgym.server._signals import ApiError
 from agentgym.server.config import ServerConfig, takes_config
-from agentgym.server.jobs import _ApiError
+from agentgym.server.core import EnvServer
 from agentgym.server.sessions import Session
 
 try:
@@ -98,8 +99,8 @@ class McpFrontDoor:
             if params.name == START_TOOL:
                 return await self._start(key, arguments)
             return await self._act(key, params.name, arguments)
-        except _ApiError as exc:
-            return _error(f"{exc.kind}: {exc.message}")
+        except ApiError as exc:
+            return _refused(exc)
 
     # -- episodes ----------------------------------------------------------------------------
     async def _start(self, key: tuple[str, str], arguments: dict[str, Any]) -> types.CallToolResult:
@@ -117,20 +118,17 @@ class McpFrontDoor:
             kwargs = {**_object(arguments, "kwargs"), "action_format": "json"}
             session = await self.server.open_session(key[0], self.env_id, arguments.get("preset"), kwargs)
             try:
-                status, body = await self.server.reset_session(session, seed, _object(arguments, "options") or None)
-            except BaseException:
+                reply = await self.server.reset_session(session, seed, _object(arguments, "options") or None)
+                reset = reply.read(ResetReply)
+            except BaseException:  # nothing was played: the client may start again, with other arguments
                 self.server.discard(session, "client")
                 raise
-            reply = json.loads(body)
-            if status != 200:  # nothing was played: the client may start again, with other arguments
-                self.server.discard(session, "client")
-                return _reply_error(reply)
             tools = frozenset(t["function"]["name"] for t in session.description.get("tools") or ())
             self._episodes[key] = _Episode(session, tools)
         finally:
             self._starting.discard(key)
-        return types.CallToolResult(content=[_text(reply["observation"])],
-                                    structured_content={"info": reply["info"], "tools": sorted(tools)})
+        return types.CallToolResult(content=[_text(reset.observation)],
+                                    structured_content={"info": reset.info, "tools": sorted(tools)})
 
     async def _act(self, key: tuple[str, str], name: str, arguments: dict[str, Any]) -> types.CallToolResult:
         episode = self._episodes.get(key)
@@ -148,15 +146,16 @@ class McpFrontDoor:
         else:
             return _error(f"unknown tool {name[:100]!r}; this episode's tools: "
                           f"{', '.join(sorted(episode.tools | {START_TOOL, self.finish_name}))}")
-        status, body = await self.server.step_session(episode.session, action)
-        reply = json.loads(body)
-        if status != 200:
-            return self._ended(key, _reply_error(reply))
-        if reply["terminated"] or reply["truncated"]:
+        reply = await self.server.step_session(episode.session, action)
+        try:
+            step = reply.read(StepReply)
+        except ApiError as exc:
+            return self._ended(key, _refused(exc))
+        if step.terminated or step.truncated:
             episode.over = True
             await self.server.close_session(episode.session)
-        step = {k: reply[k] for k in ("reward", "terminated", "truncated", "info")}
-        return types.CallToolResult(content=[_text(reply["observation"])], structured_content=step)
+        return types.CallToolResult(content=[_text(step.observation)], structured_content={
+            "reward": step.reward, "terminated": step.terminated, "truncated": step.truncated, "info": step.info})
 
     def _ended(self, key: tuple[str, str], result: types.CallToolResult) -> types.CallToolResult:
         # A failed step (the env raised, or overran its deadline) leaves its state unknown: the episode is over.
@@ -349,7 +348,7 @@ def _object(arguments: dict[str, Any], name: str) -> dict[str, Any]:
     if value is None:
         return {}
     if not isinstance(value, dict):
-        raise _ApiError("ConfigError", f"{name} must be an object", field=name)
+        raise ApiError("ConfigError", f"{name} must be an object", field=name)
     return value
 
 
@@ -361,6 +360,5 @@ def _error(message: str) -> types.CallToolResult:
     return types.CallToolResult(content=[_text(message)], is_error=True)
 
 
-def _reply_error(reply: dict[str, Any]) -> types.CallToolResult:
-    error = reply.get("error", {})
-    return _error(f"{error.get('type', 'EnvFailed')}: {error.get('message', '')}")
+def _refused(exc: ApiError) -> types.CallToolResult:
+    return _error(f"{exc.kind}: {exc.message}")

@@ -9,15 +9,15 @@
 
 Needs ``pip install 'agentgym-rl[openenv]'`` (openenv 0.10; openenv-core 0.3, its previous
 distribution, works too, without the task routes). Each OpenEnv session (one WebSocket) is one
-agentgym session of ``EnvServer``, so env calls run where ``agentgym serve`` runs them (worker
-processes by default), under its limits and deadlines; a client picks among the operator's presets
+session of the server core (``agentgym.server.core``), so env calls run where ``agentgym serve``
+runs them (worker processes by default), under its limits and deadlines; a client picks among the operator's presets
 and sets only the bounded options (``agentgym.server.boundary``), passed as ``reset`` arguments:
 ``preset``, ``env_kwargs``, ``options``, ``seed``, and ``split`` and ``index`` (a task of a split).
 OpenEnv's protocol has no authentication: serve it on loopback or behind a proxy that checks tokens.
 
 The environment is OpenEnv 0.10's ``TaskProvider``: ``/{env}/splits``, ``/tasks``, ``/num_tasks``,
 ``/task`` and ``/task_range`` list the splits the operator's config gives and their tasks, each
-as its env describes it to clients, a bounded page per reply (``agentgym.server.splits``).
+as its env describes it to clients, a bounded page per reply (the core's ``splits``: ``agentgym.server.splits``).
 
 OpenEnv's HTTP routes build a fresh environment for each request and close it after, so HTTP
 ``/reset`` plays a reset and HTTP ``/step`` a one-step episode: it resets first, with the
@@ -36,19 +36,18 @@ import contextlib
 import functools
 import inspect
 import json
-from collections.abc import AsyncIterator
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable
+from typing import Any, TypeVar
 
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from agentgym.errors import AgentGymError, ConfigError, DependencyNotInstalled
-from agentgym.remote.protocol import STATUS_OF
-from agentgym.server.app import EnvServer
-from agentgym.server.budget import read_body
+from agentgym.remote.protocol import STATUS_OF, ResetReply, StepReply
+from agentgym.server._signals import ApiError
+from agentgym.server.budget import read_request_body
 from agentgym.server.config import ServerConfig, takes_config
-from agentgym.server.jobs import _ApiError
+from agentgym.server.core import ANONYMOUS, EnvServer
 from agentgym.server.sessions import Session
-from agentgym.server.splits import TaskSplits, call, reply
 
 try:
     from openenv.core import EnvClient
@@ -62,6 +61,7 @@ __all__ = ["AgentgymAction", "AgentgymObservation", "AgentgymState", "AgentgymEn
            "create_openenv_app"]
 
 _RESET_ARGS = ("seed", "episode_id", "preset", "env_kwargs", "options", "split", "index")
+_Model = TypeVar("_Model", bound=BaseModel)
 
 
 class AgentgymAction(Action):
@@ -89,10 +89,10 @@ class AgentgymState(State):
 
 
 class AgentgymEnvironment(Environment[AgentgymAction, AgentgymObservation, AgentgymState]):
-    """One OpenEnv session: an ``EnvServer`` session of ``env_id``, opened on the first ``reset``.
+    """One OpenEnv session: a session of ``env_id`` on the server core, opened on the first ``reset``.
 
     It is OpenEnv's ``TaskProvider`` too (``list_splits``, ``num_tasks``, ``list_tasks``, ``get_task``,
-    ``get_task_range``; ``agentgym.server.splits``), and ``reset(split=, index=)`` plays that task.
+    ``get_task_range``: the core's ``splits(env_id)``), and ``reset(split=, index=)`` plays that task.
     """
 
     SUPPORTS_CONCURRENT_SESSIONS = True
@@ -104,7 +104,7 @@ class AgentgymEnvironment(Environment[AgentgymAction, AgentgymObservation, Agent
         self._config: tuple[str | None, str] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._state = AgentgymState(env_id=env_id)
-        self._splits = TaskSplits(server, env_id)
+        self._splits = server.splits(env_id)
 
     async def reset_async(self, seed: int | None = None, episode_id: str | None = None,
                           preset: str | None = None, env_kwargs: dict[str, Any] | None = None,
@@ -117,12 +117,12 @@ class AgentgymEnvironment(Environment[AgentgymAction, AgentgymObservation, Agent
         if self._session is None or config != self._config or self._session not in self.server.pool:
             self._drop()  # another preset or options: another env
             self._loop = asyncio.get_running_loop()
-            self._session = await call(self.server.open_session("anonymous", self.env_id, preset, env_kwargs))
+            self._session = await _as_client(self.server.open_session(ANONYMOUS, self.env_id, preset, env_kwargs))
             self._config = config
-        reset = reply(*await call(self.server.reset_session(self._session, seed, options)))
+        reset = await _as_client(self.server.reset_session(self._session, seed, options), ResetReply)
         self._state = AgentgymState(episode_id=episode_id, step_count=0, env_id=self.env_id,
                                     preset=self._session.description.get("preset"))
-        return AgentgymObservation(text=reset["observation"], info=reset["info"])
+        return AgentgymObservation(text=reset.observation, info=reset.info)
 
     async def step_async(self, action: AgentgymAction, timeout_s: float | None = None, request_id: str | None = None,
                          **reset_args: Any) -> AgentgymObservation:
@@ -130,10 +130,10 @@ class AgentgymEnvironment(Environment[AgentgymAction, AgentgymObservation, Agent
             await self.reset_async(**reset_args)
         elif reset_args:
             raise ConfigError("step", sorted(reset_args), "an action only: this session's episode is under way")
-        step = reply(*await call(self.server.step_session(self._session, action.text)))
+        step = await _as_client(self.server.step_session(self._session, action.text), StepReply)
         self._state.step_count += 1
-        return AgentgymObservation(text=step["observation"], info=step["info"], reward=step["reward"],
-                                   done=step["terminated"] or step["truncated"], truncated=step["truncated"])
+        return AgentgymObservation(text=step.observation, info=step.info, reward=step.reward,
+                                   done=step.terminated or step.truncated, truncated=step.truncated)
 
     def reset(self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any) -> AgentgymObservation:
         raise RuntimeError("AgentgymEnvironment runs on the server's event loop: OpenEnv calls reset_async")
@@ -199,7 +199,7 @@ class AgentgymEnvClient(EnvClient[AgentgymAction, AgentgymObservation, AgentgymS
 
 @takes_config
 def create_openenv_app(config: ServerConfig, env_id: str) -> Any:
-    """OpenEnv's FastAPI app for ``env_id``, its sessions on an ``EnvServer`` with ``config``.
+    """OpenEnv's FastAPI app for ``env_id``, its sessions on a server core (``EnvServer``) with ``config``.
 
     ``config.tokens`` are not checked (OpenEnv's protocol carries none); ``max_sessions`` caps
     OpenEnv's concurrent sessions too.
@@ -244,15 +244,11 @@ class _BodyLimits:
             return await self.app(scope, receive, _closing_quietly(send))
         if scope["type"] != "http" or scope["method"] in ("GET", "HEAD"):
             return await self.app(scope, receive, send)
-        declared = dict(scope["headers"]).get(b"content-length")
-        config, hold = self.server.config, self.server.budget.hold("anonymous")
+        hold = self.server.budget.hold(ANONYMOUS)
         try:
-            if declared is not None and not declared.isdigit():
-                raise _ApiError("BadRequest", "Content-Length is not a number")
-            body = await read_body(_chunks(receive), None if declared is None else int(declared), hold,
-                                   limit=config.max_request_bytes, timeout_s=config.body_timeout_s,
-                                   min_bytes_per_s=config.min_body_bytes_per_s)
-        except _ApiError as refused:
+            body = await read_request_body(_chunks(receive), dict(scope["headers"]).get(b"content-length"), hold,
+                                           self.server.config)
+        except ApiError as refused:
             hold.release()
             headers = {**(refused.headers or {}), "Connection": "close"}  # the rest of the body goes unread
             return await JSONResponse(_error_json(refused.kind, refused.message), refused.status, headers)(
@@ -270,6 +266,16 @@ class _BodyLimits:
             await self.app(scope, replay, send)
         finally:
             hold.release()
+
+
+async def _as_client(call: Awaitable[Any], model: type[_Model] | None = None) -> Any:
+    """Await a call of the core (its ``Reply`` read as ``model``); a refusal or an error reply raises its
+    error as a client sees it, which OpenEnv's routes answer."""
+    try:
+        done = await call
+        return done if model is None else done.read(model)
+    except ApiError as exc:
+        raise exc.client_error() from None
 
 
 def _closing_quietly(send: Any) -> Any:

@@ -15,18 +15,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentgym.server._signals import PoolFull
 from agentgym.server.config import ServerConfig
 
 __all__ = ["Session", "SessionPool"]
-
-
-class _PoolFull(Exception):
-    """No room for another session (``scope`` is ``server`` or ``client``)."""
-
-    def __init__(self, scope: str, limit: int) -> None:
-        self.scope, self.limit = scope, limit
-        super().__init__(f"the {scope} limit of {limit} open sessions is reached; close one or wait for "
-                         "idle ones to expire")
 
 
 @dataclass(eq=False)
@@ -67,7 +59,7 @@ class SessionPool:
     def reserve(self, owner: str) -> list[Session]:
         """Hold a slot for a session ``owner`` is creating; returns sessions expired to make room.
 
-        Raises ``_PoolFull`` when no slot is free even after expiring idle sessions.
+        Raises ``PoolFull`` when no slot is free even after expiring idle sessions.
         """
         evicted: list[Session] = []
         if not self._has_room(owner):
@@ -75,8 +67,8 @@ class SessionPool:
         if not self._has_room(owner):
             per_client = self.config.per_client_limit
             if self._owned[owner] + self._reserved[owner] >= per_client:
-                raise _PoolFull("client", per_client)
-            raise _PoolFull("server", self.config.max_sessions)
+                raise PoolFull("client", per_client)
+            raise PoolFull("server", self.config.max_sessions)
         self._reserved[owner] += 1
         return evicted
 

@@ -11,8 +11,9 @@ A split is a task set the operator's configuration builds, named:
 * ``default`` for an env with neither: the tasks it plays with its defaults.
 
 ``choose`` turns a reset's ``split`` and ``index`` into the preset, env kwargs and reset options a
-session gets; they pass the same trust boundary as any client's. Reading tasks opens a short session
-of the split, so the env is built where the server builds envs (a worker process by default), and
+session gets; they pass the same trust boundary as any client's. Reading tasks is the server core's
+(``EnvServer.splits(env_id)`` builds a ``TaskSplits`` with its reader): it opens a short session of
+the split, so the env is built where the server builds envs (a worker process by default), and
 asks it for a page (``jobs.tasks_reply``): each task as its env's ``describe_task`` has it (what
 the agent is told, never how it is graded), as many whole tasks as fit in ``TASKS_REPLY_BYTES``.
 A split whose tasks do not load (a world without a test split) is left out of ``listed``.
@@ -20,26 +21,21 @@ A split whose tasks do not load (a world without a test split) is left out of ``
 
 from __future__ import annotations
 
-import json
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from agentgym._toolbox import is_int, short
 from agentgym.errors import ConfigError, DataError
-from agentgym.remote.protocol import error_from_reply
 from agentgym.core.tasks import TASK_OPTION_RENAMES, TASK_OPTIONS
-from agentgym.server.boundary import task_kwargs, world_splits
-from agentgym.server.jobs import _ApiError
-
-if TYPE_CHECKING:
-    from agentgym.server.app import EnvServer
+from agentgym.server._signals import ApiError
+from agentgym.server.boundary import ClientBoundary, task_kwargs, world_splits
 
 __all__ = ["Split", "TaskSplits", "TASKS_REPLY_BYTES"]
 
 TASKS_REPLY_BYTES = 1 << 20
 """The most one page of tasks takes (a large split's ``list_tasks`` is a preview: page with ranges)."""
 _DEFAULT = "default"
-_OWNER = "anonymous"
 _TASK_OPTIONS = (*TASK_OPTIONS, *TASK_OPTION_RENAMES.retired(TASK_OPTIONS))
 
 
@@ -58,14 +54,19 @@ class Split:
         return self.name if self.name in ("train", "validation", "test") else "validation"
 
 
-class TaskSplits:
-    """The splits of ``env_id`` on ``server``."""
+PageReader = Callable[[Split, int | None, int | None, int], Awaitable[dict[str, Any]]]
+"""``read(split, start, stop, max_bytes)``: the ``{"num_tasks", "tasks"}`` page of a session of ``split``
+(``jobs.tasks_reply``); a refusal raises its ``ApiError``."""
 
-    def __init__(self, server: EnvServer, env_id: str) -> None:
-        self.server, self.env_id = server, env_id
+
+class TaskSplits:
+    """The splits of ``env_id`` under ``boundary``, their tasks read with ``read``."""
+
+    def __init__(self, boundary: ClientBoundary, env_id: str, read: PageReader) -> None:
+        self.boundary, self.env_id, self._read = boundary, env_id, read
 
     def splits(self) -> list[Split]:
-        presets = self.server.boundary.preset_names(self.env_id)
+        presets = self.boundary.preset_names(self.env_id)
         named = [Split(name, name) for name in presets]
         if not self._fixes_tasks(None):
             named += [Split(name, None, {"tasks": name}) for name in world_splits(self.env_id) if name not in presets]
@@ -73,7 +74,7 @@ class TaskSplits:
 
     def _fixes_tasks(self, preset: str | None) -> bool:
         """Whether ``preset`` (None: the env's default one) names its own tasks."""
-        boundary = self.server.boundary
+        boundary = self.boundary
         names = boundary.preset_names(self.env_id)
         chosen = boundary.presets.get(preset or (names[0] if names else ""))
         return chosen is not None and any(key in chosen.kwargs for key in task_kwargs(self.env_id))
@@ -125,30 +126,14 @@ class TaskSplits:
     async def page(self, name: Any, start: int | None, stop: int | None) -> dict[str, Any]:
         """``{"num_tasks", "tasks"}``: the split's tasks ``[start:stop]``, as many as fit in a reply.
 
-        Raises ``NotImplementedError`` for an env without a task list (OpenEnv answers 501).
+        A refusal raises its error as a client sees it (``DataError``, ``ConfigError``...), and an env
+        without a task list ``NotImplementedError`` (OpenEnv answers 501).
         """
         split = self.split(name)
-        server = self.server
-        session = await call(server.open_session(_OWNER, self.env_id, split.preset, split.kwargs))
         try:
-            page = reply(*await call(server.session_tasks(session, start, stop, TASKS_REPLY_BYTES, split.name)))
-        finally:
-            await server.close_session(session)
+            page = await self._read(split, start, stop, TASKS_REPLY_BYTES)
+        except ApiError as exc:
+            raise exc.client_error() from None
         if page["num_tasks"] is None:
             raise NotImplementedError(f"{self.env_id} has no task list")
         return page
-
-
-async def call(coroutine: Any) -> Any:
-    """Await a session call of ``EnvServer``; a refusal raises its error, as a client sees it."""
-    try:
-        return await coroutine
-    except _ApiError as exc:  # a refused create, or a session gone: the client's error, with its message
-        raise error_from_reply(exc.status, exc.body()) from None
-
-
-def reply(status: int, body: bytes) -> dict[str, Any]:
-    """An env call's JSON reply; an error reply raises its error."""
-    if status != 200:
-        raise error_from_reply(status, body)
-    return json.loads(body)

@@ -23,6 +23,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from agentgym.server._signals import CallTimedOut, WorkerDied
 from agentgym.server.worker_process import _HEAD, pack_frame
 
 __all__ = ["WorkerPool"]
@@ -32,18 +33,6 @@ _GRACE_S = 1.0
 """How long after its deadline a call may take to be interrupted before its worker is killed."""
 _START_TIMEOUT_S = 120.0
 _JOIN_BYTES = 64 * 1024
-
-
-class _WorkerLost(Exception):
-    """The worker hosting the call's session died or was killed; the session is gone."""
-
-
-class _CallOverran(Exception):
-    """The call outlived its deadline; ``killed``: its worker was killed to stop it."""
-
-    def __init__(self, timeout: float, *, killed: bool) -> None:
-        self.killed = killed
-        super().__init__(f"the env call took longer than {timeout:g} s")
 
 
 class _Worker:
@@ -63,7 +52,7 @@ class _Worker:
         loop = asyncio.get_running_loop()
         future = loop.create_future()
         if self.dead:
-            future.set_exception(_WorkerLost("the worker process is gone"))
+            future.set_exception(WorkerDied("the worker process is gone"))
             return future
         call_id = next(self._ids)
         body = args if isinstance(args, (bytes, bytearray)) else json.dumps(  # a request body, forwarded as it came
@@ -122,8 +111,8 @@ class _Worker:
         for call_id, (timeout, future, watchdog) in calls.items():
             watchdog.cancel()
             if not future.done():
-                error = (_CallOverran(timeout, killed=True) if call_id == self.killed_for
-                         else _WorkerLost("the worker process hosting this session stopped"))
+                error = (CallTimedOut(timeout, stopped="killed") if call_id == self.killed_for
+                         else WorkerDied("the worker process hosting this session stopped"))
                 future.set_exception(error)
         self.on_exit(self)
 
@@ -157,16 +146,16 @@ class WorkerPool:
                    timeout: float) -> tuple[dict[str, Any], bytes]:
         """Run ``op`` for the session ``key`` in its worker; the worker's reply header and body.
 
-        Raises ``_CallOverran`` past the deadline and ``_WorkerLost`` when the session's worker died.
+        Raises ``CallTimedOut`` past the deadline and ``WorkerDied`` when the session's worker died.
         """
         index = self._placement.get(key)
         worker = self._workers.get(index) if index is not None else None
         if worker is None or worker.dead:
-            raise _WorkerLost("the worker process hosting this session stopped")
+            raise WorkerDied("the worker process hosting this session stopped")
         header, body = await worker.send(op, key, args, timeout)
         if header.get("timed_out"):
             self.forget(key)
-            raise _CallOverran(timeout, killed=False)
+            raise CallTimedOut(timeout, stopped="interrupted")
         return header, body
 
     def forget(self, key: str) -> None:
@@ -229,7 +218,7 @@ class WorkerPool:
         except (asyncio.IncompleteReadError, TimeoutError):
             with contextlib.suppress(ProcessLookupError):
                 proc.kill()
-            raise _WorkerLost("an env worker process failed to start (see the server's log)") from None
+            raise WorkerDied("an env worker process failed to start (see the server's log)") from None
         worker = _Worker(index, proc, self._exited)
         self._workers[index] = worker
         return worker

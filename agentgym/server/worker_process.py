@@ -31,7 +31,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, BinaryIO
 
-from agentgym.server._alarm import Alarm, Interrupted
+from agentgym.server._alarm import Alarm
+from agentgym.server._signals import ApiError, Interrupted
 
 __all__ = ["write_frame", "pack_frame", "main"]
 
@@ -251,7 +252,7 @@ class _Host:
         if op == "make":
             try:
                 env, description = jobs.make_env(args["env_id"], args["kwargs"])
-            except jobs._ApiError as exc:
+            except ApiError as exc:
                 return exc.status, exc.body()
             self.envs[key] = env
             return 201, jobs.encode(description)

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentgym.server.budget import BodyBudget
-from agentgym.server.jobs import _ApiError
+from agentgym.server._signals import ApiError
 
 
 @settings(max_examples=60, deadline=None)
@@ -31,7 +31,7 @@ def test_held_bytes_and_claims_stay_within_their_limits_and_all_come_back(limit,
                 peak_claimed[0] = max(peak_claimed[0], max(budget.claimed.values()))
                 await asyncio.sleep(pause)
             outcomes.append("read")
-        except _ApiError as refused:
+        except ApiError as refused:
             outcomes.append(refused.kind)
         finally:
             hold.release()
@@ -53,14 +53,14 @@ def test_a_client_waits_for_its_own_share_then_gets_429_while_another_client_rea
         dripping = budget.hold("a")
         await dripping.claim(60)  # declares 60 and sends 1 byte: it holds 1 byte of the budget
         await dripping.receive(1)
-        with pytest.raises(_ApiError) as raised:
+        with pytest.raises(ApiError) as raised:
             await budget.hold("a").claim(10)
         assert raised.value.kind == "TooManyRequests" and raised.value.status == 429
         other = budget.hold("b")
         await other.claim(60)
         await other.receive(60)  # room: the dripper holds what it sent, not what it declared
         assert budget.used == 61
-        with pytest.raises(_ApiError) as raised:
+        with pytest.raises(ApiError) as raised:
             await budget.hold("c").receive(50)
         assert raised.value.kind == "ServerBusy" and raised.value.status == 503
         asyncio.get_running_loop().call_later(0.02, other.release)

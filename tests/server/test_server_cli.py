@@ -160,13 +160,30 @@ def test_serve_insecure_no_auth_and_trust_clients_are_explicit_and_loud(tmp_path
 def test_serve_flags_make_presets_for_the_served_envs():
     import typer
 
-    from agentgym.cli.serve import _presets
+    from agentgym.cli._front_door import presets_from_flags
 
-    made = _presets(None, ["prs/short"], ["SearchQA-v0"], ["corpus=/data/wiki.jsonl", "top_k=5"])
+    made = presets_from_flags(None, ["prs/short"], ["SearchQA-v0"], ["corpus=/data/wiki.jsonl", "top_k=5"])
     (preset,) = made.presets
     assert preset.env_id == preset.name == "SearchQA-v0"
     assert preset.kwargs == {"corpus": "/data/wiki.jsonl", "top_k": 5} and made.reward_presets == ("prs/short",)
     with pytest.raises(typer.BadParameter):
-        _presets(None, None, [], ["corpus=/x"])
+        presets_from_flags(None, None, [], ["corpus=/x"])
     with pytest.raises(typer.BadParameter):
-        _presets(None, None, ["SearchQA-v0"], ["novalue"])
+        presets_from_flags(None, None, ["SearchQA-v0"], ["novalue"])
+
+
+def test_a_flag_the_server_commands_share_is_one_flag():
+    """serve, mcp, openenv and serve-retriever each wrote --host, --max-sessions, --session-ttl... with
+    their own words; a flag two of them take now reads the same in both."""
+    from agentgym.cli import _load
+
+    own = {("serve-retriever", "--token"): "the retriever's tokens ($AGENTGYM_RETRIEVER_TOKENS; none: open)",
+           ("openenv", "--insecure-no-auth"): "binds another interface: OpenEnv has no tokens to turn off"}
+    helps: dict[str, set[str]] = {}
+    for command in ("serve", "mcp", "openenv", "serve-retriever"):
+        for param in _load(command).params:
+            for flag in param.opts:
+                if flag.startswith("--") and (command, flag) not in own:
+                    helps.setdefault(flag, set()).add(param.help)
+    assert {flag: texts for flag, texts in helps.items() if len(texts) > 1} == {}
+    assert len([flag for flag in helps if flag in ("--host", "--port", "--log-level", "--max-sessions")]) == 4

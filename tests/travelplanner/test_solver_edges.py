@@ -88,4 +88,6 @@ def test_statuses_and_result_fields(tiny):
     result = solve(queries[0], world)
     assert isinstance(result, SolveResult) and result.status in STATUSES and result.solved
     assert result.regime in ("self-driving", "flight/taxi") and len(result.route) == queries[0].visiting_city_number
-    assert result.stats.seconds >= 0 and result.stats.leg_lookups >= 1
+    # A solved search priced at least one complete shape, over at least the cities its route visits.
+    assert result.stats.leaves >= 1 and result.stats.leg_lookups >= 1 and not result.stats.stopped
+    assert result.stats.candidates >= len(set(result.route))
