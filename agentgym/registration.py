@@ -95,12 +95,9 @@ def env_class(env_id: str) -> type | None:
     entry = getattr(spec, "entry_point", None)
     if isinstance(entry, functools.partial) and entry.func is make_env:  # ours: make_env("module:Class")
         entry = entry.args[0]
-    if isinstance(entry, str):
+    if isinstance(entry, str):  # a module that fails to import fails here as it would at make
         module, _, name = entry.partition(":")
-        try:
-            entry = getattr(import_module(module), name)
-        except (ImportError, AttributeError):
-            return None
+        entry = getattr(import_module(module), name, None)
     return entry if isinstance(entry, type) else None
 
 

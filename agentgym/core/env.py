@@ -36,7 +36,8 @@ from agentgym._deprecated import RenamedKeys
 from agentgym._toolbox import require_choice, require_int, require_positive_int
 from agentgym.errors import ActionTypeError, ConfigError, ResetNeeded
 
-__all__ = ["TextEnv", "StepResult", "describe_env", "allowed_kwargs", "check_kwargs", "require_choice", "require_positive_int"]
+__all__ = ["TextEnv", "StepResult", "describe_env", "allowed_kwargs", "check_kwargs", "require_choice",
+           "require_positive_int"]
 
 
 class StepResult(NamedTuple):

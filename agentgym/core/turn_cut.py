@@ -64,10 +64,10 @@ class TurnCut:
     @classmethod
     def _of_retired_attributes(cls, env: Any) -> TurnCut:
         # An env of 0.1 that is no TextEnv declared the cut as three attributes: read them, for one release.
-        found = {new: getattr(env, old) for old, new in RETIRED_NAMES.items() if getattr(env, old, None)}
+        found = {old: getattr(env, old) for old in RETIRED_NAMES if getattr(env, old, None)}
         if found:
-            warn_renamed(f"{type(env).__name__}.{'/'.join(RETIRED_NAMES)}", "turn_cut = TurnCut(...)", stacklevel=4)
-        return cls(**found)
+            warn_renamed(f"{type(env).__name__}.{'/'.join(found)}", "turn_cut = TurnCut(...)", stacklevel=4)
+        return cls(**{RETIRED_NAMES[old]: value for old, value in found.items()})
 
     def to_json(self) -> dict[str, Any]:
         """The cut as the env server sends it (``SessionDescription.turn_cut``)."""
@@ -98,15 +98,13 @@ class RetiredCutNames:
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         # A 0.1 subclass set the names in its class body, hiding the properties: fold them into its turn_cut.
-        found = {new: cls.__dict__[old] for old, new in RETIRED_NAMES.items()
+        found = {old: cls.__dict__[old] for old in RETIRED_NAMES
                  if old in cls.__dict__ and not isinstance(cls.__dict__[old], property)}
         if found:
-            warn_renamed(f"{cls.__name__}.{'/'.join(k for k in RETIRED_NAMES if k in cls.__dict__)}",
-                         "turn_cut = TurnCut(...)")
-            for old in RETIRED_NAMES:
-                if old in cls.__dict__:
-                    delattr(cls, old)
-            cls.turn_cut = replace(cls.turn_cut, **found)
+            warn_renamed(f"{cls.__name__}.{'/'.join(found)}", "turn_cut = TurnCut(...)")
+            for old in found:
+                delattr(cls, old)
+            cls.turn_cut = replace(cls.turn_cut, **{RETIRED_NAMES[old]: value for old, value in found.items()})
 
 
 def _retired_attribute(old: str, new: str) -> property:

@@ -29,7 +29,7 @@ from agentgym.errors import ConfigError, short_repr
 from agentgym.registration import env_class
 from agentgym.server.presets import EnvPreset, Presets
 
-__all__ = ["ClientBoundary", "INLINE_LIMITS", "client_options", "world_splits"]
+__all__ = ["ClientBoundary", "INLINE_LIMITS", "client_options", "world_splits", "task_kwargs", "reset_options"]
 
 DEFAULT_MAX_TURNS_CAP = 100
 _COMMON = ("max_turns", "render_mode", "reward")
