@@ -112,7 +112,7 @@ def test_it_is_prepared_for_verl_from_a_task_file(tmp_path):
 
     path = tmp_path / "capitals.jsonl"
     path.write_text("".join(json.dumps(task) + "\n" for task in TASKS), encoding="utf-8")
-    rows = prepare_rows(ENV_ID, tasks=str(path))
+    rows = prepare_rows(f"{__name__}:{ENV_ID}", tasks=str(path))  # a Ray worker imports the module first
     assert [row["extra_info"]["task_id"] for row in rows] == [task["id"] for task in TASKS]
     extra = rows[2]["extra_info"]  # the agent loop rebuilds the env from the row alone
     env = gymnasium.make(extra["env_id"], **json.loads(extra["env_kwargs"]))

@@ -51,7 +51,9 @@ def prepare_rows(env_id: str, *, split: str | None = None, tasks: str | os.PathL
                  start: int = 0, system_prompt: str | None = None, agent_name: str = "agentgym",
                  data_source: str | None = None) -> list[dict[str, Any]]:
     """One verl row per task (``start`` .. ``start + limit``) of ``split`` or of the ``tasks`` file,
-    for any registered env with a ``tasks`` list (the split or file is its ``tasks=`` kwarg).
+    for any registered env with a ``tasks`` list (the split or file is its ``tasks=`` kwarg). Your
+    own env's id is ``"your_module:YourEnv-v0"``: the rows keep it, so each Ray worker imports the
+    module that registers the env before it builds one.
 
     ``data_source`` names the dataset of rows whose task file does not (a FlashRAG ``nq`` file)."""
     if split is not None and tasks is not None:
@@ -156,9 +158,11 @@ def _make(env_id: str, kwargs: dict[str, Any]) -> Any:
 
     import agentgym  # noqa: F401  (registers the env ids)
 
-    if env_id not in gymnasium.registry:  # agentgym's ids are a hint; any registered env with tasks works
-        raise ConfigError("env_id", env_id, f"a registered env id with a task list, e.g. {list(ENV_IDS)}")
-    return gymnasium.make(env_id, **kwargs)
+    try:  # "module:Env-v0" imports the module that registers it first (here and on every Ray worker)
+        return gymnasium.make(env_id, **kwargs)
+    except gymnasium.error.UnregisteredEnv as exc:
+        raise ConfigError("env_id", env_id, f"a registered env id with a task list, e.g. {list(ENV_IDS)}, or "
+                          f"'your_module:YourEnv-v0' ({exc})") from None
 
 
 def _absolute_paths(kwargs: dict[str, Any]) -> dict[str, Any]:
