@@ -117,6 +117,11 @@ def test_it_is_prepared_for_verl_from_a_task_file(tmp_path):
     extra = rows[2]["extra_info"]  # the agent loop rebuilds the env from the row alone
     env = gymnasium.make(extra["env_id"], **json.loads(extra["env_kwargs"]))
     assert env.reset(options={"task_index": extra["task_index"]})[0] == rows[2]["prompt"][-1]["content"]
+    from agentgym.integrations.verl.config import EnvTask
+
+    task = EnvTask.from_extra_info(extra)  # what the agent loop reads from each row, on a Ray worker
+    assert (task.env_id, task.reset_options) == (f"{__name__}:{ENV_ID}", {"task_index": 2})
+    assert task.make().reset(options=task.reset_options)[0] == rows[2]["prompt"][-1]["content"]
 
 
 def test_it_is_played_by_trls_grpo_trainer(tmp_path):
