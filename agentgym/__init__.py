@@ -15,27 +15,8 @@ stays light.
 
 from agentgym._lazy import lazy_names as _lazy_names
 from agentgym._version import __version__
-from agentgym.errors import (
-    ActionTypeError,
-    AgentGymError,
-    ConfigError,
-    DataError,
-    DependencyNotInstalled,
-    EpisodeFailed,
-    JudgeReplyError,
-    ModelEndpointError,
-    RemoteEnvError,
-    RemoteTimeout,
-    RequestRejected,
-    ResetNeeded,
-    RetrieverError,
-    ServerUnavailable,
-    SessionNotFound,
-    WorkerLost,
-    StorageError,
-    TrainingAborted,
-    Unauthorized,
-)
+from agentgym import errors as _errors
+from agentgym.errors import *  # noqa: F403  (every exception class: errors.__all__, built from the classes)
 from agentgym.registration import ENV_IDS, register_envs
 
 register_envs()
@@ -74,25 +55,7 @@ __all__ = [
     "AsyncRemoteEnv",
     "check_text_env",
     # errors
-    "AgentGymError",
-    "ConfigError",
-    "DataError",
-    "ActionTypeError",
-    "ResetNeeded",
-    "StorageError",
-    "DependencyNotInstalled",
-    "RemoteEnvError",
-    "ServerUnavailable",
-    "Unauthorized",
-    "SessionNotFound",
-    "WorkerLost",
-    "RequestRejected",
-    "RemoteTimeout",
-    "ModelEndpointError",
-    "EpisodeFailed",
-    "RetrieverError",
-    "JudgeReplyError",
-    "TrainingAborted",
+    *_errors.__all__,
     # warnings
     "AgentGymDeprecationWarning",
 ]

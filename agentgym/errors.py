@@ -5,7 +5,7 @@ error code in ``info``. What raises is a mistake in the calling code or its conf
 
     AgentGymError                  root of every exception agentgym raises on purpose
     ├── ConfigError (ValueError)   bad env kwargs, reset options or spec; names field and allowed values
-    ├── DataError (ValueError)     a world, query or plan file that is missing or malformed
+    ├── DataError (ValueError)     a world, task or plan file that is missing or malformed
     ├── ActionTypeError (TypeError) step() got something that is not a str
     ├── ResetNeeded (RuntimeError) step() after the episode ended, or before reset()
     ├── StorageError (OSError)     a run folder or a cache could not be written (full disk, permissions, I/O)
@@ -25,7 +25,8 @@ error code in ``info``. What raises is a mistake in the calling code or its conf
     └── TrainingAborted (RuntimeError)  a training run would learn nothing trustworthy: a configuration
                                         error in a rollout, or the failure budget spent
 
-Every exception class of the package is here and exported from ``agentgym``; private ones
+Every exception class of the package is here and exported from ``agentgym``: ``__all__`` is built
+from the classes, and a test holds this drawing to them; private ones
 (underscore names, or in private modules) are internal signals that never reach the caller.
 Env errors raised on an env server (``ConfigError``, ``ResetNeeded``, ...) are raised again, as the
 same class, by ``RemoteEnv``; any other exception of a served env comes back as ``RemoteEnvError``.
@@ -36,28 +37,6 @@ from __future__ import annotations
 import reprlib
 from collections.abc import Iterable
 from typing import Any
-
-__all__ = [
-    "AgentGymError",
-    "ConfigError",
-    "DataError",
-    "ActionTypeError",
-    "ResetNeeded",
-    "StorageError",
-    "DependencyNotInstalled",
-    "RemoteEnvError",
-    "ServerUnavailable",
-    "Unauthorized",
-    "SessionNotFound",
-    "WorkerLost",
-    "RequestRejected",
-    "RemoteTimeout",
-    "ModelEndpointError",
-    "RetrieverError",
-    "JudgeReplyError",
-    "EpisodeFailed",
-    "TrainingAborted",
-]
 
 
 class AgentGymError(Exception):
@@ -203,3 +182,15 @@ class TrainingAborted(AgentGymError, RuntimeError):
     learn nothing trustworthy: a rollout met a configuration error (the original message is kept),
     or the failure budget is spent, more than ``max_failed_share`` of the recent rollouts left out
     of training (the reasons, their counts and the first error are in the message)."""
+
+
+def _tree(root: type[BaseException]) -> list[type[BaseException]]:
+    """``root`` and its public subclasses in this module, depth first, in the order they are defined."""
+    found = [root]
+    for sub in root.__subclasses__():
+        if sub.__module__ == __name__ and not sub.__name__.startswith("_"):
+            found += _tree(sub)
+    return found
+
+
+__all__ = list(dict.fromkeys(cls.__name__ for cls in _tree(AgentGymError)))  # the one list of the error tree

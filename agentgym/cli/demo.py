@@ -36,11 +36,11 @@ def _show(console: Console, result: DemoResult) -> None:
         names = [a.name for a in travel]
         console.print(f"TravelPlanner-v0 on the {result.world}")
         console.print(_table(f"TravelPlanner-v0: official metrics, official evaluator ({result.episodes} train "
-                             "queries)", names, {a.name: a.metrics for a in travel}))
+                             "tasks)", names, {a.name: a.metrics for a in travel}))
         counts = travel[0].constraint_counts
         rates = {a.name: {f"{k} (N={counts[k]})": v for k, v in a.constraint_pass_rates.items()} for a in travel}
-        console.print(_table("TravelPlanner-v0: pass rate per constraint, official evaluator (N: queries it "
-                             "was checked on; hard ones only where the query sets them)", names, rates))
+        console.print(_table("TravelPlanner-v0: pass rate per constraint, official evaluator (N: tasks it "
+                             "was checked on; hard ones only where the task sets them)", names, rates))
         terms = {a.name: {**a.reward_terms, "episode return": a.mean_reward} for a in travel}
         console.print(_table(f"TravelPlanner-v0: mean reward terms under {result.presets['TravelPlanner-v0']} "
                              "(strict evaluator)", names,
@@ -50,7 +50,7 @@ def _show(console: Console, result: DemoResult) -> None:
     if qa is not None:
         qa_rows = {qa.name: {**qa.metrics, **{f"term {k}": v for k, v in qa.reward_terms.items()},
                              "episode return": qa.mean_reward}}
-        console.print(_table(f"SearchQA-v0: {len(qa.episodes)} questions under {result.presets['SearchQA-v0']}",
+        console.print(_table(f"SearchQA-v0: {len(qa.episodes)} tasks under {result.presets['SearchQA-v0']}",
                              [qa.name], qa_rows,
                              percent=False))
     for part, why in result.skipped.items():

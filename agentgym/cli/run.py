@@ -23,7 +23,7 @@ from agentgym.errors import AgentGymError, ConfigError, ModelEndpointError
 from agentgym.runner.config import GoldAgentConfig, ImportedAgentConfig, PerturbedAgentConfig, RunConfig, default_out_dir
 from agentgym.runner.loop import RunOutcome, run_eval
 from agentgym.runner.records import EpisodeRecord
-from agentgym.runner.report import plot, render, summarize
+from agentgym.runner.summary import plot, render, summarize
 
 __all__ = ["run", "OFFLINE_AGENTS"]
 

@@ -7,7 +7,8 @@ episode finished, ran out of tokens or crashed::
 
     score             the reward paid (the shaped total, or the env's own return)
     outcome           the unshaped outcome, 1.0 iff solved: filter groups on this
-    num_turns         model turns taken
+    model_turns       model turns taken (verl's own ``num_turns`` counts the prompt and the
+                      observations too)
     truncated         1.0 when the episode did not end by the agent's own answer
     env_failed        1.0 when the env raised (in construction, reset or step)
     failed            1.0 when something outside the model failed (``RolloutResult.failure``: the env,
@@ -35,7 +36,7 @@ __all__ = ["RolloutResult", "reward_keys", "term_names_for", "extra_info_from", 
 
 __getattr__ = module_aliases(__name__, {"EpisodeResult": "RolloutResult"})
 
-BASE_KEYS = ("score", "outcome", "num_turns", "truncated", "env_failed", "failed", "abstained", "masked")
+BASE_KEYS = ("score", "outcome", "model_turns", "truncated", "env_failed", "failed", "abstained", "masked")
 
 
 @dataclass
@@ -162,7 +163,7 @@ def score_of(result: RolloutResult, *, failure_reward: float, unfinished_reward:
 
 def extra_info_from(result: RolloutResult, term_names: Sequence[str], score: float) -> dict[str, float]:
     """The fixed-key float dict for verl's ``reward_extra_info``."""
-    info = {"score": float(score), "outcome": _finite(result.outcome), "num_turns": float(result.num_turns),
+    info = {"score": float(score), "outcome": _finite(result.outcome), "model_turns": float(result.num_turns),
             "truncated": 0.0 if result.terminated else 1.0, "env_failed": 0.0 if result.error is None else 1.0,
             "failed": float(result.failure is not None), "abstained": float(result.abstained),
             "masked": float(result.masked)}

@@ -38,7 +38,7 @@ from agentgym._env_threads import run_in_env_thread
 from agentgym.core.turn_cut import TurnCut
 from agentgym.errors import ConfigError, TrainingAborted
 from agentgym.integrations.reward_info import RolloutResult
-from agentgym.integrations.turns import TokenStream, TurnHost, TurnRules, play_episode
+from agentgym.integrations.turns import TokenStream, TurnHost, TurnRules, play_turns
 
 __all__ = ["EnvTask", "EnvPool", "Clock", "RolloutLayout", "reset_options", "play_rollout", "is_fatal",
            "FailureBudget", "TASK_SELECTORS"]
@@ -213,7 +213,7 @@ async def play_rollout(host: TurnHost, task: EnvTask, stream: TokenStream, resul
             raise _EnvCallFailed("reset") from exc
         if turn_layout is not layout.chat:
             rules = turn_layout.rules(rules)
-        await play_episode(stepping, turn_layout, rules, env, stream, result, params or {})
+        await play_turns(stepping, turn_layout, rules, env, stream, result, params or {})
         healthy = True
     except _EnvCallFailed as failed:
         cause = failed.__cause__ or failed

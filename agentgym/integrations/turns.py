@@ -36,15 +36,15 @@ from agentgym.core.turn_cut import TurnCut
 from agentgym.integrations.reward_info import RolloutResult, extra_info_from, score_of
 from agentgym.integrations.stops import tokens_through
 
-__getattr__ = module_aliases(__name__, {"EpisodeResult": "RolloutResult"})
+__getattr__ = module_aliases(__name__, {"EpisodeResult": "RolloutResult", "play_episode": "play_turns"})
 
-__all__ = ["TokenStream", "TurnHost", "TurnLayout", "TurnRules", "RolloutResult", "play_episode", "take_turn",
+__all__ = ["TokenStream", "TurnHost", "TurnLayout", "TurnRules", "RolloutResult", "play_turns", "take_turn",
            "TurnCut", "cut_after_action", "observe", "score_episode", "episode_summary"]
 
 
 @dataclass
 class TokenStream:
-    """One trajectory's tokens: the prompt, then the response with its loss mask and log-probs."""
+    """One rollout's tokens: the prompt, then the response with its loss mask and log-probs."""
 
     messages: list[dict[str, Any]]
     token_ids: list[int] = field(default_factory=list)
@@ -130,8 +130,8 @@ class TurnLayout(Protocol):
         """The tokens of an observation, after the turn it answers."""
 
 
-async def play_episode(host: TurnHost, layout: TurnLayout, rules: TurnRules, env: Any, stream: TokenStream,
-                       result: RolloutResult, params: dict[str, Any]) -> None:
+async def play_turns(host: TurnHost, layout: TurnLayout, rules: TurnRules, env: Any, stream: TokenStream,
+                     result: RolloutResult, params: dict[str, Any]) -> None:
     """Alternate model turns and env steps until a rule ends the episode; ``result`` says why."""
     while True:
         budget = rules.response_length - len(stream.response_mask)

@@ -14,7 +14,7 @@ exports ``AgentGymTaskset`` and ``AgentGymEnv`` (this module's classes) through 
   strings go into the seat's sampling (``stop``, with vLLM's ``include_stop_str_in_output`` so the
   closing tag comes back: verifiers' training servers are vLLM).
 * The reward spec's total is the task's ``@reward`` (``agentgym``); its terms, the outcome and the
-  turn count are ``@metric``s (``term/<name>``, ``outcome``, ``num_turns``, ...).
+  turn count are ``@metric``s (``term/<name>``, ``outcome``, ``model_turns``, ...).
 * An episode that something outside the model failed raises ``EpisodeFailed`` in ``run()``: verifiers
   records it on the trace and the episode (``errors``, ``ok=False``, rewards unscored), the slot its
   trainers drop failed rollouts by; it is never a reward of 0.
@@ -77,7 +77,7 @@ class AgentGymTask(vf.Task[AgentGymTaskData]):
 
     @vf.metric
     async def agentgym_terms(self, trace: vf.Trace) -> dict[str, float]:
-        """The fixed-key breakdown verl and TRL log too: outcome, num_turns, term/<name>, ..."""
+        """The fixed-key breakdown verl and TRL log too: outcome, model_turns, term/<name>, ..."""
         return {key: value for key, value in _end(trace)["metrics"].items() if key != "score"}
 
 

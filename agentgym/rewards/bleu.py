@@ -24,6 +24,7 @@ import math
 from collections.abc import Iterable
 from typing import Literal
 
+from agentgym._deprecated import renamed_kwargs
 from agentgym.errors import DependencyNotInstalled
 
 __all__ = ["length_aware_bleu", "LengthPenalty"]
@@ -31,12 +32,13 @@ __all__ = ["length_aware_bleu", "LengthPenalty"]
 LengthPenalty = Literal["two_sided", "brevity"]
 
 
-def length_aware_bleu(candidate: str, references: str | Iterable[str], *, max_order: int = 4,
+@renamed_kwargs({"references": "gold_answers"})
+def length_aware_bleu(candidate: str, gold_answers: str | Iterable[str], *, max_order: int = 4,
                       floor: float = 0.1, length_penalty: LengthPenalty = "two_sided") -> float:
-    """The best length-aware BLEU of ``candidate`` over ``references``, in [0, 1]."""
+    """The best length-aware BLEU of ``candidate`` over ``gold_answers`` (BLEU's references), in [0, 1]."""
     from agentgym.envs.searchqa.scoring import normalize_answer
 
-    refs = [references] if isinstance(references, str) else list(references)
+    refs = [gold_answers] if isinstance(gold_answers, str) else list(gold_answers)
     cand = normalize_answer(candidate)
     return max((_score(cand, normalize_answer(r), max_order, floor, length_penalty) for r in refs), default=0.0)
 

@@ -29,6 +29,7 @@ import httpx
 from pydantic import Field, field_validator
 
 from agentgym import _http
+from agentgym._deprecated import renamed_kwargs
 from agentgym._toolbox import clip
 from agentgym.agents.chat_client import ChatClient, RetryPolicy
 from agentgym.core.types import FailureReason
@@ -122,6 +123,9 @@ class LLMJudge(TermSpec):
         return prompt
 
 
+_OLD_INPUTS = {"question": "task_text", "references": "gold_answers"}  # the reward inputs' old names
+
+
 def parse_score(text: str) -> float:
     """The grade in ``text`` mapped to [0, 1]; raises JudgeReplyError unless the last
     non-empty line is ``Score: N`` with an integer N in 0..10 and no other score line exists."""
@@ -166,16 +170,17 @@ class Judge:
         self._lock = threading.Lock()
         self.stats = {"requests": 0, "retries": 0, "cache_hits": 0, "failures": 0}
 
-    def score(self, question: str, references: Sequence[str], answer: str) -> JudgeResult:
+    @renamed_kwargs(_OLD_INPUTS)
+    def score(self, task_text: str, gold_answers: Sequence[str], answer: str) -> JudgeResult:
         """Grade ``answer``; from the cache when this exact grading was done before."""
-        reference = "\n".join(references)
-        key = _digest(question, reference, answer, self.model)
+        reference = "\n".join(gold_answers)
+        key = _digest(task_text, reference, answer, self.model)
         with self._lock:
             if key in self._cache:
                 self._cache.move_to_end(key)
                 self.stats["cache_hits"] += 1
                 return JudgeResult(self._cache[key], cached=True)
-        result = self._grade(self._prompt(question, reference, answer))
+        result = self._grade(self._prompt(task_text, reference, answer))
         if result.value is not None and self.spec.cache_size:
             with self._lock:
                 self._cache[key] = result.value
@@ -183,9 +188,10 @@ class Judge:
                     self._cache.popitem(last=False)
         return result
 
-    def __call__(self, question: str, answer: str, references: Sequence[str]) -> float | None:
+    @renamed_kwargs(_OLD_INPUTS)
+    def __call__(self, task_text: str, answer: str, gold_answers: Sequence[str]) -> float | None:
         """The grade, or None when the judge failed: the long-form QA env's ``judge=`` hook."""
-        return self.score(question, references, answer).value
+        return self.score(task_text, gold_answers, answer).value
 
     def _prompt(self, question: str, reference: str, answer: str) -> str:
         # One pass over the template: nothing inside the texts (braces, or anything else the model

@@ -18,7 +18,7 @@ from agentgym.rewards.bleu import LengthPenalty, length_aware_bleu
 
 __all__ = ["ExactMatch", "SubEM", "TokenF1", "LengthAwareBleu"]
 
-_NO_REFERENCES = "the episode has no reference answers"
+_NO_GOLD = "the episode has no gold answers"
 
 
 class _QATerm(TermSpec):
@@ -36,7 +36,7 @@ def exact_match(answer: str | None, gold_answers: Sequence[str]) -> float | Abst
     from agentgym.envs.searchqa.scoring import exact_match as em
 
     if not gold_answers:
-        return abstain(_NO_REFERENCES)
+        return abstain(_NO_GOLD)
     return 0.0 if answer is None else em(answer, gold_answers)
 
 
@@ -51,7 +51,7 @@ def sub_em(answer: str | None, gold_answers: Sequence[str]) -> float | Abstain:
     from agentgym.envs.searchqa.scoring import substring_match
 
     if not gold_answers:
-        return abstain(_NO_REFERENCES)
+        return abstain(_NO_GOLD)
     return 0.0 if answer is None else substring_match(answer, gold_answers)
 
 
@@ -66,7 +66,7 @@ def token_f1(answer: str | None, gold_answers: Sequence[str]) -> float | Abstain
     from agentgym.envs.searchqa.scoring import token_f1 as f1
 
     if not gold_answers:
-        return abstain(_NO_REFERENCES)
+        return abstain(_NO_GOLD)
     return 0.0 if answer is None else f1(answer, gold_answers).f1
 
 
@@ -85,7 +85,7 @@ class LengthAwareBleu(_QATerm):
 @term(LengthAwareBleu)
 def la_bleu(answer: str | None, gold_answers: Sequence[str], config: LengthAwareBleu) -> float | Abstain:
     if not gold_answers:
-        return abstain(_NO_REFERENCES)
+        return abstain(_NO_GOLD)
     if answer is None:
         return 0.0
     return length_aware_bleu(answer, gold_answers, max_order=config.max_order, floor=config.floor,

@@ -239,7 +239,7 @@ def constraint_passed(report: Any, task: Any, config: Constraint) -> float | Abs
 
 @cache
 def _does_not_apply(name: str) -> Abstain:
-    return abstain(f"{name} does not apply to this query")
+    return abstain(f"{name} does not apply to this task")
 
 
 def _applies(name: str, task: Any) -> bool:

@@ -11,7 +11,7 @@ from agentgym._deprecated import module_aliases as _module_aliases
 from agentgym.runner.config import GoldAgentConfig, ImportedAgentConfig, PerturbedAgentConfig, RunConfig, default_out_dir
 from agentgym.runner.loop import RunOutcome, run_eval, run_eval_async
 from agentgym.runner.records import EpisodeRecord
-from agentgym.runner.report import RunSummary, plot, summarize
+from agentgym.runner.summary import RunSummary, plot, summarize
 from agentgym.runner.store import ResultStore, load_results
 
 __all__ = [

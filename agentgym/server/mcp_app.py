@@ -53,7 +53,9 @@ _ANSWER = ("answer", "answer", "The final answer, as short as the task asks.")
 
 
 @dataclass
-class _Episode:
+class _Held:
+    """The server session an MCP session plays its one episode in, and that episode's tools."""
+
     session: Session
     tools: frozenset[str]
     over: bool = False
@@ -67,7 +69,7 @@ class McpFrontDoor:
             raise ConfigError("env_id", env_id, list(server.env_ids))
         self.server, self.env_id = server, env_id
         self.finish_name, self._finish_param, self._finish_text = _FINISH.get(env_id, _ANSWER)
-        self._episodes: dict[tuple[str, str], _Episode] = {}
+        self._episodes: dict[tuple[str, str], _Held] = {}
         self._starting: set[tuple[str, str]] = set()
         self._env_tools: list[dict[str, Any]] | None = None
         self.mcp: Server = Server("agentgym", instructions=f"Play one {env_id} episode per session: call "
@@ -124,7 +126,7 @@ class McpFrontDoor:
                 self.server.discard(session, "client")
                 raise
             tools = frozenset(t["function"]["name"] for t in session.description.get("tools") or ())
-            self._episodes[key] = _Episode(session, tools)
+            self._episodes[key] = _Held(session, tools)
         finally:
             self._starting.discard(key)
         return types.CallToolResult(content=[_text(reset.observation)],
@@ -203,7 +205,7 @@ class McpFrontDoor:
 
     def _finish_tool(self) -> types.Tool:
         return types.Tool(name=self.finish_name, description="Submit and end the episode; returns the reward and "
-                          "the evaluation.", input_schema={
+                          "the report.", input_schema={
                               "type": "object", "required": [self._finish_param], "additionalProperties": False,
                               "properties": {self._finish_param: {"type": "string", "description": self._finish_text}}})
 

@@ -4,11 +4,11 @@
     presets:
       - name: tp-train                      # clients ask for it by name (or get an env's first preset)
         env_id: TravelPlanner-v0
-        kwargs: {database: /data/travelplanner, queries: /data/travelplanner/train.csv}
+        kwargs: {database: /data/travelplanner, tasks: /data/travelplanner/train.csv}
         max_turns: 30                       # the cap on a client's max_turns
       - name: wiki
         env_id: SearchQA-v0
-        kwargs: {questions: /data/nq/train.jsonl, retriever: "http://10.0.0.5:8000/retrieve"}
+        kwargs: {tasks: /data/nq/train.jsonl, retriever: "http://10.0.0.5:8000/retrieve"}
     rewards:                                # reward specs clients pick by name
       judged: {terms: [{kind: llm_judge, model: m, base_url: "http://judge:8000/v1", api_key_env: JUDGE_KEY}]}
     reward_presets: [planner_r1/dense, prs/short]   # the built-in presets clients may pick (default: all)

@@ -103,24 +103,24 @@ def test_prompt_and_completion_are_the_chat_the_template_renders(run):
 
 
 def test_rollout_runs_the_shared_turn_engine(run, monkeypatch):
-    """The TRL rollout and the verl loop play through one play_rollout and one play_episode, no second copy."""
+    """The TRL rollout and the verl loop play through one play_rollout and one play_turns, no second copy."""
     from agentgym.integrations import rollouts, turns
 
     calls = []
-    original = turns.play_episode
+    original = turns.play_turns
 
     async def counting(*args, **kwargs):
         calls.append(1)
         return await original(*args, **kwargs)
 
-    monkeypatch.setattr(rollouts, "play_episode", counting)
+    monkeypatch.setattr(rollouts, "play_turns", counting)
     trainer, rollout = run
     rollout(_batch(trainer, 4), trainer)
     assert len(calls) == 4
     sources = {name: open(sys.modules[name].__file__).read() for name in (
         "agentgym.integrations.trl.rollout", "agentgym.integrations.turns", "agentgym.integrations.rollouts")}
     assert "play_rollout(" in sources["agentgym.integrations.trl.rollout"]
-    assert sum(source.count("def play_episode") for source in sources.values()) == 1
+    assert sum(source.count("def play_turns") for source in sources.values()) == 1
 
 
 def test_task_dataset_rows_name_their_task_and_bad_prompts_fail_loudly():

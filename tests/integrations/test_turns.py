@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentgym.integrations.search_r1_layout import SearchR1Layout
-from agentgym.integrations.turns import RolloutResult, TokenStream, TurnCut, TurnRules, play_episode
+from agentgym.integrations.turns import RolloutResult, TokenStream, TurnCut, TurnRules, play_turns
 
 EOS = 0
 AGENTGYM = TurnCut(stops=("</search>", "</answer>"))
@@ -56,7 +56,7 @@ class CharLayout:
 def play(host, layout=None, **rules):
     stream, result = TokenStream(messages=[], token_ids=[ord("p")]), RolloutResult()
     rules = TurnRules(**{"response_length": 200, "stop_ids": (EOS,), "end_of_turn": EOS, "cut": AGENTGYM, **rules})
-    asyncio.run(play_episode(host, layout or CharLayout(), rules, None, stream, result, {}))
+    asyncio.run(play_turns(host, layout or CharLayout(), rules, None, stream, result, {}))
     return stream, result
 
 
@@ -137,7 +137,7 @@ def test_the_search_r1_layout_re_tokenizes_the_cut_turn_and_appends_raw_observat
     layout = SearchR1Layout(CharTokenizer(), SEARCH_R1, max_observation_tokens=10)
     stream, result = TokenStream(messages=[], token_ids=[ord("p")]), RolloutResult()
     rules = layout.rules(TurnRules(response_length=200, stop_ids=(EOS,), end_of_turn=EOS))
-    asyncio.run(play_episode(host, layout, rules, None, stream, result, {}))
+    asyncio.run(play_turns(host, layout, rules, None, stream, result, {}))
     expected = "<search>q</search>" + "<information>abcdef</information>"[:10] + "<answer>a</answer>"
     assert "".join(map(chr, stream.response_ids)) == expected and EOS not in stream.response_ids
     assert stream.response_mask == [1] * 18 + [0] * 10 + [1] * 18
@@ -153,3 +153,13 @@ def test_episode_result_is_the_deprecated_name_of_rollout_result(module):
 
     with pytest.warns(AgentGymDeprecationWarning, match="EpisodeResult is deprecated"):
         assert getattr(importlib.import_module(module), "EpisodeResult") is RolloutResult
+
+
+def test_the_turn_engines_old_name_warns_and_serves_play_turns():
+    """``turns.play_episode`` clashed with ``agents.play_episode`` (which plays an agent); it is now
+    ``play_turns``, the old name served for one release."""
+    from agentgym import _deprecated
+    from agentgym.integrations import turns
+
+    with pytest.warns(_deprecated.AgentGymDeprecationWarning, match="play_turns"):
+        assert turns.play_episode is play_turns

@@ -84,7 +84,7 @@ def test_searchqa_gold_answers_through_vf_eval(tmp_path):
         index = int(episode.task.data.id.split("-")[1])
         total, terms = direct_total("SearchQA-v0", table[prompts[index]], seed=0, index=index)
         assert trace.rewards["agentgym"].score == total == 1.0
-        assert trace.metrics["outcome"] == 1.0 and trace.metrics["num_turns"] == 1.0
+        assert trace.metrics["outcome"] == 1.0 and trace.metrics["model_turns"] == 1.0
         assert {k: trace.metrics[f"term/{k}"] for k in terms} == terms
         (action,) = trace.info["agentgym"]["actions"]  # cut at the first action: the invented text is gone
         assert action.endswith("</answer>") and AFTER_ACTION not in action
@@ -104,7 +104,7 @@ def test_travelplanner_gold_plan_through_vf_eval(tmp_path):
     total, terms = direct_total("TravelPlanner-v0", replies, seed=0, index=0, mode="sole-planning")
     assert episodes[0].ok and trace.rewards["agentgym"].score == total and trace.metrics["outcome"] == 1.0
     assert {k: trace.metrics[f"term/{k}"] for k in terms} == terms
-    assert trace.metrics["num_turns"] == len(replies) == len(stub.requests)
+    assert trace.metrics["model_turns"] == len(replies) == len(stub.requests)
     assert "stop" not in stub.requests[0]  # TravelPlanner's ReAct actions declare no stop string
 
 

@@ -56,7 +56,7 @@ def test_reference_plan_episode_tokens_masks_and_reward(tokenizer, tp_rows, plan
     (out,) = h.run_rows(tokenizer, server, h.trainer_config(response_length=100_000, prompt_length=8192), tp_rows[:1])
     info = out.extra_fields["reward_extra_info"]
     assert out.reward_score == 1.0 and info["outcome"] == 1.0 and info["score"] == 1.0
-    assert info["num_turns"] == len(plans[0]) == len(server.calls)
+    assert info["model_turns"] == len(plans[0]) == len(server.calls)
     assert info["truncated"] == 0.0 and info["env_failed"] == 0.0
     assert out.extra_fields["agentgym"]["stop_reason"] == "terminated"
     # num_turns as verl's ToolAgentLoop counts: the prompt, every model turn, every observation.
@@ -94,7 +94,7 @@ def test_random_tokens_hit_max_turns_with_constant_keys(tokenizer, tp_rows):
     outs = h.run_rows(tokenizer, h.FakeServer(tokenizer, seed=7), config, [*tp_rows[:2], broken], n=2, global_steps=5)
     assert all(list(o.extra_fields["reward_extra_info"]) == reward_keys(DENSE_TERMS) for o in outs)
     played, failed = outs[:4], outs[4:]
-    assert all(o.extra_fields["reward_extra_info"]["num_turns"] == 3 for o in played)
+    assert all(o.extra_fields["reward_extra_info"]["model_turns"] == 3 for o in played)
     assert all(o.extra_fields["reward_extra_info"]["truncated"] == 1.0 for o in played)
     assert all(o.extra_fields["agentgym"]["stop_reason"] == "env_truncated" for o in played)
     assert all(o.extra_fields["reward_extra_info"]["outcome"] == 0.0 for o in played)
@@ -205,7 +205,7 @@ def test_searchqa_episode(tokenizer):
     server = h.FakeServer(tokenizer, lambda rid, turn: replies[turn])
     (out,) = h.run_rows(tokenizer, server, h.trainer_config(), rows[:1])
     info = out.extra_fields["reward_extra_info"]
-    assert out.reward_score == 1.0 and info["outcome"] == 1.0 and info["num_turns"] == 2
+    assert out.reward_score == 1.0 and info["outcome"] == 1.0 and info["model_turns"] == 2
     observation = tokenizer.decode(server.calls[1]["prompt_ids"][len(server.calls[0]["prompt_ids"]) +
                                                                  len(server.calls[0]["output"]):])
     assert "<information>" in observation and observation.startswith("\n<|im_start|>user\n")
@@ -241,7 +241,7 @@ def test_random_episodes_keep_masks_aligned_and_within_budget(tokenizer, tp_rows
     model_tokens = [t for call in server.calls for t in call["output"]]
     assert [t for t, m in zip(out.response_ids, out.response_mask) if m] == model_tokens[: sum(out.response_mask)]
     info = out.extra_fields["reward_extra_info"]
-    assert info["num_turns"] == len(server.calls) <= max_turns
+    assert info["model_turns"] == len(server.calls) <= max_turns
     assert out.extra_fields["agentgym"]["stop_reason"] in ("env_truncated", "response_length")
 
 
@@ -296,7 +296,7 @@ def test_an_answer_inside_think_does_not_end_a_travelplanner_episode():
 
     out = asyncio.run(play())
     info = out.extra_fields["reward_extra_info"]
-    assert info["num_turns"] == 2  # the <answer> inside <think> did not end the episode: a second turn ran
+    assert info["model_turns"] == 2  # the <answer> inside <think> did not end the episode: a second turn ran
     trained = tok.decode([t for t, m in zip(out.response_ids, out.response_mask) if m])
     assert "made up" not in trained and trained.count("</tool_call>") == 1  # cut after the first action
 
@@ -322,7 +322,8 @@ def test_num_turns_counts_as_verls_tool_agent_loop_does(tokenizer):
     replies = ["<search> Skei </search>", "<search> Skei city </search>", "<answer> x </answer>"]
     server = h.FakeServer(tokenizer, lambda rid, turn: replies[turn])
     (out,) = h.run_rows(tokenizer, server, h.trainer_config(rollout_name="vllm"), [row])
-    assert out.num_turns == 1 + 3 + 2 and out.extra_fields["reward_extra_info"]["num_turns"] == 3
+    assert out.num_turns == 1 + 3 + 2 and out.extra_fields["reward_extra_info"]["model_turns"] == 3
+    assert "num_turns" not in out.extra_fields["reward_extra_info"]  # one meaning per name in one output
 
 
 def test_max_user_turns_ends_the_episode_as_verls_tool_agent_loop_does(tokenizer):

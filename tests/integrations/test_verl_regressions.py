@@ -211,7 +211,7 @@ def test_text_after_the_first_search_is_cut_and_stop_strings_reach_the_server(to
         assert out.response_mask[end] == 0 and tokenizer.decode(out.response_ids[:end]).endswith("</search>")
     else:
         assert "stop" not in params and "made up" in trained
-    assert out.extra_fields["reward_extra_info"]["num_turns"] == 2
+    assert out.extra_fields["reward_extra_info"]["model_turns"] == 2
 
 
 # -- sampler and estimator agree; the sampler never returns a short batch -----------------------

@@ -318,3 +318,19 @@ def test_no_text_is_read_as_a_placeholder(stub):
     prompt = stub.requests[-1]["messages"][0]["content"]
     assert "Question:\nWhat is \x00a, {answer}?\n" in prompt and "Reference answer:\n\x00r\n" in prompt
     assert "<<<CANDIDATE\n{question} and \x00q\nCANDIDATE>>>" in prompt
+
+
+def test_the_judge_hook_takes_the_reward_inputs_names_and_still_the_old_ones(stub):
+    """Defect: the hook's contract was ``judge(question, answer, references)``; it is the reward
+    inputs' ``(task_text, answer, gold_answers)``, positional calls unchanged, old keywords warned."""
+    from agentgym._deprecated import AgentGymDeprecationWarning
+
+    judge = judge_for(LLMJudge.model_validate(judge_term(stub, max_retries=0)))
+    stub.default = "ok:7"
+    assert judge("Who wrote Hamlet?", "Shakespeare", ["William Shakespeare"]) == pytest.approx(0.7)
+    assert judge(task_text="Who wrote Hamlet?", answer="Marlowe", gold_answers=["William Shakespeare"]) \
+        == pytest.approx(0.7)
+    with pytest.warns(AgentGymDeprecationWarning) as caught:
+        assert judge(question="Who wrote Hamlet?", answer="Kyd", references=["William Shakespeare"]) \
+            == pytest.approx(0.7)
+    assert sorted(str(w.message).split(" kwarg ")[1].split(" is ")[0] for w in caught) == ["'question'", "'references'"]

@@ -378,3 +378,12 @@ def test_an_env_saying_question_and_references_in_its_reward_context_still_fits_
         _, reward, *_ = env.step("Paris")
     assert any("reward_context key 'references'" in str(w.message) for w in caught)
     assert reward == 1.0 and isinstance(env, gymnasium.Env)
+
+
+def test_length_aware_bleu_takes_gold_answers_and_still_the_old_keyword():
+    """Defect: its parameter was ``references`` (retired; the reward input is ``gold_answers``)."""
+    from agentgym._deprecated import AgentGymDeprecationWarning
+
+    new = length_aware_bleu("paris france", gold_answers=["paris"])
+    with pytest.warns(AgentGymDeprecationWarning, match="'references' is deprecated, use 'gold_answers'"):
+        assert length_aware_bleu("paris france", references=["paris"]) == new

@@ -239,7 +239,7 @@ def _records(returns: list[float], turns: list[int], terms: dict[str, float] | N
 def _figure(monkeypatch, records, title="TravelPlanner-v0: solver, reward planner_r1/dense"):
     import matplotlib.pyplot as plt
 
-    from agentgym.runner.report import plot, summarize
+    from agentgym.runner.summary import plot, summarize
 
     closed = []
     monkeypatch.setattr(plt, "close", closed.append)

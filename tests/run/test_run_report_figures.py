@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from agentgym.cli import app
 from agentgym.runner.records import EpisodeRecord
-from agentgym.runner.report import plot, render, summarize
+from agentgym.runner.summary import plot, render, summarize
 
 runner = CliRunner()
 
@@ -88,3 +88,17 @@ def test_a_travelplanner_run_reports_the_official_metrics_and_a_submission(tmp_p
                                  "-o", str(tmp_path / "eval.json")])
     assert scored.exit_code == 0, scored.output
     assert json.loads((tmp_path / "eval.json").read_text())["metrics"] == pytest.approx(summary["official"])
+
+
+def test_the_summary_modules_old_path_warns_and_serves_the_same_names():
+    """``runner/report.py`` held a run's summary while "report" is the evaluator's output: the module is
+    ``agentgym.runner.summary`` now, the old path kept for one release."""
+    import importlib
+    import sys
+
+    from agentgym._deprecated import AgentGymDeprecationWarning
+
+    sys.modules.pop("agentgym.runner.report", None)
+    with pytest.warns(AgentGymDeprecationWarning, match="agentgym.runner.summary"):
+        old = importlib.import_module("agentgym.runner.report")
+    assert old.summarize is summarize and old.plot is plot and old.render is render

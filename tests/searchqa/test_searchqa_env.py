@@ -276,3 +276,13 @@ def test_the_docs_first_example_runs_as_written():
     page = Path(__file__).resolve().parents[2] / "docs" / "searchqa.md"
     first = re.findall(r"```python\n(.*?)```", page.read_text(), re.DOTALL)[0]
     exec(compile(first, "docs/searchqa.md", "exec"), {"__name__": "__doc_example__"})
+
+
+@pytest.mark.parametrize("action_format", ["tags", "search-r1"])
+def test_the_reset_info_names_the_tasks_text_task_text_and_keeps_the_old_key(action_format):
+    """Defect: the reset's ``info["extra"]`` named the task's text ``question`` (a retired word);
+    it is ``task_text``, as the reward input, with 0.1's key beside it until 0.3."""
+    env = gymnasium.make("SearchQA-v0", action_format=action_format)
+    _, info = env.reset(options={"task_index": 2})
+    text = env.unwrapped.task.text
+    assert info["extra"]["task_text"] == text and info["extra"]["question"] == text

@@ -282,7 +282,7 @@ def test_a_search_r1_row_plays_as_it_is(tmp_path, numpy_lists):
 
 def test_run_reports_em_and_f1_per_data_source(tmp_path):
     from agentgym.runner.records import EpisodeRecord
-    from agentgym.runner.report import summarize
+    from agentgym.runner.summary import summarize
 
     def record(i, source, em, f1):
         return EpisodeRecord(episode=i, seed=i, total_reward=em, turns=1, terminated=True, truncated=False,

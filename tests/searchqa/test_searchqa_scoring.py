@@ -83,3 +83,18 @@ def test_rouge_l_and_the_longform_fallback():
     good = lexical_longform_score("q", "The record is held by Mawsynram in India.", [ref])
     padded = lexical_longform_score("q", "The record is held by Mawsynram in India. " + "filler " * 200, [ref])
     assert good > padded > 0  # F1, not recall: pasting text does not pay
+
+
+def test_the_lexical_fallback_takes_the_reward_inputs_names_and_still_the_old_ones():
+    """Defect: ``lexical_longform_score(question, answer, references)`` named the task and the gold
+    answers by retired words; the old keywords warn for one release and score the same."""
+    from agentgym._deprecated import AgentGymDeprecationWarning
+
+    gold = ["Mawsynram in India holds the record for rainfall."]
+    new = lexical_longform_score(task_text="q", answer="Mawsynram holds the record", gold_answers=gold)
+    with pytest.warns(AgentGymDeprecationWarning) as caught:
+        assert lexical_longform_score(question="q", answer="Mawsynram holds the record", references=gold) == new
+    assert {"'question' is deprecated, use 'task_text'", "'references' is deprecated, use 'gold_answers'"} \
+        <= {str(w.message).split(" kwarg ")[1].split(" (")[0] for w in caught}
+    with pytest.warns(AgentGymDeprecationWarning, match="'reference' is deprecated, use 'gold'"):
+        assert rouge_l("Mawsynram holds it", reference=gold[0]) == rouge_l("Mawsynram holds it", gold=gold[0])

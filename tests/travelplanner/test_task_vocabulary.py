@@ -130,3 +130,21 @@ def test_world_scale_takes_its_old_field_name_with_a_warning():
     # pydantic reports it, as it does any other bad WorldScale field
     with pytest.raises(ValueError, match="only one of 'min_restaurants_per_query_cuisine'"):
         WorldScale(**fields, min_restaurants_per_task_cuisine=2)
+
+
+
+@pytest.mark.parametrize("name", ["solver_actions", "plan_actions", "gold_plan_actions", "hard_denominator"])
+def test_functions_that_take_a_task_call_it_task_and_still_take_query(tiny_world, name):
+    """Defect: four public functions took the task as ``query``; the old keyword warns for one release."""
+    import inspect
+
+    from agentgym.envs.travelplanner import evaluation, scripted
+
+    world, tasks = tiny_world
+    task = tasks[0]
+    function = getattr(scripted, name, None) or getattr(evaluation, name)
+    assert next(iter(inspect.signature(function).parameters)) == "task"
+    others = {"solver_actions": {"world": world}, "plan_actions": {"plan": task.annotated_plan}}.get(name, {})
+    new = function(task=task, **others)
+    with pytest.warns(AgentGymDeprecationWarning, match="'query' is deprecated, use 'task'"):
+        assert function(query=task, **others) == new

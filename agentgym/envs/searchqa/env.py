@@ -60,7 +60,9 @@ class _RenamedKwargs(RenamedKeys):
 _RENAMED_KWARGS = _RenamedKwargs("SearchQAEnv kwarg", {"questions": "tasks"})
 alias("SearchQAEnv attribute", "protocol", "action_format")
 alias("SearchQAEnv kwarg", "protocol", "action_format")
+alias("SearchQAEnv info['extra'] key", "question", "task_text")
 AnswerJudge = Callable[[str, str, Sequence[str]], "float | None"]
+"""``judge(task_text, answer, gold_answers)``, called positionally: a grade in [0, 1], or None for none."""
 _PUBLIC_METADATA = ("answer_type", "type", "data_source")
 """The metadata keys ``describe_task`` shows: short form or long, the question's kind, its dataset."""
 _INFO_ANSWER_CHARS = 2000  # info keeps logs small; the model's own text has the whole answer
@@ -268,11 +270,11 @@ class SearchQAEnv(TextEnv):
             if text is None:
                 text = SEARCH_R1_PROMPT.format(question=search_r1_question(self._task.text))
             self._r1 = SearchR1Episode(text)
-            return text, StepInfo(turn=0, task_id=self._task.id, extra={"question": self._task.text})
+            return text, StepInfo(turn=0, task_id=self._task.id, extra=self._reset_extra())
         text = first_observation(self._task.text, action_format=self.action_format, top_k=self.top_k,
                                  max_searches=self.max_searches, long_form=self.long_form,
                                  template=self.prompt_template)
-        return text, StepInfo(turn=0, task_id=self._task.id, extra={"question": self._task.text})
+        return text, StepInfo(turn=0, task_id=self._task.id, extra=self._reset_extra())
 
     @property
     def search_r1(self) -> bool:
@@ -463,6 +465,10 @@ class SearchQAEnv(TextEnv):
         return {"id": task.id, "text": task.text, **kind}
 
     # -- helpers -----------------------------------------------------------------------------
+    def _reset_extra(self) -> dict[str, Any]:
+        """The reset's ``info["extra"]``: the task's text (0.1's key ``question`` kept beside it until 0.3)."""
+        return {"task_text": self._task.text, "question": self._task.text}
+
     def _info(self, **fields: Any) -> StepInfo:
         failure, self._failure = self._failure, None
         return StepInfo(turn=self.turn, task_id=self._task.id if self._task else None, failure=failure, **fields)
@@ -472,10 +478,10 @@ class LongFormSearchQAEnv(SearchQAEnv):
     """Long-form search QA: answers of a few sentences, scored against reference answers.
 
     Everything is as in ``SearchQAEnv`` except the scoring and the default questions (the embedded
-    world's long-form ``profile`` questions). The terminal reward is ``judge(question, answer,
-    references)`` when a judge is given and returns a number; otherwise (no judge, or it returned
+    world's long-form ``profile`` questions). The terminal reward is ``judge(task_text, answer,
+    gold_answers)`` when a judge is given and returns a number; otherwise (no judge, or it returned
     None or raised) the deterministic lexical fallback: the best ROUGE-L F1 of the answer against a
-    reference, over SQuAD-normalized tokens (``scoring.lexical_longform_score``).
+    gold answer, over SQuAD-normalized tokens (``scoring.lexical_longform_score``).
     ``info["report"]["scorer"]`` says which one scored. The reward shaper plugs an LLM judge in
     through ``judge``; scale its output to [0, 1] to keep rewards comparable with the fallback.
     """
@@ -484,18 +490,18 @@ class LongFormSearchQAEnv(SearchQAEnv):
 
     def __init__(self, *, judge: AnswerJudge | None = None, **kwargs: Any) -> None:
         if judge is not None and not callable(judge):
-            raise ConfigError("judge", judge, "a callable (question, answer, references) -> float | None")
+            raise ConfigError("judge", judge, "a callable (task_text, answer, gold_answers) -> float | None")
         super().__init__(**kwargs)
         self.judge = judge
 
     def evaluate(self, answer: str) -> dict[str, Any]:
-        question, references = self._task.text, list(self._task.golden_answers)
+        task_text, references = self._task.text, list(self._task.golden_answers)
         report: dict[str, Any] = {"answer": clip(answer, _INFO_ANSWER_CHARS), "references": references,
-                                  "rouge_l": lexical_longform_score(question, answer, references)}
+                                  "rouge_l": lexical_longform_score(task_text, answer, references)}
         score, scorer = None, "lexical"
         if self.judge is not None:
             try:
-                score = _finite(self.judge(question, answer, references))
+                score = _finite(self.judge(task_text, answer, references))
                 scorer = "judge" if score is not None else "lexical"
             except Exception as exc:  # a failed judge call falls back, and says so
                 report["judge_error"] = f"{type(exc).__name__}: {clip(str(exc), 300)}"

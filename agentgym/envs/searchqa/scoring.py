@@ -13,6 +13,8 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
+from agentgym._deprecated import renamed_kwargs
+
 __all__ = [
     "normalize_answer",
     "exact_match",
@@ -107,9 +109,10 @@ def _lcs_length(a: Sequence[str], b: Sequence[str]) -> int:
     return len(a) - v.bit_count()
 
 
-def rouge_l(prediction: str, reference: str) -> F1Score:
-    """ROUGE-L over SQuAD-normalized tokens: LCS-based F1, precision and recall."""
-    pred, ref = normalize_answer(prediction).split(), normalize_answer(reference).split()
+@renamed_kwargs({"reference": "gold"})
+def rouge_l(prediction: str, gold: str) -> F1Score:
+    """ROUGE-L over SQuAD-normalized tokens: LCS-based F1, precision and recall (``gold``: ROUGE's reference)."""
+    pred, ref = normalize_answer(prediction).split(), normalize_answer(gold).split()
     lcs = _lcs_length(ref, pred)
     if lcs == 0:
         return F1Score(0.0, 0.0, 0.0)
@@ -117,11 +120,12 @@ def rouge_l(prediction: str, reference: str) -> F1Score:
     return F1Score(2 * precision * recall / (precision + recall), precision, recall)
 
 
-def lexical_longform_score(question: str, answer: str, references: Sequence[str]) -> float:
-    """The long-form fallback when no judge is configured: the best ROUGE-L F1 over the references.
+@renamed_kwargs({"question": "task_text", "references": "gold_answers"})
+def lexical_longform_score(task_text: str, answer: str, gold_answers: Sequence[str]) -> float:
+    """The long-form fallback when no judge is configured: the best ROUGE-L F1 over the gold answers.
 
     F1 rather than recall, so pasting every retrieved passage does not score well. It has the
-    judge hook's signature; ``question`` is unused.
+    judge hook's signature; ``task_text`` is unused.
     """
-    del question
-    return max((rouge_l(answer, ref).f1 for ref in references), default=0.0)
+    del task_text
+    return max((rouge_l(answer, gold).f1 for gold in gold_answers), default=0.0)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from agentgym._deprecated import renamed_kwargs
 from agentgym.envs.travelplanner.tasks import TravelTask
 from agentgym.envs.travelplanner.solver import solve
 from agentgym.envs.travelplanner.tools import TOOLS, strip_state
@@ -30,47 +31,50 @@ _TOOLS = {tool.action: tool for tool in TOOLS}  # names and parameters as the en
 Call = tuple[str, tuple[str, ...]]
 
 
-def solver_actions(query: TravelTask, world: World, action_format: str = "react", *, tools: bool = True,
+@renamed_kwargs({"query": "task"})
+def solver_actions(task: TravelTask, world: World, action_format: str = "react", *, tools: bool = True,
                    time_limit: float | None = 30.0) -> list[str]:
     """Every action of a solver episode: the lookups (``tools=True``), then the submission."""
-    result = solve(query, world, must_pass="both", time_limit=time_limit)
+    result = solve(task, world, must_pass="both", time_limit=time_limit)
     if not result.solved:
         return [give_up(f"no plan: {result.reason}", action_format)]
-    return plan_actions(query, result.plan, action_format, tools=tools)
+    return plan_actions(task, result.plan, action_format, tools=tools)
 
 
-def plan_actions(query: TravelTask, plan: list[dict[str, Any]] | tuple[dict[str, Any], ...],
+@renamed_kwargs({"query": "task"})
+def plan_actions(task: TravelTask, plan: list[dict[str, Any]] | tuple[dict[str, Any], ...],
                  action_format: str = "react", *, tools: bool = True) -> list[str]:
     """Look up through the tools everything ``plan`` uses (``tools=True``), then submit it."""
-    calls = _lookups(query, plan) if tools else []
+    calls = _lookups(task, plan) if tools else []
     text = json.dumps(list(plan), ensure_ascii=False)
     submit = f"Finish[{text}]" if action_format == "react" else f"<answer>{text}</answer>"
     return [_format(name, args, action_format) for name, args in calls] + [submit]
 
 
-def gold_plan_actions(query: TravelTask, action_format: str = "react", *, tools: bool = True) -> list[str]:
+@renamed_kwargs({"query": "task"})
+def gold_plan_actions(task: TravelTask, action_format: str = "react", *, tools: bool = True) -> list[str]:
     """The actions that gather the gold (annotated) plan's information and submit it.
 
     With ``tools=False`` (sole-planning mode) only the submission is returned.
     """
-    if not query.annotated_plan:
-        raise DataError(f"query {query.id!r} has no gold plan to replay")
-    return plan_actions(query, query.annotated_plan[: query.days], action_format, tools=tools)
+    if not task.annotated_plan:
+        raise DataError(f"task {task.id!r} has no gold plan to replay")
+    return plan_actions(task, task.annotated_plan[: task.days], action_format, tools=tools)
 
 
-def _lookups(query: TravelTask, plan: list[dict[str, Any]] | tuple[dict[str, Any], ...]) -> list[Call]:
+def _lookups(task: TravelTask, plan: list[dict[str, Any]] | tuple[dict[str, Any], ...]) -> list[Call]:
     legs = _legs(plan)
-    route = list(dict.fromkeys(b for _, _, b, _ in legs if b != query.org))
-    calls: list[Call] = [("CitySearch", (query.dest,))] if query.visiting_city_number > 1 else []
+    route = list(dict.fromkeys(b for _, _, b, _ in legs if b != task.org))
+    calls: list[Call] = [("CitySearch", (task.dest,))] if task.visiting_city_number > 1 else []
     for city in route:
         for action in ("AttractionSearch", "RestaurantSearch", "AccommodationSearch"):
             calls += [(action, (city,)), ("NotebookWrite", (f"{action.removesuffix('Search')} in {city}",))]
     for day, a, b, transport in legs:
         if "flight" in transport:
-            calls.append(("FlightSearch", (a, b, query.date[day])))
+            calls.append(("FlightSearch", (a, b, task.date[day])))
         else:
             calls.append(("GoogleDistanceMatrix", (a, b, "taxi" if "taxi" in transport else "self-driving")))
-        calls.append(("NotebookWrite", (f"Travel from {a} to {b} on {query.date[day]}",)))
+        calls.append(("NotebookWrite", (f"Travel from {a} to {b} on {task.date[day]}",)))
     return calls
 
 

@@ -212,7 +212,7 @@ def _read_rows(path: Path) -> list[tuple[str, Any]]:
     """``(where, row)`` pairs, ``where`` naming the line (or row) for error messages."""
     kind = path.suffix.lower().lstrip(".")
     if kind not in _READERS:
-        raise DataError(f"{path}: unsupported query file type {path.suffix!r}; use .jsonl, .json, .csv or .parquet")
+        raise DataError(f"{path}: unsupported task file type {path.suffix!r}; use .jsonl, .json, .csv or .parquet")
     if kind == "parquet":
         return _read_parquet(path)
     text = _read_text(path)

@@ -18,7 +18,11 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any
 
-import torch
+from agentgym.integrations.trl._guard import require_trl
+
+require_trl()  # without torch: the extra's message, not a bare ModuleNotFoundError
+
+import torch  # noqa: E402
 from transformers import LogitsProcessor, LogitsProcessorList, StoppingCriteria, StoppingCriteriaList
 from transformers.generation.logits_process import (
     MinPLogitsWarper,

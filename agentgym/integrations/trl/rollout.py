@@ -5,7 +5,7 @@
 ``task_dataset``), so every generation of a prompt plays the same task from the same reset. Every
 episode of the batch is played at once: the model's turns are sampled together in one
 ``generate`` call per round, the env steps in between, on the env threads
-(``rollouts.play_rollout`` and ``turns.play_episode``, the rules verl's agent loop plays by too;
+(``rollouts.play_rollout`` and ``turns.play_turns``, the rules verl's agent loop plays by too;
 the tokens are the chat template's own, ``chat_layout``). It returns:
 
     prompt_ids        the chat-templated prompt (the env's first observation), per episode

@@ -357,6 +357,8 @@ def _env_text(recipe: TrlRecipe) -> list[str]:
     """The text the tiny tokenizer learns: each task's prompt and the reply to searching its prompt."""
     import gymnasium
 
+    from agentgym.envs.searchqa.data import QATask
+
     env = gymnasium.make(recipe.env.id, **recipe.env.kwargs)
     texts: list[str] = []
     try:
@@ -366,9 +368,9 @@ def _env_text(recipe: TrlRecipe) -> list[str]:
             for stop in TurnCut.of(env).stops:
                 opening = stop.replace("</", "<", 1)
                 texts.append(opening + " " + stop)
-            question = getattr(env.unwrapped, "task", None)
-            if hasattr(question, "golden_answers"):  # SearchQA: what a search for the question returns
-                reply, *_ = env.step(f"<search>{question.text}</search>")
+            task = getattr(env.unwrapped, "task", None)
+            if isinstance(task, QATask):  # SearchQA: what a search for the task's text returns
+                reply, *_ = env.step(f"<search>{task.text}</search>")
                 texts.append(reply)
     finally:
         env.close()

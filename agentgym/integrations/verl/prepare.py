@@ -104,8 +104,10 @@ def _row(env: Any, env_id: str, index: int, kwargs: dict[str, Any], reward: Any,
         {"role": "user", "content": observation}]
     extra_info = {"index": index, "split": split, "env_id": env_id, "env_kwargs": json.dumps(kwargs, sort_keys=True),
                   "task_index": index, "reward": json.dumps(reward), "task_id": str(info.get("task_id"))}
+    from agentgym.envs.searchqa.data import QATask
+
     task = getattr(env.unwrapped, "task", None)
-    if not hasattr(task, "golden_answers"):  # TravelPlanner: no gold plan; the env evaluates against the task
+    if not isinstance(task, QATask):  # TravelPlanner: no gold plan; the env evaluates against the task
         source, reward_model = env_id, {"style": "env", "ground_truth": str(info.get("task_id"))}
         return {"prompt": prompt, "data_source": source, "reward_model": reward_model, "extra_info": extra_info,
                 "agent_name": agent_name, "ability": "agentgym"}

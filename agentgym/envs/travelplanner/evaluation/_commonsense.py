@@ -341,7 +341,7 @@ def _city_count(q: TravelTask, days: list[Any]) -> str | None:
         cities.update(entry)
     cities.discard(q.org)
     if len(cities) != q.visiting_city_number:
-        return f"the plan visits {len(cities)} city(ies), the query asks for {q.visiting_city_number}"
+        return f"the plan visits {len(cities)} city(ies), the task asks for {q.visiting_city_number}"
     return None
 
 

@@ -250,26 +250,27 @@ def _construct(cls: type[BaseModel], values: dict[str, Any]) -> Any:
     return m
 
 
-def applicable_hard(query: TravelTask) -> int:
-    """The budget plus every local constraint the query sets (what the per-plan hard micro divides by)."""
-    lc = query.local_constraint
+def applicable_hard(task: TravelTask) -> int:
+    """The budget plus every local constraint the task sets (what the per-plan hard micro divides by)."""
+    lc = task.local_constraint
     return 1 + (lc.house_rule is not None) + bool(lc.cuisine) + (lc.room_type is not None) \
         + (lc.transportation is not None)
 
 
-def hard_denominator(query: TravelTask) -> int:
-    """The query's share of the official hard-micro denominator.
+@renamed_kwargs({"query": "task"})
+def hard_denominator(task: TravelTask) -> int:
+    """The task's share of the official hard-micro denominator.
 
-    Upstream counts, per query, the budget plus: at ``hard`` level every set local constraint;
+    Upstream counts, per task, the budget plus: at ``hard`` level every set local constraint;
     at ``medium`` level only house rule, cuisine and room type; at ``easy`` level nothing more.
-    Queries without a level are counted like ``hard``. On the real splits this gives 105 (train),
+    Tasks without a level are counted like ``hard``. On the real splits this gives 105 (train),
     420 (validation) and, per the official code, 2290 (test).
     """
-    lc = query.local_constraint
+    lc = task.local_constraint
     keys = ("house_rule", "cuisine", "room_type", "transportation")
-    if query.level == "easy":
+    if task.level == "easy":
         keys = ()
-    elif query.level == "medium":
+    elif task.level == "medium":
         keys = keys[:3]
     return 1 + sum(getattr(lc, k) is not None for k in keys)
 

@@ -102,21 +102,21 @@ def _stays(q: TravelTask, days: list[Any], ix: WorldIndex):
 def valid_room_rule(q: TravelTask, days: list[Any], ix: WorldIndex) -> Result:
     rule = q.local_constraint.house_rule
     if rule is None:
-        return None, "the query has no house rule"
+        return None, "the task has no house rule"
     banned = RULE_TEXT.get(rule)
     for i, value, row in _stays(q, days, ix):
         if banned is not None and banned in str(row.house_rules):
-            return False, f"day {i + 1}: {value!r} says {banned!r}, the query needs {rule} allowed"
+            return False, f"day {i + 1}: {value!r} says {banned!r}, the task needs {rule} allowed"
     return True, f"every accommodation allows {rule}"
 
 
 def valid_room_type(q: TravelTask, days: list[Any], ix: WorldIndex) -> Result:
     wanted = q.local_constraint.room_type
     if wanted is None:
-        return None, "the query has no room type"
+        return None, "the task has no room type"
     for i, value, row in _stays(q, days, ix):
         if not room_type_ok(wanted, row.room_type):
-            return False, f"day {i + 1}: {value!r} has room type {row.room_type!r}, the query needs {wanted}"
+            return False, f"day {i + 1}: {value!r} has room type {row.room_type!r}, the task needs {wanted}"
     return True, f"every accommodation's room type is {wanted}"
 
 
@@ -132,7 +132,7 @@ def room_type_ok(wanted: str, actual: Any) -> bool:
 def valid_cuisine(q: TravelTask, days: list[Any], ix: WorldIndex) -> Result:
     wanted = q.local_constraint.cuisine
     if not wanted:
-        return None, "the query has no cuisine"
+        return None, "the task has no cuisine"
     seen: set[str] = set()
     for i in _span(q, days):
         unit = days[i]
@@ -148,7 +148,7 @@ def valid_cuisine(q: TravelTask, days: list[Any], ix: WorldIndex) -> Result:
         return True, f"every wanted cuisine is served ({', '.join(wanted)})"
     missing = [c for c in wanted if c not in seen]
     if not missing:  # duplicates in the query: upstream returns None and then crashes
-        raise _OfficialCrash("the query repeats a cuisine")
+        raise _OfficialCrash("the task repeats a cuisine")
     return False, f"no meal serves {missing[0]} cuisine"
 
 
@@ -156,14 +156,14 @@ def valid_cuisine(q: TravelTask, days: list[Any], ix: WorldIndex) -> Result:
 def valid_transportation(q: TravelTask, days: list[Any], ix: WorldIndex) -> Result:
     rule = q.local_constraint.transportation
     if rule is None:
-        return None, "the query has no transportation constraint"
+        return None, "the task has no transportation constraint"
     for i in _span(q, days):
         value = days[i]["transportation"]
         if filled(value):
             if rule == "no flight" and "Flight" in value:  # Q7: case-sensitive
-                return False, f"day {i + 1} takes a flight; the query says no flight"
+                return False, f"day {i + 1} takes a flight; the task says no flight"
             if rule == "no self-driving" and "Self-driving" in value:
-                return False, f"day {i + 1} is self-driving; the query says no self-driving"
+                return False, f"day {i + 1} is self-driving; the task says no self-driving"
     return True, f"the plan respects {rule!r}"
 
 

@@ -26,7 +26,7 @@ def first_problem(q: TravelTask, plan: StrictPlan) -> str | None:
         if day.problem:
             return day.problem
     if len(plan.days) < q.days:
-        return f"the plan has {len(plan.days)} day(s), the query asks for {q.days}"
+        return f"the plan has {len(plan.days)} day(s), the task asks for {q.days}"
     return None
 
 
@@ -234,7 +234,7 @@ def not_absent(q: TravelTask, plan: StrictPlan, ix: WorldIndex) -> Result:
         return False, problem
     cities = {c for day in plan.days for c in day.cities} - {city_of(q.org, ix)[0]}
     if len(cities) != q.visiting_city_number:
-        return False, f"the plan visits {len(cities)} city(ies), the query asks for {q.visiting_city_number}"
+        return False, f"the plan visits {len(cities)} city(ies), the task asks for {q.visiting_city_number}"
     for day in plan.days:
         bad = _day_complete(q, day)
         if bad:

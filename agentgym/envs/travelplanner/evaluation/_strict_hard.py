@@ -68,29 +68,29 @@ def _stays(plan: StrictPlan):
 def valid_room_rule(q: TravelTask, plan: StrictPlan, ix: WorldIndex) -> Result:
     rule = q.local_constraint.house_rule
     if rule is None:
-        return None, "the query has no house rule"
+        return None, "the task has no house rule"
     banned = RULE_TEXT.get(rule)
     for day, hotel in _stays(plan):
         if banned is not None and banned in str(hotel.row.house_rules):
-            return False, f"day {day.index + 1}: {hotel.describe()} says {banned!r}, the query needs {rule} allowed"
+            return False, f"day {day.index + 1}: {hotel.describe()} says {banned!r}, the task needs {rule} allowed"
     return True, f"every accommodation allows {rule}"
 
 
 def valid_room_type(q: TravelTask, plan: StrictPlan, ix: WorldIndex) -> Result:
     wanted = q.local_constraint.room_type
     if wanted is None:
-        return None, "the query has no room type"
+        return None, "the task has no room type"
     for day, hotel in _stays(plan):
         if not room_type_ok(wanted, hotel.row.room_type):
             return False, (f"day {day.index + 1}: {hotel.describe()} has room type {hotel.row.room_type!r}, "
-                           f"the query needs {wanted}")
+                           f"the task needs {wanted}")
     return True, f"every accommodation's room type is {wanted}"
 
 
 def valid_cuisine(q: TravelTask, plan: StrictPlan, ix: WorldIndex) -> Result:
     wanted = q.local_constraint.cuisine
     if not wanted:
-        return None, "the query has no cuisine"
+        return None, "the task has no cuisine"
     org = city_of(q.org, ix)[0]
     seen: set[str] = set()
     for day in plan.days:
@@ -107,11 +107,11 @@ def valid_cuisine(q: TravelTask, plan: StrictPlan, ix: WorldIndex) -> Result:
 def valid_transportation(q: TravelTask, plan: StrictPlan, ix: WorldIndex) -> Result:
     rule = q.local_constraint.transportation
     if rule is None:
-        return None, "the query has no transportation constraint"
+        return None, "the task has no transportation constraint"
     banned = {"no flight": "flight", "no self-driving": "self-driving"}.get(rule.lower())
     for day in plan.days:
         if banned is not None and banned in day.transport.lower():  # any case
-            return False, f"day {day.index + 1} uses {banned}; the query says {rule}"
+            return False, f"day {day.index + 1} uses {banned}; the task says {rule}"
     return True, f"the plan respects {rule!r}"
 
 

@@ -8,7 +8,11 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from omegaconf import OmegaConf
+from agentgym.integrations.verl._guard import require_verl
+
+require_verl()  # omegaconf comes with verl: without it, the extra's message, not a bare ModuleNotFoundError
+
+from omegaconf import OmegaConf  # noqa: E402
 
 __all__ = ["check_config", "check_mandatory", "check_registries", "check_agentgym", "check_loop", "check_vspo",
            "check_files", "check_verl", "SUPPORTED_ESTIMATORS", "AGENTGYM_BUFFERS"]

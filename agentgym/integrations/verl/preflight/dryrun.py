@@ -27,9 +27,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from omegaconf import OmegaConf
+from agentgym.integrations.verl._guard import require_verl
 
-from agentgym.rewards import RewardBreakdown
+require_verl()  # omegaconf comes with verl: without it, the extra's message, not a bare ModuleNotFoundError
+
+from omegaconf import OmegaConf  # noqa: E402
+
+from agentgym.rewards import RewardBreakdown  # noqa: E402
 
 __all__ = ["RunLength", "DryRunReport", "run_length", "stage_boundaries", "play_row", "check_run", "ignored_keys",
            "gold_answer"]
