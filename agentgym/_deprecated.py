@@ -14,7 +14,7 @@ exempts exactly these from its check for retired words, and the docs page lists 
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from agentgym.errors import ConfigError
@@ -50,6 +50,11 @@ class RenamedKeys:
         self.where, self.renames = where, dict(renames)
         for old, new in self.renames.items():
             alias(where, old, new)
+
+    def retired(self, names: Iterable[str]) -> tuple[str, ...]:
+        """The old keys that stand for any of ``names`` (an env server allows them with their new names)."""
+        names = set(names)
+        return tuple(old for old, new in self.renames.items() if new in names)
 
     def apply(self, given: Mapping[str, Any] | None, *, stacklevel: int = 4) -> dict[str, Any]:
         """``given`` with each old key moved to its new key, warning once per key used.

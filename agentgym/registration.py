@@ -20,7 +20,7 @@ from typing import Any
 
 import gymnasium
 
-__all__ = ["ENV_IDS", "register_envs", "make_env", "EnvChecker"]
+__all__ = ["ENV_IDS", "register_envs", "make_env", "env_class", "EnvChecker"]
 
 # id -> env class. Turn limits live in the envs (``max_turns``), not in a TimeLimit wrapper,
 # so an episode's truncation is reported in its StepInfo.
@@ -86,6 +86,19 @@ class EnvChecker(gymnasium.wrappers.PassiveEnvChecker):
             if first:
                 self.checked_reset = False
             raise
+
+
+def env_class(env_id: str) -> type | None:
+    """The class a registered ``env_id`` builds, read from its spec without building it (None: an
+    unknown id, or an entry point that is a factory function, whose class is unknown until called)."""
+    spec = gymnasium.registry.get(env_id)
+    entry = getattr(spec, "entry_point", None)
+    if isinstance(entry, functools.partial) and entry.func is make_env:  # ours: make_env("module:Class")
+        entry = entry.args[0]
+    if isinstance(entry, str):  # a module that fails to import fails here as it would at make
+        module, _, name = entry.partition(":")
+        entry = getattr(import_module(module), name, None)
+    return entry if isinstance(entry, type) else None
 
 
 def register_envs() -> None:

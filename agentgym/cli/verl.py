@@ -25,7 +25,8 @@ TRAIN_CONTEXT = {"allow_extra_args": True, "ignore_unknown_options": True}
 
 @verl_app.command("prepare")
 def prepare(
-    env_id: str = typer.Argument(..., help="TravelPlanner-v0, SearchQA-v0 or SearchQA-LongForm-v0."),
+    env_id: str = typer.Argument(..., help="TravelPlanner-v0, SearchQA-v0, SearchQA-LongForm-v0, or your own env "
+                                 "as your_module:YourEnv-v0 (the module registers it; verl's workers import it too)."),
     out: Path = typer.Option(..., "--out", "-o", help="Parquet file to write (data.train_files / val_files)."),
     split: str = typer.Option(None, "--split", help="A split of the env's data, e.g. train or validation."),
     tasks: str = typer.Option(None, "--tasks", help="A task file instead of a split."),

@@ -24,21 +24,33 @@ import difflib
 import functools
 import importlib
 import inspect
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 import gymnasium
 
 from agentgym.core.spaces import TextSpace
-from agentgym.core.tasks import SCHEDULE_OPTIONS
+from agentgym.core.tasks import SCHEDULE_OPTIONS, TASK_OPTIONS, task_field
+from agentgym.core.turn_cut import RetiredCutNames, TurnCut
 from agentgym.core.types import ActionError, ErrorCode, StepInfo
 from agentgym._deprecated import RenamedKeys
 from agentgym._toolbox import require_choice, require_int, require_positive_int
 from agentgym.errors import ActionTypeError, ConfigError, ResetNeeded
 
-__all__ = ["TextEnv", "allowed_kwargs", "check_kwargs", "require_choice", "require_positive_int"]
+__all__ = ["TextEnv", "StepResult", "describe_env", "allowed_kwargs", "check_kwargs", "require_choice",
+           "require_positive_int"]
 
 
-class TextEnv(gymnasium.Env[str, str], abc.ABC):
+class StepResult(NamedTuple):
+    """What ``on_step`` returns, as ``TextEnv.transition``/``termination`` build it (a plain
+    4-tuple works too)."""
+
+    observation: str
+    reward: float
+    terminated: bool
+    info: StepInfo
+
+
+class TextEnv(RetiredCutNames, gymnasium.Env[str, str], abc.ABC):
     """A Gymnasium env whose observations and actions are text; subclasses implement ``on_reset``
     and ``on_step``."""
 
@@ -47,16 +59,19 @@ class TextEnv(gymnasium.Env[str, str], abc.ABC):
     """What the env gives reward terms beyond steps, actions, prompt, task, answer and outcome:
     ``travelplanner`` (plans and TravelPlanner evaluation reports), ``task_text``, ``gold_answers``.
     ``make(..., reward=...)`` refuses a term that needs something else."""
-    stop_strings: tuple[str, ...] = ()
-    """Strings that end a complete action (e.g. ``</answer>``): a trainer may stop generation there.
-    Empty when no string safely marks the end of every action of the env's format."""
-    stop_priority: tuple[str, ...] = ()
-    """How the env cuts a finished turn, when not at the earliest stop string: at the first
-    occurrence of the first of these strings the turn contains (Search-R1: ``</search>``, else
-    ``</answer>``). Empty: at the earliest of ``stop_strings``."""
-    stops_in_thoughts: bool = False
-    """Whether a stop string inside a ``<think>`` block ends the action (Search-R1: yes); by
-    default thoughts are not actions (``agentgym.core.thoughts``)."""
+    turn_cut: TurnCut = TurnCut()
+    """Where a model turn's action ends (``TurnCut``): the stop strings a trainer passes to its
+    rollout server, and how the env reads a finished turn. Set it in the class body, or per instance
+    when it depends on a kwarg (``self.turn_cut = TurnCut(stops=...)``)."""
+    client_kwargs: ClassVar[tuple[str, ...]] = ()
+    """The kwargs an env server's client may set, beyond ``max_turns``, ``render_mode`` and
+    ``reward``: choices the env checks itself (a short string, a number) or inline ``tasks`` rows.
+    Paths, URLs and secrets are the operator's: never list them. Their retired spellings
+    (``renamed_kwargs``) are allowed with them."""
+    task_splits: ClassVar[tuple[str, ...]] = ()
+    """Names a client may give as ``tasks`` that pick the operator's own data (``train``, ...)."""
+    reset_options: ClassVar[tuple[str, ...]] = TASK_OPTIONS
+    """The reset options the env reads (besides a reward schedule's); an env server refuses others."""
 
     reward_lab: ClassVar[str | None] = None
     """The module of the env's reward-lab kit, imported on use: ``passing_actions(env)``,
@@ -175,7 +190,23 @@ class TextEnv(gymnasium.Env[str, str], abc.ABC):
     def describe_task(self, task: Any) -> dict[str, Any]:
         """What a server's clients may read of one of this env's ``tasks`` (OpenEnv's task discovery):
         what the agent is told, never how it is graded. Default: its ``id`` and ``text``. Override in envs."""
-        return {"id": str(getattr(task, "id", "")), "text": str(getattr(task, "text", ""))}
+        return {"id": task_field(task, "id"), "text": task_field(task, "text")}
+
+    def describe(self) -> dict[str, Any]:
+        """What an env server's client needs to know of this env (the session description):
+        ``describe_env``'s fields. Override to add the env's own."""
+        return describe_env(self)
+
+    # -- step results (dm_env's constructors): what on_step and on_invalid_action return --------
+    @staticmethod
+    def transition(observation: str, reward: float = 0.0, *, info: StepInfo) -> StepResult:
+        """A step after which the episode goes on."""
+        return StepResult(observation, reward, False, info)
+
+    @staticmethod
+    def termination(observation: str, reward: float = 0.0, *, info: StepInfo) -> StepResult:
+        """A step that ends the episode (the base class decides truncation, at ``max_turns``)."""
+        return StepResult(observation, reward, True, info)
 
     # -- hooks for subclasses ----------------------------------------------------------------
     @abc.abstractmethod
@@ -202,7 +233,21 @@ class TextEnv(gymnasium.Env[str, str], abc.ABC):
 
         Called by ``step`` for an action over ``max_action_chars``, and by ``on_step`` for any
         action it cannot use. Override it to add the env's own info (task id, ...)."""
-        return error.message, 0.0, False, StepInfo(turn=self._turn, action="invalid", error=error)
+        return self.transition(error.message, info=StepInfo(turn=self._turn, action="invalid", error=error))
+
+
+def describe_env(env: Any) -> dict[str, Any]:
+    """A text env's limits, render modes, ``action_format``, tool schemas and turn cut, read from its
+    attributes: ``TextEnv.describe``'s default, and what an env server says of a text env of another kind."""
+    tools = getattr(env, "tools", None)
+    return {
+        "max_action_chars": env.action_space.max_length,
+        "max_observation_chars": env.observation_space.max_length,
+        "render_modes": list(env.metadata.get("render_modes", [])),
+        "action_format": getattr(env, "action_format", None),
+        "tools": tools.schemas() if hasattr(tools, "schemas") else None,
+        "turn_cut": TurnCut.of(env).to_json(),
+    }
 
 
 def _without_schedule(options: dict[str, Any] | None) -> dict[str, Any]:

@@ -17,7 +17,7 @@ The rules, the same as under verl and TRL (``turns``, ``rollouts``):
   start from the same task; the env comes from the process's ``EnvPool`` (an env whose call raised
   is closed, never reused), so trainers that build an env per trajectory do not rebuild it;
 * the prompt is the env's first observation as the env writes it (no JSON wrapping);
-* each reply is cut at the env's first complete action (``stops.TurnCut``: stop strings outside
+* each reply is cut at the env's first complete action (``TextEnv.turn_cut``: stop strings outside
   ``<think>``, or the env's own rule); ``stops`` are for the target's sampling params;
 * the reward is the reward spec's total (the env's return without one) and its per-term breakdown
   (``RewardBreakdown.from_info``);
@@ -37,11 +37,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentgym._env_threads import run_in_env_thread
+from agentgym.core.turn_cut import TurnCut
 from agentgym.core.types import Failure
 from agentgym.errors import ActionTypeError, ConfigError, ResetNeeded
 from agentgym.integrations.reward_info import RolloutResult, extra_info_from, score_of, term_names_for
 from agentgym.integrations.rollouts import EnvPool, EnvTask, is_fatal
-from agentgym.integrations.stops import TurnCut
 
 __all__ = ["EpisodeEnd", "MessageEpisode", "env_task", "POOL"]
 

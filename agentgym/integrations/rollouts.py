@@ -35,9 +35,9 @@ from typing import Any, NamedTuple
 import gymnasium
 
 from agentgym._env_threads import run_in_env_thread
+from agentgym.core.turn_cut import TurnCut
 from agentgym.errors import ConfigError, TrainingAborted
 from agentgym.integrations.reward_info import RolloutResult
-from agentgym.integrations.stops import TurnCut
 from agentgym.integrations.turns import TokenStream, TurnHost, TurnRules, play_turns
 
 __all__ = ["EnvTask", "EnvPool", "Clock", "RolloutLayout", "reset_options", "play_rollout", "is_fatal",

@@ -17,8 +17,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from agentgym.core.turn_cut import TurnCut
 from agentgym.errors import ConfigError
-from agentgym.integrations.stops import TurnCut
 from agentgym.integrations.turns import TurnRules
 
 SEARCH_R1_CUT = ("</search>", "</answer>")

@@ -3,7 +3,7 @@
 One episode is a token stream: the prompt, then model turns (loss mask 1) and observations
 (mask 0). The rules, written once here:
 
-* a turn ends where the env stops reading it (``cut``, the env's declared ``stops.TurnCut``):
+* a turn ends where the env stops reading it (``cut``, the env's declared ``TextEnv.turn_cut``):
   by default at its first complete action outside ``<think>`` blocks, tokens after it cut, and
   a stop string inside ``<think>`` is not an action, so sampling resumes there (at most
   ``max_resumes`` times per turn); an env playing Search-R1 declares Search-R1's cut (its first
@@ -32,8 +32,9 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from agentgym._deprecated import module_aliases
+from agentgym.core.turn_cut import TurnCut
 from agentgym.integrations.reward_info import RolloutResult, extra_info_from, score_of
-from agentgym.integrations.stops import TurnCut, tokens_through
+from agentgym.integrations.stops import tokens_through
 
 __getattr__ = module_aliases(__name__, {"EpisodeResult": "RolloutResult", "play_episode": "play_turns"})
 

@@ -31,6 +31,7 @@ from typing import Any, NamedTuple
 import gymnasium
 
 from agentgym.core.spaces import TextSpace
+from agentgym.core.turn_cut import RetiredCutNames, TurnCut
 from agentgym.errors import (ActionTypeError, RemoteEnvError, RemoteTimeout, RequestRejected, ServerUnavailable,
                              SessionNotFound)
 from agentgym.remote._batching import batcher_for
@@ -167,10 +168,10 @@ def _local_token(endpoint: Endpoint) -> str | None:
         return None
 
 
-def _spaces(description: SessionDescription) -> tuple[TextSpace, TextSpace, dict[str, Any], tuple[str, ...]]:
-    """The action and observation spaces, metadata and stop strings of the env behind the session."""
+def _spaces(description: SessionDescription) -> tuple[TextSpace, TextSpace, dict[str, Any], TurnCut]:
+    """The action and observation spaces, metadata and turn cut of the env behind the session."""
     return (TextSpace(description.max_action_chars), TextSpace(description.max_observation_chars),
-            {"render_modes": list(description.render_modes)}, tuple(description.stop_strings))
+            {"render_modes": list(description.render_modes)}, description.turn_cut)
 
 
 def _with_render_mode(env_kwargs: Mapping[str, Any] | None, render_mode: str | None) -> dict[str, Any]:
@@ -180,7 +181,7 @@ def _with_render_mode(env_kwargs: Mapping[str, Any] | None, render_mode: str | N
     return kwargs
 
 
-class RemoteEnv(gymnasium.Env[str, str]):
+class RemoteEnv(RetiredCutNames, gymnasium.Env[str, str]):
     """A ``gymnasium.Env`` whose env runs on an env server; opening it creates the session.
 
     Args:
@@ -208,8 +209,7 @@ class RemoteEnv(gymnasium.Env[str, str]):
         except BaseException:
             self._conn.close()
             raise
-        self.action_space, self.observation_space, self.metadata, self.stop_strings = _spaces(description)
-        self.stop_priority, self.stops_in_thoughts = tuple(description.stop_priority), description.stops_in_thoughts
+        self.action_space, self.observation_space, self.metadata, self.turn_cut = _spaces(description)
         self.render_mode = render_mode
         self._last_observation = ""
 
@@ -267,7 +267,7 @@ class RemoteEnv(gymnasium.Env[str, str]):
         return outcome
 
 
-class AsyncRemoteEnv:
+class AsyncRemoteEnv(RetiredCutNames):
     """The asyncio client: ``await env.reset()``, ``await env.step(action)``, ``await env.close()``.
 
     Same arguments as ``RemoteEnv``. The session is created by ``await env.open()``, by
@@ -288,9 +288,7 @@ class AsyncRemoteEnv:
         self.action_space: TextSpace | None = None
         self.observation_space: TextSpace | None = None
         self.metadata: dict[str, Any] = {}
-        self.stop_strings: tuple[str, ...] = ()  # the env's, once the session is open
-        self.stop_priority: tuple[str, ...] = ()
-        self.stops_in_thoughts = False
+        self.turn_cut = TurnCut()  # the env's, once the session is open
 
     @classmethod
     async def create(cls, base_url: str, env_id: str, **options: Any) -> AsyncRemoteEnv:
@@ -310,8 +308,7 @@ class AsyncRemoteEnv:
         """Create the session (once)."""
         if self._remote.description is None:
             description = self._remote.opened(await self._send(self._remote.create()))
-            self.action_space, self.observation_space, self.metadata, self.stop_strings = _spaces(description)
-            self.stop_priority, self.stops_in_thoughts = tuple(description.stop_priority), description.stops_in_thoughts
+            self.action_space, self.observation_space, self.metadata, self.turn_cut = _spaces(description)
         return self._remote.description
 
     async def reset(self, *, seed: int | None = None,

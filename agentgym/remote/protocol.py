@@ -30,9 +30,10 @@ import os
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agentgym import errors
+from agentgym.core.turn_cut import RETIRED_NAMES as _RETIRED_CUT_FIELDS, TurnCut
 
 __all__ = [
     "API_PREFIX", "CreateSession", "SessionDescription", "ResetRequest", "StepRequest", "ResetReply",
@@ -74,12 +75,16 @@ class SessionDescription(_Reply):
     """The env's ``action_format`` attribute, when it has one."""
     tools: list[dict[str, Any]] | None = None
     """``env.unwrapped.tools.schemas()``: OpenAI function schemas, when the env has tools."""
-    stop_strings: list[str] = Field(default_factory=list)
-    """The env's ``stop_strings``: where a trainer may stop a model turn (empty: nowhere safely)."""
-    stop_priority: list[str] = Field(default_factory=list)
-    """The env's ``stop_priority``: how it cuts a finished turn (empty: at the earliest stop string)."""
-    stops_in_thoughts: bool = False
-    """The env's ``stops_in_thoughts``: whether a stop string inside ``<think>`` ends the turn."""
+    turn_cut: TurnCut = TurnCut()
+    """The env's ``turn_cut``: where a trainer may stop a model turn, and how the env cuts a finished one."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _cut_of_a_0_1_server(cls, data: Any) -> Any:
+        # A 0.1 server sent the cut as three fields; read them rather than train on uncut turns.
+        if isinstance(data, dict) and "turn_cut" not in data and any(k in data for k in _RETIRED_CUT_FIELDS):
+            data = {**data, "turn_cut": {new: data[old] for old, new in _RETIRED_CUT_FIELDS.items() if old in data}}
+        return data
     ttl_s: float
     """Idle seconds after which the server closes the session."""
     max_request_bytes: int

@@ -5,19 +5,17 @@ a client picks a preset and may set only these bounded options:
 
 * every env: ``max_turns`` (up to the preset's cap), ``render_mode``, ``reward`` (the *name* of a
   reward the server allows);
-* TravelPlanner-v0: ``action_format``, ``mode``, ``evaluator``, ``tasks`` (inline rows, or a
-  split name of the operator's world: ``train``, ``validation``, ``test``);
-* SearchQA-v0 and SearchQA-LongForm-v0: ``action_format``, ``metric``, ``bm25`` (the BM25
-  parameter set), ``top_k``, ``max_searches``, ``max_observation_tokens``, ``tasks`` (inline rows,
-  or a built-in split name). ``tokenizer`` loads from a path or a hub name, so it is the operator's.
-
-The retired spellings (``evaluation``, ``queries``, ``questions``, ``protocol``; reset options
-``query_index``, ``query_id``, ``query``) pass the same checks for one release; the env itself
-maps them to the new names, with its deprecation warning.
+* what the env declares (``TextEnv.client_kwargs``), with their retired spellings (the env's
+  ``renamed_kwargs``, which then maps them to the new names with its deprecation warning): e.g.
+  TravelPlanner-v0's ``action_format``, ``mode``, ``evaluator``, ``tasks``; SearchQA-v0's
+  ``metric``, ``bm25``, ``top_k``... ``tasks`` is inline rows, or one of the env's
+  ``task_splits`` (the operator's own data).
 
 Anything else (a path, a URL, a cache or index folder, a size, a reward spec, a custom term, a
 secret's env var name) is refused with a ``ConfigError`` naming the field and the allowed ones,
-as are inline data past the size limits. Reset options get the same treatment (``check_options``).
+as are inline data past the size limits. Reset options get the same treatment (``check_options``),
+for every env: the ones a TextEnv reads (``TextEnv.reset_options``), an inline ``task`` within the
+size and depth limits.
 """
 
 from __future__ import annotations
@@ -26,23 +24,18 @@ from collections.abc import Mapping
 from typing import Any
 
 from agentgym._toolbox import is_int, short
+from agentgym.core.tasks import SCHEDULE_OPTIONS, TASK_OPTION_RENAMES
 from agentgym.errors import ConfigError, short_repr
+from agentgym.registration import env_class
 from agentgym.server.presets import EnvPreset, Presets
 
-__all__ = ["ClientBoundary", "INLINE_LIMITS", "client_options", "world_splits"]
+__all__ = ["ClientBoundary", "INLINE_LIMITS", "client_options", "world_splits", "task_kwargs", "reset_options"]
 
 DEFAULT_MAX_TURNS_CAP = 100
-_SPLITS = ("train", "validation", "test")
-_SEARCHQA = ("action_format", "metric", "bm25", "top_k", "max_searches", "max_observation_tokens", "tasks",
-             "protocol", "questions")  # the last two: retired spellings, until 0.3
-_BY_ENV = {
-    "TravelPlanner-v0": ("action_format", "mode", "evaluator", "tasks", "evaluation", "queries"),
-    "SearchQA-v0": _SEARCHQA,
-    "SearchQA-LongForm-v0": _SEARCHQA,
-}
 _COMMON = ("max_turns", "render_mode", "reward")
-_RESET_OPTIONS = ("task_index", "task_id", "task", "training_step", "total_steps", "query_index", "query_id", "query")
-_TASK_ROWS = ("tasks", "queries", "questions")
+_TASK_ID_OPTIONS = ("task_id", *TASK_OPTION_RENAMES.retired(["task_id"]))
+_INLINE_OPTIONS = ("task", *TASK_OPTION_RENAMES.retired(["task"]))
+_INT_OPTIONS = ("task_index", *TASK_OPTION_RENAMES.retired(["task_index"]), *SCHEDULE_OPTIONS)
 
 
 class _Limits:
@@ -60,14 +53,40 @@ class _Limits:
 INLINE_LIMITS = _Limits()
 
 
+def _declared(env_id: str, name: str, default: Any = ()) -> Any:
+    # What the env's class declares (TextEnv's ClassVars); nothing for an env of another kind.
+    return getattr(env_class(env_id), name, default)
+
+
+def _with_retired(env_id: str, names: tuple[str, ...]) -> tuple[str, ...]:
+    renamed = _declared(env_id, "renamed_kwargs", None)
+    return names + (renamed.retired(names) if renamed is not None else ())
+
+
 def client_options(env_id: str) -> tuple[str, ...]:
-    """The constructor kwargs a client may set for ``env_id``."""
-    return _COMMON + _BY_ENV.get(env_id, ())
+    """The constructor kwargs a client may set for ``env_id``: the common ones and the env's
+    ``client_kwargs``, with their retired spellings."""
+    return _with_retired(env_id, _COMMON + tuple(_declared(env_id, "client_kwargs")))
 
 
 def world_splits(env_id: str) -> tuple[str, ...]:
     """The split names of the operator's world a client may pass as ``tasks`` for ``env_id``."""
-    return _SPLITS if "tasks" in _BY_ENV.get(env_id, ()) else ()
+    return tuple(_declared(env_id, "task_splits"))
+
+
+def task_kwargs(env_id: str) -> tuple[str, ...]:
+    """The kwarg that takes ``env_id``'s tasks, with its retired spellings."""
+    return _with_retired(env_id, ("tasks",))
+
+
+def reset_options(env_id: str) -> tuple[str, ...] | None:
+    """The reset options ``env_id`` reads, with the schedule's and retired spellings (None: an env
+    that is no TextEnv, whose options only the size limits bound)."""
+    names = _declared(env_id, "reset_options", None)
+    if names is None:
+        return None
+    renamed = _declared(env_id, "renamed_options", None)
+    return (*names, *SCHEDULE_OPTIONS, *(renamed.retired(names) if renamed is not None else ()))
 
 
 class ClientBoundary:
@@ -106,22 +125,25 @@ class ClientBoundary:
                 raise ConfigError(field, _short(value), f"one of the options a client may set for {env_id}: "
                                   f"{', '.join(allowed)} (paths, URLs, sizes and reward specs are the server "
                                   "operator's, in its presets)")
-            kwargs[field] = self._check(field, value, chosen)
+            kwargs[field] = self._check(field, value, chosen, env_id)
         return kwargs
 
     def check_options(self, env_id: str, options: Mapping[str, Any] | None) -> None:
-        """Refuse reset options past the allowlist or the size limits (agentgym's envs only)."""
-        if options is None or self.trust_clients or env_id not in _BY_ENV:
+        """Refuse reset options past the env's allowlist or the size limits (every env)."""
+        if options is None or self.trust_clients:
             return
+        allowed = reset_options(env_id)
         for field, value in options.items():
-            if field not in _RESET_OPTIONS:
-                raise ConfigError(f"options.{field}", _short(value), list(_RESET_OPTIONS))
-            if field in ("task", "query"):
+            if allowed is not None and field not in allowed:
+                raise ConfigError(f"options.{field}", _short(value), list(allowed))
+            if field in _INLINE_OPTIONS:
                 _check_inline(f"options.{field}", value, INLINE_LIMITS.row_bytes, rows=False)
-            elif field in ("task_id", "query_id"):
+            elif field in _TASK_ID_OPTIONS:
                 _check_text(f"options.{field}", value, 200)
-            else:
+            elif field in _INT_OPTIONS:
                 _check_int(f"options.{field}", value, 0, 2**62)
+            else:  # an option of the env's own: JSON within the limits of one inline task
+                _walk(f"options.{field}", value, INLINE_LIMITS.row_bytes)
 
     # -- the checks --------------------------------------------------------------------------
     def _preset(self, env_id: str, preset: str | None) -> EnvPreset:
@@ -134,7 +156,7 @@ class ClientBoundary:
                               "served with its defaults")
         return chosen
 
-    def _check(self, field: str, value: Any, preset: EnvPreset) -> Any:
+    def _check(self, field: str, value: Any, preset: EnvPreset, env_id: str) -> Any:
         if field == "max_turns":
             cap = preset.max_turns or preset.kwargs.get("max_turns") or DEFAULT_MAX_TURNS_CAP
             return _check_int(field, value, 1, cap)
@@ -149,10 +171,14 @@ class ClientBoundary:
             return _check_int(field, value, 1, 50)
         if field == "max_observation_tokens":
             return _check_int(field, value, 1, 32_768)
-        if field in _TASK_ROWS:
-            if isinstance(value, str) and value in _SPLITS:  # the world's own split: the operator's data
+        if field in task_kwargs(env_id):
+            if isinstance(value, str) and value in world_splits(env_id):  # the operator's own data
                 return value
             return _check_inline(field, value, INLINE_LIMITS.bytes, rows=True)
+        if isinstance(value, bool) or value is None:
+            return value
+        if is_int(value):  # a number the env bounds itself (it declared the kwarg a client's)
+            return _check_int(field, value, -2**31, 2**31)
         return _check_text(field, value, 64)  # a choice the env itself checks against its list
 
 

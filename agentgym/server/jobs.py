@@ -17,6 +17,8 @@ from pydantic import BaseModel
 
 from agentgym import errors
 from agentgym._toolbox import clip
+from agentgym.core.env import TextEnv, describe_env
+from agentgym.core.tasks import task_field
 from agentgym.remote.protocol import STATUS_OF, encode, error_body
 from agentgym.server._signals import ApiError
 
@@ -63,17 +65,11 @@ def make_env(env_id: str, kwargs: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
     if not (hasattr(act, "max_length") and hasattr(obs, "max_length")):
         close_quietly(env)
         raise ApiError("ConfigError", f"{env_id} is not a text env (its spaces are {act} and {obs})")
-    unwrapped = env.unwrapped
-    tools = getattr(unwrapped, "tools", None)
-    description = {
-        "env_id": env_id, "max_action_chars": act.max_length, "max_observation_chars": obs.max_length,
-        "render_modes": list(env.metadata.get("render_modes", [])),
-        "action_format": getattr(unwrapped, "action_format", None),
-        "tools": tools.schemas() if hasattr(tools, "schemas") else None,
-        "stop_strings": [str(s) for s in getattr(unwrapped, "stop_strings", ()) or () if s],
-        "stop_priority": [str(s) for s in getattr(unwrapped, "stop_priority", ()) or () if s],
-        "stops_in_thoughts": bool(getattr(unwrapped, "stops_in_thoughts", False)),
-    }
+    inner = env.unwrapped  # a TextEnv describes itself; a text env of another kind is read by its attributes
+    declared = inner.describe() if isinstance(inner, TextEnv) else describe_env(inner)
+    # the outermost env's limits and modes: a wrapper may change them
+    description = {**declared, "env_id": env_id, "max_action_chars": act.max_length,
+                   "max_observation_chars": obs.max_length, "render_modes": list(env.metadata.get("render_modes", []))}
     return env, description
 
 
@@ -120,7 +116,7 @@ def tasks_reply(env: Any, start: int | None, stop: int | None, max_bytes: int, s
         for index in range(len(tasks))[start:stop]:
             row = encode({**describe(tasks[index]), "index": index, "split": split})
             if len(row) > TASK_BYTES:
-                row = encode({"id": clip(str(getattr(tasks[index], "id", "")), 200), "index": index, "split": split,
+                row = encode({"id": clip(task_field(tasks[index], "id"), 200), "index": index, "split": split,
                               "clipped": f"the task's description is over {TASK_BYTES} bytes"})
             size += len(row) + 1
             if size > max_bytes:
@@ -132,7 +128,7 @@ def tasks_reply(env: Any, start: int | None, stop: int | None, max_bytes: int, s
 
 
 def _task_id(task: Any) -> dict[str, Any]:
-    return {"id": str(getattr(task, "id", ""))}
+    return {"id": task_field(task, "id")}
 
 
 def close_quietly(env: Any) -> None:

@@ -4,7 +4,7 @@ A split is a task set the operator's configuration builds, named:
 
 * after each of the env's presets: the tasks its env plays (the preset's ``tasks``, or the env's default);
 * ``train``, ``validation``, ``test`` for an env whose ``tasks`` takes a split name of the operator's world
-  (TravelPlanner-v0, SearchQA-v0: ``boundary.world_splits``), unless its default preset fixes its
+  (the env's ``task_splits``: TravelPlanner-v0, SearchQA-v0), unless its default preset fixes its
   tasks (a SearchQA preset's own questions and corpus: the embedded world's splits would be searched
   in that corpus): ``tasks=<name>`` on the preset a reset names, else on the env's default preset
   (its first, else its defaults); a preset of the same name wins;
@@ -27,16 +27,16 @@ from typing import Any
 
 from agentgym._toolbox import is_int, short
 from agentgym.errors import ConfigError, DataError
+from agentgym.core.tasks import TASK_OPTION_RENAMES, TASK_OPTIONS
 from agentgym.server._signals import ApiError
-from agentgym.server.boundary import ClientBoundary, world_splits
+from agentgym.server.boundary import ClientBoundary, task_kwargs, world_splits
 
 __all__ = ["Split", "TaskSplits", "TASKS_REPLY_BYTES"]
 
 TASKS_REPLY_BYTES = 1 << 20
 """The most one page of tasks takes (a large split's ``list_tasks`` is a preview: page with ranges)."""
 _DEFAULT = "default"
-_TASK_OPTIONS = ("task_index", "task_id", "task", "query_index", "query_id", "query")
-_TASK_KWARGS = ("tasks", "queries", "questions")
+_TASK_OPTIONS = (*TASK_OPTIONS, *TASK_OPTION_RENAMES.retired(TASK_OPTIONS))
 
 
 @dataclass(frozen=True)
@@ -77,7 +77,7 @@ class TaskSplits:
         boundary = self.boundary
         names = boundary.preset_names(self.env_id)
         chosen = boundary.presets.get(preset or (names[0] if names else ""))
-        return chosen is not None and any(key in chosen.kwargs for key in _TASK_KWARGS)
+        return chosen is not None and any(key in chosen.kwargs for key in task_kwargs(self.env_id))
 
     def split(self, name: Any) -> Split:
         """The split called ``name``; a ``ConfigError`` naming the splits otherwise."""
@@ -97,7 +97,7 @@ class TaskSplits:
                 raise ConfigError("split", short(split), f"{preset!r} (a preset's split is the preset)")
             if chosen.kwargs and self._fixes_tasks(preset):
                 raise ConfigError("split", short(split), f"{preset!r} (preset {preset!r} fixes its tasks)")
-            if any(key in env_kwargs for key in _TASK_KWARGS):
+            if any(key in env_kwargs for key in task_kwargs(self.env_id)):
                 raise ConfigError("split", short(split), "either a split or env_kwargs.tasks, not both")
             preset, env_kwargs = chosen.preset or preset, {**env_kwargs, **chosen.kwargs}
         if index is not None:

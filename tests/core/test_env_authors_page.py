@@ -59,3 +59,30 @@ def test_a_bad_action_is_an_error_code_not_an_exception(calc, action, code):
     env.reset(seed=0)
     _, reward, terminated, _, info = env.step(action)
     assert info["error"]["code"] == code and info["task_id"] and (reward, terminated) == (0.0, False)
+
+
+@pytest.mark.parametrize(("kwargs", "options", "field"), [
+    ({}, {"task_id": "nope"}, "task_id"),  # was an AttributeError: the message read tasks[0].id of a dict
+    ({"n_tasks": 0}, None, "tasks"),  # was numpy's bare ValueError
+    ({}, {"task_index": 20}, "task_index"), ({}, {"task": "2 + 2"}, "task"), ({}, {"colour": 1}, "options"),
+])
+def test_the_user_s_mistakes_are_config_errors_naming_the_field(calc, kwargs, options, field):
+    from agentgym.errors import ConfigError
+
+    with pytest.raises(ConfigError) as refused:
+        gymnasium.make("Calculator-v0", **kwargs).reset(options=options)
+    assert refused.value.field == field
+
+
+def test_what_it_declares_is_what_the_trainers_and_reward_terms_read(calc):
+    from agentgym.core import TurnCut
+    from agentgym.errors import ConfigError
+    from agentgym.rewards import ShapeReward
+
+    env = gymnasium.make("Calculator-v0")
+    assert TurnCut.of(env).end("Calculate[2 * 3] then more") == len("Calculate[2 * 3]")
+    with pytest.raises(ConfigError, match="travelplanner"):
+        ShapeReward(env, "planner_r1/dense")
+    shaped = ShapeReward(gymnasium.make("Calculator-v0"), {"terms": [{"kind": "exact_match", "weight": 1.0}]})
+    shaped.reset(seed=0, options={"task_index": 0})
+    assert shaped.step(f"Finish[{shaped.unwrapped.task['answer']}]")[1] == 1.0

@@ -39,7 +39,7 @@ def scripts(env_id: str, count: int, *, seed: int = 0, **env_kwargs: Any) -> dic
 def direct_total(env_id: str, replies: list[str], *, seed: int, index: int, **env_kwargs: Any) -> tuple[float, dict]:
     """The reward spec's total and terms of ``replies`` played straight through gymnasium (the stop
     strings' cut applied as the env declares it)."""
-    from agentgym.integrations.stops import TurnCut
+    from agentgym.core.turn_cut import TurnCut
 
     env = gymnasium.make(env_id, reward=REWARDS[env_id], **env_kwargs)
     env.reset(seed=seed, options={"task_index": index})

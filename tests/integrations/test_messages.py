@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from agentgym.errors import ConfigError, ResetNeeded
 from agentgym.integrations.messages import MessageEpisode, env_task
 from agentgym.integrations.rollouts import EnvPool
-from agentgym.integrations.stops import TurnCut
+from agentgym.core.turn_cut import TurnCut
 
 from scripted_episodes import AFTER_ACTION, REWARDS, dead_retriever, direct_total, scripts
 

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 from agentgym._deprecated import AgentGymDeprecationWarning
 from agentgym.cli import app
 from agentgym.errors import ConfigError
-from agentgym.integrations.verl.prepare import TASK_KWARG, prepare_rows, read_parquet, write_parquet
+from agentgym.integrations.verl.prepare import prepare_rows, read_parquet, write_parquet
 from agentgym.integrations.verl.config import AgentGymConfig, EnvTask
 from agentgym.integrations.verl.train import compose_recipe
 
@@ -121,14 +121,6 @@ def test_prepare_rows_queries_kwarg_works_and_warns(tmp_path):
     assert old == prepare_rows("TravelPlanner-v0", tasks=path) and len(old) == 2
     with pytest.raises(ConfigError, match="only one of 'queries'"):
         prepare_rows("TravelPlanner-v0", queries=path, tasks=path)
-
-
-def test_query_kwarg_is_the_old_name_of_task_kwarg():
-    from agentgym.integrations.verl import prepare as module
-
-    with pytest.warns(AgentGymDeprecationWarning, match="prepare.QUERY_KWARG"):
-        assert module.QUERY_KWARG is TASK_KWARG
-    assert "TASK_KWARG" in module.__all__ and "QUERY_KWARG" not in module.__all__
 
 
 def test_prepare_queries_flag_works_and_says_it_is_deprecated(tmp_path):

@@ -20,7 +20,7 @@ import verl_harness as h  # noqa: E402
 import agentgym  # noqa: E402,F401
 from agentgym.envs.searchqa.actions import cut_turn, read_action, read_search_r1  # noqa: E402
 from agentgym.integrations.verl import plugin  # noqa: E402,F401  (registers the loop)
-from agentgym.integrations.stops import TurnCut  # noqa: E402
+from agentgym.core.turn_cut import TurnCut  # noqa: E402
 from agentgym.core.types import ErrorCode  # noqa: E402
 
 CORPUS = [

@@ -18,7 +18,7 @@ SMALL = {"synthetic_size": "small"}
 
 def _plays(env) -> tuple:
     inner = env.unwrapped
-    return inner.action_format, inner.search_r1, inner.max_turns, inner.stop_strings, inner.stop_priority
+    return inner.action_format, inner.search_r1, inner.max_turns, inner.turn_cut.stops, inner.turn_cut.priority
 
 
 def test_search_r1_is_an_action_format():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import gymnasium
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -84,7 +85,21 @@ def test_reset_options_are_bounded():
         with pytest.raises(ConfigError) as refused:
             gate.check_options("TravelPlanner-v0", options)
         assert refused.value.field == field
-    gate.check_options("AgentGymTest/Sleepy-v0", {"anything": 1})  # third-party envs: their own options
+
+
+
+@pytest.mark.parametrize("options, field", [
+    ({"task": {"date": "[" + "0," * 6000 + "0]"}}, "options.task"),  # past one inline task's bytes
+    ({"task": {"a": {"b": {"c": {"d": {"e": {"f": {"g": 1}}}}}}}}, "options.task"),  # nested too deep
+    ({"task_index": "3"}, "options.task_index"),
+    ({"anything": 1}, "options.anything"),  # not among the env's reset_options
+])
+def test_reset_options_of_a_third_party_env_are_bounded_too(options, field):
+    """The boundary used to return early for an env id it did not list: a served third-party env's
+    clients could send an inline task of any size or depth."""
+    with pytest.raises(ConfigError) as refused:
+        boundary().check_options("AgentGymTest/Sleepy-v0", options)
+    assert refused.value.field == field
 
 
 @pytest.mark.parametrize("env_id, old, new", [("TravelPlanner-v0", "queries", "tasks"),
@@ -138,3 +153,17 @@ def test_a_client_may_choose_the_search_r1_protocol_but_not_a_tokenizer_path():
     assert refused.value.field == "tokenizer"
     with pytest.raises(ConfigError):
         gate.kwargs("SearchQA-v0", None, {"max_observation_tokens": 10**9})
+
+
+def test_what_a_client_may_set_is_read_from_the_env_s_class():
+    from agentgym.envs.travelplanner.env import TravelPlannerEnv
+    from agentgym.registration import env_class
+
+    assert env_class("TravelPlanner-v0") is TravelPlannerEnv and env_class("Nope-v0") is None
+    assert client_options("TravelPlanner-v0") == ("max_turns", "render_mode", "reward", *TravelPlannerEnv.client_kwargs,
+                                                  "queries", "evaluation")  # retired spellings, from the env
+    gymnasium.register("AgentGymTest/Factory-v0", entry_point=lambda: TravelPlannerEnv())
+    try:  # a factory's class is unknown until it runs: the common options only
+        assert client_options("AgentGymTest/Factory-v0") == ("max_turns", "render_mode", "reward")
+    finally:
+        gymnasium.registry.pop("AgentGymTest/Factory-v0")

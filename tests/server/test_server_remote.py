@@ -201,7 +201,7 @@ def test_remote_envs_stop_model_turns_where_the_local_env_does(live_server, env_
     local, remote = both(live_server, env_id, **kwargs)
 
     def rule(env):
-        return env.stop_strings, tuple(env.stop_priority), env.stops_in_thoughts
+        return env.turn_cut
 
     expected = rule(local.unwrapped)
     assert rule(remote.unwrapped) == expected  # the attributes the loop reads

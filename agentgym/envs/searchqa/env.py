@@ -5,12 +5,13 @@ from __future__ import annotations
 import math
 import os
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, ClassVar
 
 from agentgym._deprecated import RenamedKeys, alias, module_aliases, renamed_attribute, warn_renamed
-from agentgym.core.env import TextEnv, require_choice, require_positive_int
+from agentgym.core.env import StepResult, TextEnv, require_choice, require_positive_int
 from agentgym.core.tasks import TASK_OPTION_RENAMES, pick_task
+from agentgym.core.turn_cut import TurnCut
 from agentgym.core.parsing import GiveUp
 from agentgym.core.tools import ToolBox
 from agentgym.core.types import ActionError, ErrorCode, Failure, FailureReason, StepInfo, ToolCall, ToolResult
@@ -38,6 +39,10 @@ STOP_STRINGS = ("</search>", "</answer>")
 class _RenamedKwargs(RenamedKeys):
     """``questions=`` is ``tasks=``; ``protocol=`` folds into ``action_format``: ``"search-r1"`` is
     that action format, ``"agentgym"`` keeps the one given."""
+
+    def retired(self, names: Iterable[str]) -> tuple[str, ...]:
+        names = set(names)
+        return (*super().retired(names), *(("protocol",) if "action_format" in names else ()))
 
     def apply(self, given: Mapping[str, Any] | None, *, stacklevel: int = 4) -> dict[str, Any]:
         out = super().apply(given, stacklevel=stacklevel + 1)
@@ -169,9 +174,12 @@ class SearchQAEnv(TextEnv):
     """
 
     long_form: ClassVar[bool] = False
-    stop_strings: ClassVar[tuple[str, ...]] = STOP_STRINGS
+    turn_cut: TurnCut = TurnCut(STOP_STRINGS)
     """Where a generated turn ends (the tag format's closing tags; each instance sets its own:
-    ``search-r1`` stops at ``</search>`` only and declares Search-R1's cut in ``stop_priority``)."""
+    ``search-r1`` stops at ``</search>`` only and cuts as Search-R1 does)."""
+    client_kwargs: ClassVar[tuple[str, ...]] = ("action_format", "metric", "bm25", "top_k", "max_searches",
+                                                "max_observation_tokens", "tasks")
+    task_splits: ClassVar[tuple[str, ...]] = ("train", "validation", "test")
     reward_provides: ClassVar[frozenset[str]] = frozenset({"task_text", "gold_answers"})
     reward_lab: ClassVar[str] = "agentgym.envs.searchqa.lab"
     renamed_kwargs: ClassVar[RenamedKeys] = _RENAMED_KWARGS
@@ -203,10 +211,10 @@ class SearchQAEnv(TextEnv):
         self.scoring = scoring
         if search_r1:  # Search-R1 generates to the end of the turn and keeps it up to its first </search>,
             # else its first </answer>; tags inside <think> count (a later </answer> may still be scored)
-            self.stop_strings, self.stops_in_thoughts = ("</search>",), True
-            self.stop_priority = ("</search>", "</answer>")
+            self.turn_cut = TurnCut(("</search>",), priority=("</search>", "</answer>"), in_thoughts=True)
         else:
-            self.stop_strings = ("</search>", "</answer>") if action_format == "tags" else ("</tool_call>", "</answer>")
+            self.turn_cut = TurnCut(("</search>", "</answer>") if action_format == "tags" else
+                                    ("</tool_call>", "</answer>"))
         require_choice("metric", metric, METRICS)
         for name, value in (("top_k", top_k), ("max_searches", max_searches), ("passage_chars", passage_chars),
                             ("max_query_chars", max_query_chars), ("max_observation_tokens", max_observation_tokens)):
@@ -321,28 +329,29 @@ class SearchQAEnv(TextEnv):
         self._r1.record(turn, text, action=kind, search_phase=search_phase)
         update: dict[str, Any] = {"extra": {**info.extra, "search_r1": self._r1.counters()}}
         if not (terminated or self.turn >= self.max_turns):
-            return text, 0.0, False, info.model_copy(update=update)
+            return self.transition(text, info=info.model_copy(update=update))
         update["report"] = self._search_r1_evaluation()  # Search-R1 scores every episode, answered or not
         if self._failure is not None:  # the judge failed while scoring
             update["failure"], self._failure = self._failure, None
-        return text, float(update["report"]["score"]), terminated, info.model_copy(update=update)
+        # the final turn is scored too, and ends by max_turns unless it answered
+        return StepResult(text, float(update["report"]["score"]), terminated, info.model_copy(update=update))
 
-    def _search_r1_turn(self, parsed: Any, search_phase: bool) -> tuple[str, tuple[str, float, bool, StepInfo]]:
+    def _search_r1_turn(self, parsed: Any, search_phase: bool) -> tuple[str, StepResult]:
         """What the turn does (``search``, ``answer`` or ``invalid``) and its step."""
         if isinstance(parsed, ActionError):
             text = self._cut(SEARCH_R1_INVALID) if search_phase else ""  # the final turn appends nothing
-            return "invalid", (text, 0.0, False, self._info(action="invalid", error=parsed))
+            return "invalid", self.transition(text, info=self._info(action="invalid", error=parsed))
         if isinstance(parsed, Search) and not search_phase:  # the final turn: the search is not run
             error = ActionError(code=ErrorCode.SEARCH_LIMIT, message="The final turn's search is not run.")
-            return "search", ("", 0.0, False, self._info(action="tool", error=error,
-                                                         extra={"query": clip(parsed.query, 300)}))
+            return "search", self.transition("", info=self._info(action="tool", error=error,
+                                                                 extra={"query": clip(parsed.query, 300)}))
         if isinstance(parsed, Search):  # the query as Search-R1 sends it, up to max_query_chars
             cut = {"query_cut_from": len(parsed.query)} if len(parsed.query) > self.max_query_chars else {}
             return "search", self._search(parsed.query[:self.max_query_chars], cut)
         self._answer = parsed.text
         extra = {"answer": clip(parsed.text, _INFO_ANSWER_CHARS), "answer_blocks": 1}
-        return "answer", ("", 0.0, True, self._info(action="answer", terminated_reason="answer", answer=parsed.text,
-                                                     extra=extra))
+        return "answer", self.termination("", info=self._info(action="answer", terminated_reason="answer",
+                                                              answer=parsed.text, extra=extra))
 
     def _search_r1_evaluation(self) -> dict[str, Any]:
         """Search-R1's reward at the end of every episode, answered or not: ``qa_em`` on the
@@ -360,7 +369,8 @@ class SearchQAEnv(TextEnv):
 
     def on_invalid_action(self, error: ActionError, extra: dict[str, Any] | None = None,
                  call: ToolCall | None = None) -> tuple[str, float, bool, StepInfo]:
-        return error.message, 0.0, False, self._info(action="invalid", error=error, tool_call=call, extra=extra or {})
+        return self.transition(error.message, info=self._info(action="invalid", error=error, tool_call=call,
+                                                              extra=extra or {}))
 
     def _search(self, query: str, extra: dict[str, Any]) -> tuple[str, float, bool, StepInfo]:
         call = ToolCall(name="search", arguments={"query": clip(query, 300)})
@@ -376,8 +386,8 @@ class SearchQAEnv(TextEnv):
             self._failure = Failure(reason=FailureReason.RETRIEVER_UNREACHABLE, message=extra["retriever_error"])
             error = ActionError(code=ErrorCode.RETRIEVER_FAILED, message=message)
             text = message if self.action_format == "json" else f"\n\n<information>{message}</information>\n\n"
-            return text, 0.0, False, self._info(action="tool", tool_call=call, error=error, extra=extra,
-                                                tool_result=ToolResult(content=message, error=error.code))
+            return self.transition(text, info=self._info(action="tool", tool_call=call, error=error, extra=extra,
+                                                         tool_result=ToolResult(content=message, error=error.code)))
         self._searches += 1
         if self.search_r1:
             text = self._cut(render_search_r1(hits))
@@ -387,7 +397,7 @@ class SearchQAEnv(TextEnv):
         extra.update(passage_ids=[h.id for h in hits], scores=[_finite(h.score) for h in hits],
                      searches_used=self._searches)
         result = ToolResult(content=clip(text, 500), n_rows=len(hits))
-        return text, 0.0, False, self._info(action="tool", tool_call=call, tool_result=result, extra=extra)
+        return self.transition(text, info=self._info(action="tool", tool_call=call, tool_result=result, extra=extra))
 
     def _query_problem(self, query: str) -> ActionError | None:
         if not query:
@@ -419,8 +429,8 @@ class SearchQAEnv(TextEnv):
         kind = "answer" if answer is not None else "give_up"
         extra["answer"] = None if answer is None else clip(answer, _INFO_ANSWER_CHARS)
         text = "Answer received. The episode is over." if answer is not None else "You gave up. The episode is over."
-        return text, reward, True, self._info(action=kind, terminated_reason=kind, report=evaluation,
-                                                answer=answer, extra=extra)
+        return self.termination(text, reward, info=self._info(action=kind, terminated_reason=kind, report=evaluation,
+                                                              answer=answer, extra=extra))
 
     def evaluate(self, answer: str) -> dict[str, Any]:
         """The terminal report; ``score`` is the reward. Override to reshape the terminal signal."""

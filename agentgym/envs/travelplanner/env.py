@@ -12,6 +12,7 @@ from agentgym._deprecated import RenamedKeys, renamed_attribute
 from agentgym._toolbox import clip
 from agentgym.core.env import TextEnv, require_choice
 from agentgym.core.tasks import TASK_OPTION_RENAMES, pick_task
+from agentgym.core.turn_cut import TurnCut
 from agentgym.core.parsing import FORMATS, Answer, Call, GiveUp, parse_action
 from agentgym.core.tools import Tool, ToolBox
 from agentgym.core.types import ActionError, ErrorCode, StepInfo, ToolCall, ToolResult
@@ -112,6 +113,8 @@ class TravelPlannerEnv(TextEnv):
     reward_provides: ClassVar[frozenset[str]] = frozenset({"travelplanner"})
     reward_lab: ClassVar[str] = "agentgym.envs.travelplanner.lab"
     renamed_kwargs: ClassVar[RenamedKeys] = _RENAMED_KWARGS
+    client_kwargs: ClassVar[tuple[str, ...]] = ("action_format", "mode", "evaluator", "tasks")
+    task_splits: ClassVar[tuple[str, ...]] = ("train", "validation", "test")
     renamed_options: ClassVar[RenamedKeys] = TASK_OPTION_RENAMES
 
     def __init__(
@@ -133,7 +136,7 @@ class TravelPlannerEnv(TextEnv):
         require_choice("evaluator", evaluator, EVALUATORS)
         self.mode, self.action_format, self.evaluator = mode, action_format, evaluator
         # json actions end at a closing tag; react's Finish[<plan JSON>] nests brackets, so no string is safe.
-        self.stop_strings = ("</tool_call>", "</answer>") if action_format == "json" else ()
+        self.turn_cut = TurnCut(("</tool_call>", "</answer>") if action_format == "json" else ())
         self.world = database if isinstance(database, World) else _open_world(database, cache_dir)
         self.tasks = _load(tasks, self.world.root)
         self._ids = {t.id: i for i, t in enumerate(self.tasks)}
@@ -180,7 +183,7 @@ class TravelPlannerEnv(TextEnv):
         return self._finish(parsed)
 
     def on_invalid_action(self, error: ActionError) -> tuple[str, float, bool, StepInfo]:
-        return error.message, 0.0, False, self._info(action="invalid", error=error)
+        return self.transition(error.message, info=self._info(action="invalid", error=error))
 
     def _call(self, call: Call) -> tuple[str, float, bool, StepInfo]:
         tool = call.tool
@@ -189,7 +192,7 @@ class TravelPlannerEnv(TextEnv):
         error = None if result.ok else ActionError(code=result.error, message=clip(result.content, 300))
         info = self._info(action="tool", tool_call=ToolCall(name=tool.action, arguments=call.arguments),
                           tool_result=_summary(result), error=error)
-        return result.content, 0.0, False, info
+        return self.transition(result.content, info=info)
 
     def _finish(self, parsed: Answer | GiveUp) -> tuple[str, float, bool, StepInfo]:
         gave_up = isinstance(parsed, GiveUp)
@@ -205,7 +208,7 @@ class TravelPlannerEnv(TextEnv):
         info = self._info(action="give_up" if gave_up else "answer", error=error, answer=self._answer,
                           terminated_reason="give_up" if gave_up else "answer",
                           report=report.model_dump(mode="json"))
-        return text, reward, True, info
+        return self.termination(text, reward, info=info)
 
     def terminal_reward(self, report: Any) -> float:
         """The reward for a submitted plan: 1.0 on final pass, else 0.0. Override to reshape."""

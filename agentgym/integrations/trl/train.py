@@ -30,6 +30,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from agentgym._toolbox import closest, nearest_key, require_choice, short
+from agentgym.core.turn_cut import TurnCut
 from agentgym.errors import ConfigError
 
 __all__ = ["RECIPES", "OUTPUTS", "TrlRecipe", "load_recipe", "recipe_text", "grpo_config", "build_run", "train",
@@ -376,7 +377,7 @@ def _env_text(recipe: TrlRecipe) -> list[str]:
         for options in _task_options(recipe):
             observation, _ = env.reset(options=options)
             texts.append(observation)
-            for stop in getattr(env.unwrapped, "stop_strings", ()):
+            for stop in TurnCut.of(env).stops:
                 opening = stop.replace("</", "<", 1)
                 texts.append(opening + " " + stop)
             task = getattr(env.unwrapped, "task", None)

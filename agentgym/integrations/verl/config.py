@@ -18,6 +18,7 @@ schema; dicts are accepted too. The config section (all optional) overrides rows
 
 from __future__ import annotations
 
+import importlib
 import json
 from collections.abc import Mapping
 from typing import Any, Literal
@@ -76,7 +77,7 @@ class AgentGymConfig(BaseModel):
     """Run length for scheduled rewards; None: verl's own count (``trainer.total_training_steps``,
     else epochs x steps per epoch, which verl's trainer writes into the config before the workers start)."""
     stop_at_action: bool = True
-    """Stop each model turn at the env's first complete action (``TextEnv.stop_strings``): passed to
+    """Stop each model turn at the env's first complete action (``TextEnv.turn_cut``): passed to
     the rollout server as stop strings, and any tokens after the action are cut before training."""
     layout: Literal["chat", "search-r1"] = "chat"
     """How turns become tokens. ``chat``: each observation is a chat message (the template's turn
@@ -154,8 +155,12 @@ def _check_env_id(env_id: Any) -> None:
 
     import agentgym  # noqa: F401  (registers agentgym's ids)
 
-    if not isinstance(env_id, str) or env_id not in gymnasium.registry:
-        raise ConfigError("extra_info.env_id", env_id, f"a registered Gymnasium env id, e.g. one of {ENV_IDS}")
+    module, _, name = env_id.rpartition(":") if isinstance(env_id, str) else ("", "", env_id)
+    if module:  # Gymnasium's "module:Env-v0": the module registers the env (a third-party env on a Ray worker)
+        importlib.import_module(module)
+    if not isinstance(name, str) or name not in gymnasium.registry:
+        raise ConfigError("extra_info.env_id", env_id, f"a registered Gymnasium env id, e.g. one of {ENV_IDS}, "
+                          "or 'your_module:YourEnv-v0'")
 
 
 def _mapping(field_name: str, value: Any) -> dict[str, Any]:

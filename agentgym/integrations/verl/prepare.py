@@ -33,18 +33,16 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from agentgym._deprecated import module_aliases, renamed_kwargs
+from agentgym._deprecated import renamed_kwargs
 from agentgym.registration import ENV_IDS
 from agentgym.errors import ConfigError, DependencyNotInstalled
 
-__all__ = ["TASK_KWARG", "prepare_rows", "write_parquet", "read_parquet"]
+__all__ = ["prepare_rows", "write_parquet", "read_parquet"]
 
 SEARCH_R1_DATA_SOURCES = ("nq", "triviaqa", "popqa", "hotpotqa", "2wikimultihopqa", "musique", "bamboogle")
 """The datasets Search-R1's trainer scores with ``qa_em``; verl's dispatcher knows them as ``searchR1_<name>``."""
 _SPLITS = {"train": "train", "dev": "dev", "val": "dev", "validation": "dev", "test": "test"}
 
-TASK_KWARG = {"TravelPlanner-v0": "tasks", "SearchQA-v0": "tasks", "SearchQA-LongForm-v0": "tasks"}
-"""The env kwarg that takes a split name or a task file, per env."""
 
 
 @renamed_kwargs({"queries": "tasks"})
@@ -52,17 +50,18 @@ def prepare_rows(env_id: str, *, split: str | None = None, tasks: str | os.PathL
                  env_kwargs: Mapping[str, Any] | None = None, reward: Any = None, limit: int | None = None,
                  start: int = 0, system_prompt: str | None = None, agent_name: str = "agentgym",
                  data_source: str | None = None) -> list[dict[str, Any]]:
-    """One verl row per task (``start`` .. ``start + limit``) of ``split`` or of the ``tasks`` file.
+    """One verl row per task (``start`` .. ``start + limit``) of ``split`` or of the ``tasks`` file,
+    for any registered env with a ``tasks`` list (the split or file is its ``tasks=`` kwarg). Your
+    own env's id is ``"your_module:YourEnv-v0"``: the rows keep it, so each Ray worker imports the
+    module that registers the env before it builds one.
 
     ``data_source`` names the dataset of rows whose task file does not (a FlashRAG ``nq`` file)."""
-    if env_id not in TASK_KWARG:
-        raise ConfigError("env_id", env_id, sorted(set(TASK_KWARG) & set(ENV_IDS)))
     if split is not None and tasks is not None:
         raise ConfigError("split", split, "either a split or a task file, not both")
     kwargs = _absolute_paths(dict(env_kwargs or {}))
     source = tasks if tasks is not None else split
     if source is not None:
-        kwargs[TASK_KWARG[env_id]] = _absolute_path(str(source))
+        kwargs["tasks"] = _absolute_path(str(source))
     if reward is not None:
         from agentgym.rewards import build_shaper
 
@@ -161,7 +160,11 @@ def _make(env_id: str, kwargs: dict[str, Any]) -> Any:
 
     import agentgym  # noqa: F401  (registers the env ids)
 
-    return gymnasium.make(env_id, **kwargs)
+    try:  # "module:Env-v0" imports the module that registers it first (here and on every Ray worker)
+        return gymnasium.make(env_id, **kwargs)
+    except gymnasium.error.UnregisteredEnv as exc:
+        raise ConfigError("env_id", env_id, f"a registered env id with a task list, e.g. {list(ENV_IDS)}, or "
+                          f"'your_module:YourEnv-v0' ({exc})") from None
 
 
 def _absolute_paths(kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -184,5 +187,3 @@ def _pyarrow() -> tuple[Any, Any]:
         raise DependencyNotInstalled("writing verl parquet rows needs pyarrow: pip install 'agentgym-rl[parquet]'") from exc
     return pa, pq
 
-
-__getattr__ = module_aliases(__name__, {"QUERY_KWARG": "TASK_KWARG"})
