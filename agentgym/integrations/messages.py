@@ -38,7 +38,7 @@ from typing import Any
 
 from agentgym._env_threads import run_in_env_thread
 from agentgym.core.turn_cut import TurnCut
-from agentgym.core.types import Failure
+from agentgym.core.types import Failure, StepInfo
 from agentgym.errors import ActionTypeError, ConfigError, ResetNeeded
 from agentgym.integrations.reward_info import RolloutResult, extra_info_from, score_of, term_names_for
 from agentgym.integrations.rollouts import EnvPool, EnvTask, is_fatal
@@ -136,7 +136,7 @@ class MessageEpisode:
         except Exception as exc:
             self._raise_or_fail(exc, "reset")
             return ""
-        self._result.task_id = info.get("task_id")
+        self._result.task_id = StepInfo.view(info).task_id
         return self.observation
 
     def step(self, reply: str) -> str:

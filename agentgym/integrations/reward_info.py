@@ -29,7 +29,7 @@ from typing import Any
 
 from agentgym._deprecated import module_aliases
 from agentgym._toolbox import is_number
-from agentgym.core.types import Failure, FailureReason
+from agentgym.core.types import Failure, FailureReason, StepInfo
 from agentgym.rewards.shaper import RewardBreakdown
 
 __all__ = ["RolloutResult", "reward_keys", "term_names_for", "extra_info_from", "score_of"]
@@ -77,15 +77,15 @@ class RolloutResult:
     def add_step(self, reward: float, info: Mapping[str, Any], *, terminated: bool, truncated: bool) -> None:
         """Count one env step; keep the first failure a step reports and, on the last step, the
         reward breakdown and report."""
+        step = StepInfo.view(info)
         self.env_return += float(reward)
-        self.task_id = info.get("task_id") or self.task_id
-        self.actions.append(str(info.get("action")))
-        if self.failure is None and info.get("failure"):
-            self.failure = Failure.model_validate(info["failure"])
+        self.task_id = step.task_id or self.task_id
+        self.actions.append(str(step.action))
+        if self.failure is None:
+            self.failure = step.failure
         if terminated or truncated:
             self.done, self.terminated = True, bool(terminated)
-            report = info.get("report")
-            self.breakdown, self.report = RewardBreakdown.from_info(info), report if isinstance(report, dict) else None
+            self.breakdown, self.report = RewardBreakdown.from_info(info), step.report
             failures = self.breakdown.failures if self.breakdown is not None else {}
             if self.failure is None and failures:
                 name, reason = next(iter(failures.items()))

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from agentgym._deprecated import RenamedKeys
 from agentgym._toolbox import is_number
 from agentgym.agents.base import EpisodeLog
+from agentgym.core.types import StepInfo
 from agentgym.rewards.lab.rollouts import bound_infos
 from agentgym.rewards.shaper import RewardBreakdown
 
@@ -79,33 +80,27 @@ class EpisodeRecord(BaseModel):
     def from_log(cls, episode: int, seed: int, log: EpisodeLog, *, usage: dict[str, int] | None = None,
                  agent_error: str | None = None, group: str | None = None, sample: int = 0,
                  training_step: int | None = None, total_steps: int | None = None) -> EpisodeRecord:
-        last = log.last_info
+        last, steps = StepInfo.view(log.last_info), [StepInfo.view(info) for info in log.infos]
         infos, clipped = bound_infos(log.infos)
-        report = last.get("report") if isinstance(last.get("report"), dict) else None
-        codes = Counter(_error_code(info) for info in log.infos)
+        report = last.report
+        codes = Counter(step.error_code for step in steps)
         codes.pop(None, None)
         return cls(
-            episode=episode, seed=seed, task_id=last.get("task_id") or log.first_info.get("task_id"),
+            episode=episode, seed=seed, task_id=last.task_id or StepInfo.view(log.first_info).task_id,
             total_reward=log.total_reward, turns=len(log.actions), terminated=log.terminated,
-            truncated=log.truncated or agent_error is not None, terminated_reason=last.get("terminated_reason"),
+            truncated=log.truncated or agent_error is not None, terminated_reason=last.terminated_reason,
             success=False if agent_error else _success(report), score=_number((report or {}).get("score")),
-            reward_terms=_reward_terms(RewardBreakdown.from_info(last)),
-            invalid_actions=sum(1 for info in log.infos if info.get("action") == "invalid"),
-            tool_errors=sum(1 for info in log.infos if info.get("action") == "tool" and info.get("error")),
+            reward_terms=_reward_terms(RewardBreakdown.from_info(log.last_info)),
+            invalid_actions=sum(1 for step in steps if step.action == "invalid"),
+            tool_errors=sum(1 for step in steps if step.action == "tool" and step.error_code),
             error_codes=dict(codes), duration_s=round(log.duration_s, 4), usage=dict(usage or {}),
-            agent_error=agent_error, actions=list(log.actions),
-            answer=last.get("answer") if isinstance(last.get("answer"), str) else None,
+            agent_error=agent_error, actions=list(log.actions), answer=last.answer,
             final_observation=log.observations[-1] if log.observations else log.first_observation,
             report=report, group=group, sample=sample, prompt=log.first_observation, infos=infos, clipped=clipped,
             training_step=training_step, total_steps=total_steps)
 
     def to_json(self) -> str:
         return self.model_dump_json()
-
-
-def _error_code(info: dict[str, Any]) -> str | None:
-    error = info.get("error")
-    return error.get("code") if isinstance(error, dict) else None
 
 
 def _success(report: dict[str, Any] | None) -> bool | None:

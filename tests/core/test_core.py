@@ -204,3 +204,38 @@ def test_a_misspelt_reset_option_lists_every_allowed_one_and_the_close_match():
                                           r"or another reset option among \['task_index', 'task_id', 'task', "
                                           r"'training_step', 'total_steps'\]"):
         env.reset(seed=0, options={"training_stp": 3})
+
+
+# -- StepInfo.view: the one reader of info dicts for the runner's records and the rollout results ----
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.sampled_from(["action", "task_id", "answer", "terminated_reason", "error", "report",
+                                        "failure"]),
+                       st.one_of(st.none(), st.integers(), st.text(max_size=5), st.lists(st.integers(), max_size=2),
+                                 st.fixed_dictionaries({"code": st.sampled_from(["bad_args", 3])}))))
+def test_step_view_reads_what_a_step_info_holds_and_absent_for_anything_else(info):
+    from agentgym.core.types import StepInfo
+
+    view = StepInfo.view(info)
+    for field in ("action", "task_id", "answer", "terminated_reason"):
+        value = getattr(view, field)
+        assert value == (info[field] if isinstance(info.get(field), str) else None)
+    error = info.get("error")
+    assert view.error_code == (error["code"] if isinstance(error, dict) and isinstance(error.get("code"), str) else None)
+    assert view.report == (info["report"] if isinstance(info.get("report"), dict) else None)
+
+
+def test_step_view_agrees_with_step_info_on_a_real_step():
+    import gymnasium
+
+    from agentgym.core.types import StepInfo
+
+    env = gymnasium.make("SearchQA-v0", synthetic_size="small")
+    env.reset(seed=0)
+    _, _, _, _, info = env.step("<search>nonsense tags <answer>")
+    typed, view = StepInfo.from_info(info), StepInfo.view(info)
+    assert (view.action, view.task_id, view.error_code) == (typed.action, typed.task_id,
+                                                            typed.error_code and typed.error_code.value)
+    _, _, done, _, info = env.step("<answer>x</answer>")
+    typed, view = StepInfo.from_info(info), StepInfo.view(info)
+    assert done and view.report == typed.report and view.answer == typed.answer == "x"
+    env.close()

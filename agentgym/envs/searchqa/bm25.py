@@ -22,8 +22,6 @@ the corpus. ``k1``/``b`` default to bm25s's 1.5/0.75; ``BM25_PRESETS["pyserini"]
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import hashlib
 import json
 import os
@@ -39,7 +37,7 @@ import bm25s
 import numpy as np
 from bm25s.utils.corpus import save_mmindex
 
-from agentgym._toolbox import is_number
+from agentgym._toolbox import collector_paused, is_number
 from agentgym.envs.searchqa.data import Passage, load_passages
 from agentgym.envs.searchqa.retrievers import Hit
 from agentgym.envs.searchqa.synthetic import cache_base
@@ -101,7 +99,7 @@ class BM25Retriever:
               k1: float = 1.5, b: float = 0.75) -> BM25Retriever:
         """Index ``passages`` into ``index_dir`` (missing, empty or agentgym's own) and open it."""
         _check_settings(stemmer, k1, b)
-        with _gc_paused():
+        with collector_paused():
             passages = list(load_passages(passages))
         if not passages:
             raise DataError("the corpus has no passages")
@@ -153,7 +151,7 @@ class BM25Retriever:
         found = _reuse(folder, source, stemmer, k1, b)
         if found is not None:
             return found
-        with _gc_paused():
+        with collector_paused():
             passages = rows if rows is not None else list(load_passages(corpus))
         try:
             return cls.build(passages, folder, stemmer=stemmer, source=source, k1=k1, b=b)
@@ -232,7 +230,7 @@ def _check_settings(stemmer: Any, k1: Any, b: Any) -> None:
 
 def _write_index(passages: list[Passage], folder: Path, stemmer: str | None, k1: float, b: float) -> None:
     tokenizer = bm25s.tokenization.Tokenizer(stopwords="en", stemmer=_stemmer(stemmer))
-    with _gc_paused():
+    with collector_paused():
         tokens = tokenizer.tokenize([f"{p.title}\n{p.text}" for p in passages], return_as="tuple", show_progress=False)
         bm25 = bm25s.BM25(k1=float(k1), b=float(b), method="lucene")
         bm25.index(tokens, show_progress=False)
@@ -255,18 +253,6 @@ def _write_passages(passages: list[Passage], path: Path) -> None:
             position += len(line)
             f.write(line)
     save_mmindex(offsets, path)
-
-
-@contextlib.contextmanager
-def _gc_paused():
-    # Tokenizing builds millions of small lists; cyclic GC passes over them add ~40% to the build.
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 # -- the index folder: agentgym's marker, its builds, nothing else ---------------------------

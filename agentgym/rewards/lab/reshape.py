@@ -9,16 +9,15 @@ training steps and shapes once where the schedule gives the same weights.
 
 from __future__ import annotations
 
-import gc
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, overload
 
 from pydantic import ValidationError
 
+from agentgym._toolbox import collector_paused
 from agentgym.core.types import StepInfo
 from agentgym.errors import AgentGymError, ConfigError, DataError
 from agentgym.rewards.episode import Episode, step_info
@@ -83,22 +82,6 @@ class TaskContexts:
         for env in self._envs.values():
             env.close()
         self._envs.clear()
-
-
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """Python's cyclic garbage collector off for a batch, back as it was after.
-
-    Loaded rollouts are millions of long-lived JSON objects; every full collection during shaping
-    would walk them all (measured: 2.5x the shaping time of 2,000 rollouts with 10,000 loaded).
-    What shaping leaves is freed by reference counting, cycles at the next collection after."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def episodes_of(rollouts: Sequence[Rollout], contexts: TaskContexts) -> list[Episode]:

@@ -32,6 +32,11 @@ def searched_then_answered(entry):
                if actions.endswith("answer") and "tool" in actions.split(">"))
 
 
+def term(name):
+    """A reward term's logged mean per step (0 where every episode abstained)."""
+    return lambda entry: entry["terms"][name] or 0.0
+
+
 def gain(history, metric, size=3):
     values = [metric(e) for e in history]
     return sum(values[-size:]) / size - sum(values[:size]) / size, sum(values[-size:]) / size

@@ -457,7 +457,7 @@ def _record(curve: Curve, data: Any, scores: Any) -> None:
 
     extra = data.non_tensor_batch
     column = lambda key: np.asarray(extra[key], dtype=float)  # noqa: E731
-    searched = column("num_turns") >= 2  # model turns: the first did not end the episode, so it searched
+    searched = column("model_turns") >= 2  # model turns: the first did not end the episode, so it searched
     answered = column("truncated") == 0  # ended by the agent's answer
     curve.reward.append(float(data.batch["rm_scores"].sum(-1).mean()))
     curve.search_then_answer.append(float((searched & answered).mean()))
