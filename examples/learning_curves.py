@@ -99,7 +99,7 @@ def _plans(arm: str, seed: int, folder: str, steps: int) -> list[dict]:
 def _schedule(arm: str, seed: int, folder: str, steps: int) -> list[dict]:
     from agentgym.integrations.trl.learning import run_schedule
 
-    history, stages = run_schedule(seed, folder, steps=steps, frozen=arm == "frozen")
+    history, stages = run_schedule(seed, folder, steps=steps, frozen_clock=arm == "frozen")
     for entry, stage in zip(history, stages):
         entry["stage"] = stage
     return history

@@ -12,7 +12,7 @@ tiny Qwen2 and runs four arms from the same initial weights, 8 tasks x 4 traject
 reward ``SEARCH_REWARD`` (1 when the episode searched and then answered): GRPO, VSPO (its batch
 plan and estimator), REINFORCE++ (a per-token estimator) and GRPO with rewards shuffled across
 trajectories (the control). Beside the reward it draws the share of groups with zero variance and
-the share of the trained batch that carries a gradient. ``agentgym.integrations.verl.learning``
+the share of the trained batch that carries a gradient. ``agentgym.integrations.verl.preflight.learning``
 documents the path and the constrained sampling.
 """
 
@@ -25,7 +25,7 @@ import tempfile
 from pathlib import Path
 
 from agentgym._plotting import COLORS, PLOT_HINT, pyplot
-from agentgym.integrations.verl.learning import SEARCH_REWARD, Curve, format_curves, make_setup, run_learning
+from agentgym.integrations.verl.preflight.learning import SEARCH_REWARD, Curve, format_curves, make_setup, run_learning
 
 STEPS = 12
 N, GROUPS = 4, 8

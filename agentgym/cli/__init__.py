@@ -3,7 +3,7 @@
 Each command group is a module of this package (``agentgym.cli.run`` for ``agentgym run``, ...),
 the only place that imports typer, and is imported only when it runs (or its own ``--help`` is
 asked for): ``agentgym --help`` reads the one-line summaries below and loads no
-env, retriever, HTTP client or plotting code. ``tests/test_cli.py`` checks that each summary
+env, retriever, HTTP client or plotting code. ``tests/cli/test_cli.py`` checks that each summary
 matches its command's docstring.
 
 Help and messages are plain text (no Rich markup), so square brackets such as

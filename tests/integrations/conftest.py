@@ -1,8 +1,17 @@
-"""Shared fixtures of the verl integration tests."""
+"""Shared fixtures and helpers of the integration tests (engine/, trl/, verl/ and the single-module bridges).
+
+The helper modules (verl_harness, scripted_episodes, failing_infra, vllm_standin, ...) live in this folder;
+it goes on sys.path so that tests in every subfolder import them by name.
+"""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
 @pytest.fixture(autouse=True)

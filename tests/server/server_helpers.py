@@ -1,14 +1,17 @@
-"""Helpers for the env server tests (imported by them; conftest puts this folder on sys.path)."""
+"""Helpers and fixtures of the env server and client tests (tests/server and tests/remote: their conftests
+put this folder on sys.path and import the fixtures)."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
+import pytest
 import sleepy_env
 
-from agentgym.server import ServerConfig
+from agentgym.server import ServerConfig, create_app
+from agentgym.server.live_server import LiveServer
 
 TOKEN, OTHER_TOKEN = "token-alice", "token-bob"
 SLEEPY = sleepy_env.ENV_ID
@@ -18,6 +21,28 @@ def settings(**fields: Any) -> ServerConfig:
     fields.setdefault("tokens", (TOKEN, OTHER_TOKEN))
     fields.setdefault("env_ids", ("TravelPlanner-v0", "SearchQA-v0", SLEEPY))
     return ServerConfig(**fields)
+
+
+@pytest.fixture(scope="module")
+def live_server() -> Iterator[LiveServer]:
+    """One env server on a loopback socket for the module (two tokens, the default limits)."""
+    with LiveServer(create_app(settings())) as server:
+        yield server
+
+
+@pytest.fixture
+def serve() -> Iterator[Callable[..., LiveServer]]:
+    """``serve(**settings)`` starts a server just for the test; all are stopped at its end."""
+    started: list[LiveServer] = []
+
+    def start(**fields: Any) -> LiveServer:
+        server = LiveServer(create_app(settings(**fields))).start()
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.stop()
 
 
 def auth(token: str = TOKEN) -> dict[str, str]:

@@ -20,10 +20,11 @@ import pytest
 from server_helpers import OTHER_TOKEN, SLEEPY, TOKEN, auth
 
 from agentgym.remote._connection import Endpoint, SyncConnection
+from agentgym._deprecated import AgentGymDeprecationWarning
 from agentgym.errors import ConfigError
 from agentgym.remote import RemoteEnv
 
-QUESTIONS = [{"question": "Which city is the capital of Texas?", "golden_answers": ["Austin"]}]
+TASKS = [{"question": "Which city is the capital of Texas?", "golden_answers": ["Austin"]}]  # SearchQA's inline rows
 CORPUS = [{"id": "0", "contents": "Austin is the capital of Texas."}]
 
 
@@ -116,10 +117,10 @@ def test_index_dir_cannot_delete_a_server_folder(server, tmp_path):
     victim = tmp_path / "precious"
     victim.mkdir()
     (victim / "thesis.tex").write_text("years of work")
-    status, reply = _attempt(server.url, "SearchQA-v0", {"index_dir": str(victim), "questions": QUESTIONS,
+    status, reply = _attempt(server.url, "SearchQA-v0", {"index_dir": str(victim), "tasks": TASKS,
                                                          "corpus": CORPUS})
     _refused(status, reply, "index_dir")
-    assert "questions" in reply["error"]["allowed"] and "max_turns" in reply["error"]["allowed"]
+    assert "tasks" in reply["error"]["allowed"] and "max_turns" in reply["error"]["allowed"]
     assert [p.name for p in victim.iterdir()] == ["thesis.tex"]
     assert (victim / "thesis.tex").read_text() == "years of work"
     assert _healthy(server.url)
@@ -133,7 +134,7 @@ def test_index_dir_cannot_delete_a_server_folder(server, tmp_path):
 def test_a_reward_spec_cannot_send_server_secrets_to_a_client_chosen_url(server, attacker, monkeypatch, term):
     monkeypatch.setenv("AGENTGYM_SERVER_TOKENS", f"{TOKEN},{OTHER_TOKEN}")
     term = {**term, "base_url": term["base_url"].replace("ATTACKER", attacker.url)}
-    status, reply = _attempt(server.url, "SearchQA-v0", {"questions": QUESTIONS, "reward": {"terms": [term]}})
+    status, reply = _attempt(server.url, "SearchQA-v0", {"tasks": TASKS, "reward": {"terms": [term]}})
     _refused(status, reply, "reward")
     assert "planner_r1/dense" in reply["error"]["allowed"]
     assert attacker.requests == []
@@ -157,7 +158,7 @@ def test_a_reward_path_is_not_read_and_its_content_not_echoed(server, tmp_path):
 
 
 @pytest.mark.parametrize("env_id, field", [
-    ("SearchQA-v0", "questions"), ("SearchQA-v0", "corpus"), ("TravelPlanner-v0", "queries"),
+    ("SearchQA-v0", "tasks"), ("SearchQA-v0", "corpus"), ("TravelPlanner-v0", "tasks"),
     ("TravelPlanner-v0", "database"),
 ])
 def test_files_on_the_server_cannot_be_read_through_kwargs(server, tmp_path, env_id, field):
@@ -166,9 +167,9 @@ def test_files_on_the_server_cannot_be_read_through_kwargs(server, tmp_path, env
                                   "id": "0"}) + "\n")
     kwargs = {field: str(stolen if field != "database" else tmp_path)}
     if field == "corpus":
-        kwargs["questions"] = QUESTIONS
+        kwargs["tasks"] = TASKS
     status, reply = _post(server.url, "/v1/sessions", {"env_id": env_id, "kwargs": kwargs})
-    if field in ("questions", "queries"):  # a path where inline rows belong
+    if field == "tasks":  # a path where inline rows belong
         assert status == 400 and reply["error"]["field"] == field, reply
         assert "inline rows" in reply["error"]["allowed"]
     else:
@@ -178,9 +179,29 @@ def test_files_on_the_server_cannot_be_read_through_kwargs(server, tmp_path, env
         assert "PRIVATE-LINE" not in json.dumps(observation)
 
 
+@pytest.mark.parametrize("env_id, old, tasks", [("SearchQA-v0", "questions", TASKS), ("TravelPlanner-v0", "queries", "train")])
+def test_the_retired_task_kwargs_meet_the_same_bounds_and_still_work_with_a_warning(serve, tmp_path, env_id, old, tasks):
+    # until 0.3 drops them; the tests above send the current name, so they keep reaching their bounds after it
+    from agentgym.server.presets import EnvPreset, Presets
+
+    wiki = Presets(presets=(EnvPreset(name="tiny-wiki", env_id="SearchQA-v0", kwargs={"corpus": CORPUS}),))
+    server = serve(env_calls="inline", presets=wiki)  # inline: the env runs in this process, its warning is seen here
+    stolen = tmp_path / "private.jsonl"
+    stolen.write_text(json.dumps({"question": "PRIVATE-LINE", "golden_answers": ["x"]}) + "\n")
+    status, reply = _post(server.url, "/v1/sessions", {"env_id": env_id, "kwargs": {old: str(stolen)}})
+    assert status == 400 and reply["error"]["field"] == old and "inline rows" in reply["error"]["allowed"], reply
+    with pytest.warns(AgentGymDeprecationWarning, match=f"'{old}' is deprecated, use 'tasks'"):
+        status, reply = _post(server.url, "/v1/sessions", {"env_id": env_id, "kwargs": {old: tasks}})
+    assert status == 201, reply
+    status, observation = _post(server.url, f"/v1/sessions/{reply['session_id']}/reset", {"seed": 0})
+    assert status == 200, observation
+    if env_id == "SearchQA-v0":  # the inline task reached the env under its old name
+        assert "capital of Texas" in json.dumps(observation)
+
+
 def test_a_retriever_url_cannot_make_the_server_call_anywhere_or_itself(server, attacker):
     for url in (f"{attacker.url}/retrieve", f"{server.url}/v1/sessions"):
-        status, reply = _attempt(server.url, "SearchQA-v0", {"questions": QUESTIONS, "retriever": url},
+        status, reply = _attempt(server.url, "SearchQA-v0", {"tasks": TASKS, "retriever": url},
                                  finish="<search> capital </search>")
         _refused(status, reply, "retriever")
     assert attacker.requests == []
@@ -219,7 +240,7 @@ def test_a_megabytes_long_query_date_literal_is_refused_quickly(server):
 
 @pytest.mark.parametrize("body", [
     b"[" * 1_000_000,
-    b'{"env_id": "TravelPlanner-v0", "kwargs": {"queries": ' + b"[" * 500_000 + b"]" * 500_000 + b"}}",
+    b'{"env_id": "TravelPlanner-v0", "kwargs": {"tasks": ' + b"[" * 500_000 + b"]" * 500_000 + b"}}",
 ])
 def test_deeply_nested_bodies_get_422_not_500(server, body):
     status, reply = _post(server.url, "/v1/sessions", body)
@@ -233,8 +254,8 @@ def test_inline_rows_are_bounded_in_depth_and_size(server):
         nested = [nested]
     for rows in ([{"question": nested}], [{"question": "q" * 20_000, "golden_answers": ["a"]}],
                  [{"question": "q", "golden_answers": ["a"]}] * 5000):
-        status, reply = _post(server.url, "/v1/sessions", {"env_id": "SearchQA-v0", "kwargs": {"questions": rows}})
-        _refused(status, reply, "questions")
+        status, reply = _post(server.url, "/v1/sessions", {"env_id": "SearchQA-v0", "kwargs": {"tasks": rows}})
+        _refused(status, reply, "tasks")
 
 
 def test_the_allowed_options_still_work(serve, tmp_path):
@@ -243,7 +264,7 @@ def test_the_allowed_options_still_work(serve, tmp_path):
     presets = Presets(presets=(EnvPreset(name="tiny-wiki", env_id="SearchQA-v0", kwargs={"corpus": CORPUS},
                                          max_turns=5),))
     server = serve(presets=presets, env_workers=1)
-    env = RemoteEnv(server.url, "SearchQA-v0", env_kwargs={"questions": QUESTIONS, "max_turns": 3, "top_k": 2,
+    env = RemoteEnv(server.url, "SearchQA-v0", env_kwargs={"tasks": TASKS, "max_turns": 3, "top_k": 2,
                                                           "reward": "prs/short"}, token=TOKEN, preset="tiny-wiki")
     try:
         observation, _ = env.reset(seed=0)

@@ -24,6 +24,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from agentgym._deprecated import renamed_kwargs
+
 __all__ = ["ANSWER_REWARDS", "ANSWER_ARMS", "PLAN_REWARDS", "PLAN_ARMS", "STAGED_REWARD", "answer_recipe",
            "writable_tasks", "PlanSetup", "plan_setup", "run_answers", "run_plans", "run_schedule"]
 
@@ -162,16 +164,19 @@ def run_plans(seed: int, output_dir: str, *, steps: int = 30, arms: Any = tuple(
     return runs
 
 
-def run_schedule(seed: int, output_dir: str, *, steps: int = 6, frozen: bool = False) -> tuple[Any, list[str | None]]:
+@renamed_kwargs({"frozen": "frozen_clock"})  # verl's run_learning names the control frozen_clock
+def run_schedule(seed: int, output_dir: str, *, steps: int = 6,
+                 frozen_clock: bool = False) -> tuple[Any, list[str | None]]:
     """``answer_recipe(STAGED_REWARD)`` for ``steps`` steps of 2 prompts x 8 episodes (with the
-    schedule clock frozen at 0 when ``frozen``): the history, and which stage paid each step, read
-    back from the logged means (``stages_in_force``)."""
+    schedule clock frozen at 0 when ``frozen_clock``, the control): the history, and which stage paid
+    each step, read back from the logged means (``stages_in_force``)."""
     import contextlib
 
-    from agentgym.integrations.trl.controls import frozen_clock, run_arm
+    from agentgym.integrations.trl import controls
+    from agentgym.integrations.trl.controls import run_arm
     from agentgym.rewards import stages_in_force
 
-    with frozen_clock() if frozen else contextlib.nullcontext():
+    with controls.frozen_clock() if frozen_clock else contextlib.nullcontext():
         history = run_arm(answer_recipe(STAGED_REWARD), "real", seed=seed, steps=steps, output_dir=output_dir,
                           grpo={"per_device_train_batch_size": 16})
     means = {name: [e["terms"][name] for e in history] for name in ("format", "exact_match")}

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 SEARCHQA_DATA = Path(os.environ.get("AGENTGYM_SHARED_DATA", REPO.parent / "shared" / "data")) / "searchqa"
 _ENV_VARS = ("AGENTGYM_SEARCHQA_TASKS", "AGENTGYM_SEARCHQA_QUESTIONS", "AGENTGYM_SEARCHQA_CORPUS", "AGENTGYM_SEARCHQA_RETRIEVER",
              "AGENTGYM_RETRIEVER_TOKEN")

@@ -309,7 +309,7 @@ def test_a_scheduled_reward_changes_stage_at_the_planned_step_and_a_frozen_clock
 
     _, stages = run_schedule(seed, str(tmp_path))
     assert stages == ["format"] * 3 + ["answer"] * 3
-    _, frozen = run_schedule(seed, str(tmp_path), frozen=True)
+    _, frozen = run_schedule(seed, str(tmp_path), frozen_clock=True)
     assert frozen == ["format"] * 6
 
 

@@ -1,5 +1,5 @@
 """A tiny model learns SearchQA-v0 through verl's own rollout and update math on CPU, and the
-controls that must fail do (``agentgym.integrations.verl.learning`` has the whole path).
+controls that must fail do (``agentgym.integrations.verl.preflight.learning`` has the whole path).
 
 Setup: a random 2-layer Qwen2 (hidden 32) with a BPE tokenizer trained on the env's text; verl's
 ``AgentLoopWorker.generate_sequences`` runs the agentgym agent loop against an in-process stand-in
@@ -44,7 +44,7 @@ ARMS = {"grpo": ("grpo", False), "vspo": ("vspo", False), "reinforce_plus_plus":
 @pytest.fixture(scope="module", params=learning_seeds())
 def setup(request, tmp_path_factory):
     pytest.importorskip("verl")
-    from agentgym.integrations.verl.learning import SEARCH_REWARD, make_setup
+    from agentgym.integrations.verl.preflight.learning import SEARCH_REWARD, make_setup
 
     seed = request.param
     return seed, make_setup(tmp_path_factory.mktemp("verl-learning"), seed=seed, n=4, reward=SEARCH_REWARD)
@@ -52,7 +52,7 @@ def setup(request, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def curves(setup):
-    from agentgym.integrations.verl.learning import format_curves, run_learning
+    from agentgym.integrations.verl.preflight.learning import format_curves, run_learning
 
     seed, built = setup
     runs = {name: run_learning(estimator, steps=STEPS, seed=seed, groups=8, setup=built, shuffle_rewards=shuffled)
@@ -101,7 +101,7 @@ def test_a_scheduled_reward_changes_stage_at_the_planned_step_and_a_frozen_clock
     back from the logged means (``stages_in_force``), and it moves at step 3 as planned; with the
     trainer's step frozen at verl's first, it never moves and the same check fails."""
     pytest.importorskip("verl")
-    from agentgym.integrations.verl.learning import make_setup, run_learning
+    from agentgym.integrations.verl.preflight.learning import make_setup, run_learning
     from agentgym.rewards import stages_in_force
 
     staged = {"unit": "fraction", "stages": [
@@ -125,7 +125,7 @@ def test_tokens_outside_the_loss_mask_get_exactly_zero_gradient(setup):
     import torch
     from verl.utils.config import omega_conf_to_dataclass
 
-    from agentgym.integrations.verl.learning import policy_loss, rollout_batch
+    from agentgym.integrations.verl.preflight.learning import policy_loss, rollout_batch
 
     _, setup = setup
     setup.restart(0)
@@ -176,7 +176,7 @@ def test_the_constrained_server_only_writes_well_formed_actions(tokenizer, last_
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
-    from agentgym.integrations.verl.learning import _WORD, ConstrainedServer, _Action, _last_line, _Trie
+    from agentgym.integrations.verl.preflight.learning import _WORD, ConstrainedServer, _Action, _last_line, _Trie
 
     server = ConstrainedServer(None, tokenizer)
     chat = f"<|im_start|>user\nsome instructions\n{last_line}<|im_end|>\n<|im_start|>assistant\n"

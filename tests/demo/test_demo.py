@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from agentgym.cli import app
 from agentgym.envs.travelplanner.evaluation import COMMONSENSE, HARD
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 PNG = b"\x89PNG\r\n\x1a\n"
 
 

@@ -28,7 +28,7 @@ from agentgym.integrations.verl import plugin  # noqa: E402,F401  (registers the
 from agentgym.integrations.verl.prepare import prepare_rows  # noqa: E402
 from agentgym.integrations.verl.vspo import copy_index  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 N = 4
 
 

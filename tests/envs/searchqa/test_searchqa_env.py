@@ -273,7 +273,7 @@ def test_the_docs_first_example_runs_as_written():
     import re
     from pathlib import Path
 
-    page = Path(__file__).resolve().parents[2] / "docs" / "searchqa.md"
+    page = Path(__file__).resolve().parents[3] / "docs" / "searchqa.md"
     first = re.findall(r"```python\n(.*?)```", page.read_text(), re.DOTALL)[0]
     exec(compile(first, "docs/searchqa.md", "exec"), {"__name__": "__doc_example__"})
 

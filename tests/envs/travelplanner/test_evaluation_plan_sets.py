@@ -14,7 +14,7 @@ from agentgym.envs.travelplanner.evaluation import COMMONSENSE, HARD, evaluate
 from agentgym.envs.travelplanner.tasks import TravelTask
 
 pytestmark = pytest.mark.realdata
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 SHORT = {"is_reasonable_visiting_city": "route", "is_valid_restaurants": "restaurants",
          "is_valid_attractions": "attractions", "is_valid_accommodation": "nights",

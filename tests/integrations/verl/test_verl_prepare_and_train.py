@@ -405,7 +405,7 @@ def test_without_verl_train_says_how_to_install(monkeypatch):
 
     monkeypatch.setitem(sys.modules, "transfer_queue", None)  # as if verl's core extras were missing
     result = runner.invoke(app, ["train", "grpo", "--dry-run"])
-    # raised to the console script, which exits with EXIT_MISSING_EXTRA (tests/test_cli_exits.py)
+    # raised to the console script, which exits with EXIT_MISSING_EXTRA (tests/cli/test_cli_exits.py)
     assert isinstance(result.exception, DependencyNotInstalled)
     assert "pip install 'agentgym-rl[verl]'" in str(result.exception)
 
